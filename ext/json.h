@@ -1,0 +1,76 @@
+/*
+ * json.h - a read-only JSON document tree.
+ *
+ * The parsing itself is SQLite's (its json_tree() table-valued function, see
+ * sqlite_json.c): the extension carries no JSON parser of its own.  A parsed
+ * document is a flat array of nodes in document order; node 0 is the root.
+ * Every node knows its parent, its member name (objects) or index (arrays).
+ *
+ *   json_doc *doc;
+ *   char *err;
+ *   if (json_parse(text, len, &doc, &err) != 0) { ... free(err); }
+ *   int n = json_member(doc, 0, "hidden_size");
+ *   long long hidden = n >= 0 ? json_int(doc, n, 768) : 768;
+ *   json_free(doc);
+ */
+#ifndef BERT_JSON_H
+#define BERT_JSON_H
+
+#include <stddef.h>
+
+typedef enum {
+    JSON_NULL,
+    JSON_TRUE,
+    JSON_FALSE,
+    JSON_INTEGER,
+    JSON_REAL,
+    JSON_TEXT,
+    JSON_ARRAY,
+    JSON_OBJECT
+} json_type;
+
+typedef struct {
+    json_type type;
+    int parent;        /* index of the parent node, -1 for the root */
+    const char *key;   /* member name when the parent is an object, else NULL */
+    long long index;   /* position when the parent is an array, else -1 */
+    const char *text;  /* JSON_TEXT: the unescaped string; numbers: their text */
+    double number;     /* JSON_INTEGER and JSON_REAL */
+    long long integer; /* JSON_INTEGER (and JSON_REAL truncated) */
+    int first_child;   /* first child node, -1 when none */
+    int next_sibling;  /* next node with the same parent, -1 when none */
+} json_node;
+
+typedef struct json_doc {
+    json_node *nodes;
+    int count;
+    char *strings;     /* one arena holding every key and text */
+} json_doc;
+
+/* Parses `len` bytes of JSON.  Returns 0 and sets *out, or returns -1 and sets
+ * *err to a malloc'd message (which may be NULL when memory ran out). */
+int json_parse(const char *text, size_t len, json_doc **out, char **err);
+
+/* Reads a whole file and parses it.  *err names the file on failure.
+ * Returns 0 on success, -1 on a parse or read error; *missing is set to 1 when
+ * the file does not exist (then *err is NULL), so optional files are easy. */
+int json_parse_file(const char *path, json_doc **out, int *missing, char **err);
+
+void json_free(json_doc *doc);
+
+/* The child of object node `obj` named `key`, or -1. */
+int json_member(const json_doc *doc, int obj, const char *key);
+
+/* Follows a dotted path of member names from `node` ("pooling.mode"). -1 when absent. */
+int json_path(const json_doc *doc, int node, const char *dotted);
+
+/* Typed reads with a fallback for absent (-1) or mistyped nodes. */
+long long json_int(const json_doc *doc, int node, long long fallback);
+double json_real(const json_doc *doc, int node, double fallback);
+const char *json_str(const json_doc *doc, int node, const char *fallback);
+/* 1 for true, 0 for false, fallback for anything else (including null). */
+int json_bool(const json_doc *doc, int node, int fallback);
+/* Number of children of an array or object node (0 for scalars). */
+int json_length(const json_doc *doc, int node);
+
+#endif

@@ -1,0 +1,78 @@
+/*
+ * model.h - a BERT checkpoint as Hugging Face stores it: config.json,
+ * model.safetensors and the sentence-transformers files.
+ *
+ * float32 tensors are used in place inside the read-only mapping of
+ * model.safetensors; float16 and bfloat16 ones are converted to float32 once,
+ * at load.  A loaded model is immutable and may be shared by many threads.
+ * Every matrix is row-major [out_features x in_features] as in PyTorch's
+ * nn.Linear, so y = x W^T + b.
+ */
+#ifndef BERT_MODEL_H
+#define BERT_MODEL_H
+
+#include <stddef.h>
+
+typedef enum { BERT_ACT_GELU, BERT_ACT_GELU_TANH, BERT_ACT_RELU } bert_activation;
+
+typedef struct {
+    int vocab_size;
+    int hidden_size;
+    int num_layers;
+    int num_heads;
+    int intermediate_size;
+    int max_position_embeddings;
+    int type_vocab_size;
+    float layer_norm_eps;
+    bert_activation hidden_act;
+} bert_config;
+
+/* Reads and validates `model_dir`/config.json. 0, or -1 with *err (malloc'd). */
+int bert_config_load(const char *model_dir, bert_config *cfg, char **err);
+
+typedef enum { BERT_POOL_MEAN, BERT_POOL_CLS, BERT_POOL_MAX, BERT_POOL_POOLER } bert_pooling;
+
+/* What a sentence-transformers directory asks for; defaults when it is not one. */
+typedef struct {
+    int present;            /* 1 when modules.json or 1_Pooling/config.json exists */
+    bert_pooling pooling;   /* default BERT_POOL_MEAN */
+    int normalize;          /* a Normalize module in modules.json */
+    int max_seq_length;     /* sentence_bert_config.json; 0 when absent */
+} bert_st_config;
+
+int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err);
+
+typedef struct {
+    const float *q_w, *q_b, *k_w, *k_b, *v_w, *v_b;   /* [H x H], [H] */
+    const float *out_w, *out_b;                         /* attention output dense */
+    const float *attn_ln_w, *attn_ln_b;                 /* LayerNorm after attention */
+    const float *ff_in_w, *ff_in_b;                     /* [I x H], [I] */
+    const float *ff_out_w, *ff_out_b;                   /* [H x I], [H] */
+    const float *ff_ln_w, *ff_ln_b;                     /* LayerNorm after the FFN */
+} bert_layer_weights;
+
+typedef struct bert_model {
+    bert_config cfg;
+    const float *word_emb;    /* [vocab x H] */
+    const float *pos_emb;     /* [max_position x H] */
+    const float *type_emb;    /* [type_vocab x H] */
+    const float *emb_ln_w, *emb_ln_b;
+    bert_layer_weights *layers;          /* cfg.num_layers of them */
+    const float *pooler_w, *pooler_b;    /* NULL when the checkpoint has no pooler */
+    /* Masked-LM head, all NULL when absent.  mlm_decoder_w is word_emb when tied. */
+    const float *mlm_dense_w, *mlm_dense_b, *mlm_ln_w, *mlm_ln_b;
+    const float *mlm_decoder_w, *mlm_bias;
+    const float *nsp_w, *nsp_b;          /* [2 x H], [2]; NULL when absent */
+    const char *dtype;                   /* "float32", "float16" or "bfloat16" */
+    size_t file_size;                    /* bytes of model.safetensors */
+    size_t converted_bytes;              /* bytes allocated for converted tensors */
+    void *priv;                          /* mapping and owned buffers */
+} bert_model;
+
+/* Maps `model_dir`/model.safetensors, checks every tensor's name, dtype, shape
+ * and byte range against config.json and the file size.  0, or -1 with *err
+ * (malloc'd) naming the file, the tensor and the fix. */
+int bert_model_load(const char *model_dir, bert_model **out, char **err);
+void bert_model_free(bert_model *m);
+
+#endif

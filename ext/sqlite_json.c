@@ -1,0 +1,301 @@
+/*
+ * sqlite_json.c - json.h implemented with SQLite's own JSON parser.
+ *
+ * A private in-memory database runs `json_tree(?)` over the text and the rows
+ * are copied into a flat node array.  This keeps the extension free of a
+ * hand-written JSON parser while the rest of ext/ stays ignorant of SQLite.
+ */
+#include "sqlite_api.h"
+#include "json.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *dup_printf(const char *fmt, const char *a, const char *b)
+{
+    size_t n = strlen(fmt) + strlen(a) + strlen(b) + 1;
+    char *s = malloc(n);
+    if (s) snprintf(s, n, fmt, a, b);
+    return s;
+}
+
+static json_type type_from_name(const char *t)
+{
+    switch (t ? t[0] : 'n') {
+    case 't': return t[1] == 'r' ? JSON_TRUE : JSON_TEXT;
+    case 'f': return JSON_FALSE;
+    case 'i': return JSON_INTEGER;
+    case 'r': return JSON_REAL;
+    case 'a': return JSON_ARRAY;
+    case 'o': return JSON_OBJECT;
+    default: return JSON_NULL;
+    }
+}
+
+typedef struct {
+    char *data;
+    size_t len, cap;
+} arena;
+
+/* Appends a NUL-terminated copy; returns its offset or (size_t)-1. */
+static size_t arena_add(arena *a, const char *s, size_t n)
+{
+    if (a->len + n + 1 > a->cap) {
+        size_t cap = a->cap ? a->cap : 4096;
+        while (a->len + n + 1 > cap) cap *= 2;
+        char *p = realloc(a->data, cap);
+        if (!p) return (size_t)-1;
+        a->data = p;
+        a->cap = cap;
+    }
+    size_t off = a->len;
+    memcpy(a->data + off, s, n);
+    a->data[off + n] = '\0';
+    a->len += n + 1;
+    return off;
+}
+
+#define NO_STRING ((size_t)-1)
+
+typedef struct {
+    json_node node;
+    long long id, parent_id;
+    size_t key_off, text_off;
+} raw_node;
+
+static int find_by_id(const raw_node *raw, int count, long long id)
+{
+    int lo = 0, hi = count - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (raw[mid].id == id) return mid;
+        if (raw[mid].id < id) lo = mid + 1; else hi = mid - 1;
+    }
+    return -1;
+}
+
+static int fail(char **err, const char *msg, const char *detail)
+{
+    if (err) *err = dup_printf("%s%s", msg, detail ? detail : "");
+    return -1;
+}
+
+int json_parse(const char *text, size_t len, json_doc **out, char **err)
+{
+    *out = NULL;
+    if (err) *err = NULL;
+    if (len > 0x7fffffff) return fail(err, "JSON text too large", NULL);
+
+    sqlite3 *db = NULL;
+    sqlite3_stmt *stmt = NULL;
+    raw_node *raw = NULL;
+    int count = 0, cap = 0, rc = -1;
+    arena strings = {0};
+    json_doc *doc = NULL;
+
+    if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, NULL) != SQLITE_OK) {
+        fail(err, "cannot open an in-memory database to parse JSON", NULL);
+        goto done;
+    }
+    if (sqlite3_prepare_v2(db,
+            "SELECT id, parent, type, key, atom FROM json_tree(?1) ORDER BY id",
+            -1, &stmt, NULL) != SQLITE_OK) {
+        fail(err, "cannot prepare the JSON parser: ", sqlite3_errmsg(db));
+        goto done;
+    }
+    sqlite3_bind_text(stmt, 1, text, (int)len, SQLITE_STATIC);
+    int step;
+    while ((step = sqlite3_step(stmt)) == SQLITE_ROW) {
+        if (count == cap) {
+            int ncap = cap ? cap * 2 : 64;
+            raw_node *p = realloc(raw, (size_t)ncap * sizeof *raw);
+            if (!p) { fail(err, "out of memory parsing JSON", NULL); goto done; }
+            raw = p;
+            cap = ncap;
+        }
+        raw_node *r = &raw[count];
+        memset(r, 0, sizeof *r);
+        r->id = sqlite3_column_int64(stmt, 0);
+        r->parent_id = sqlite3_column_type(stmt, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(stmt, 1);
+        r->node.type = type_from_name((const char *)sqlite3_column_text(stmt, 2));
+        r->node.index = -1;
+        r->key_off = r->text_off = NO_STRING;
+        if (sqlite3_column_type(stmt, 3) == SQLITE_INTEGER) {
+            r->node.index = sqlite3_column_int64(stmt, 3);
+        } else if (sqlite3_column_type(stmt, 3) == SQLITE_TEXT) {
+            const char *k = (const char *)sqlite3_column_text(stmt, 3);
+            r->key_off = arena_add(&strings, k, (size_t)sqlite3_column_bytes(stmt, 3));
+            if (r->key_off == NO_STRING) { fail(err, "out of memory parsing JSON", NULL); goto done; }
+        }
+        if (r->node.type == JSON_TEXT || r->node.type == JSON_INTEGER || r->node.type == JSON_REAL) {
+            const char *a = (const char *)sqlite3_column_text(stmt, 4);
+            if (a) {
+                r->text_off = arena_add(&strings, a, (size_t)sqlite3_column_bytes(stmt, 4));
+                if (r->text_off == NO_STRING) { fail(err, "out of memory parsing JSON", NULL); goto done; }
+            }
+            r->node.number = sqlite3_column_double(stmt, 4);
+            r->node.integer = sqlite3_column_int64(stmt, 4);
+        }
+        count++;
+    }
+    if (step != SQLITE_DONE) {
+        fail(err, sqlite3_errmsg(db), NULL);
+        goto done;
+    }
+    if (count == 0) { fail(err, "malformed JSON: empty document", NULL); goto done; }
+
+    doc = calloc(1, sizeof *doc);
+    if (!doc || !(doc->nodes = malloc((size_t)count * sizeof *doc->nodes))) {
+        fail(err, "out of memory parsing JSON", NULL);
+        goto done;
+    }
+    doc->count = count;
+    doc->strings = strings.data;
+    strings.data = NULL;
+    int *last_child = malloc((size_t)count * sizeof *last_child);
+    if (!last_child) { fail(err, "out of memory parsing JSON", NULL); goto done; }
+    for (int i = 0; i < count; i++) {
+        json_node *n = &doc->nodes[i];
+        *n = raw[i].node;
+        n->key = raw[i].key_off == NO_STRING ? NULL : doc->strings + raw[i].key_off;
+        n->text = raw[i].text_off == NO_STRING ? NULL : doc->strings + raw[i].text_off;
+        n->parent = raw[i].parent_id < 0 ? -1 : find_by_id(raw, count, raw[i].parent_id);
+        n->first_child = n->next_sibling = -1;
+        last_child[i] = -1;
+        if (n->parent >= 0) {
+            int p = n->parent;
+            if (last_child[p] < 0) doc->nodes[p].first_child = i;
+            else doc->nodes[last_child[p]].next_sibling = i;
+            last_child[p] = i;
+        }
+    }
+    free(last_child);
+    *out = doc;
+    doc = NULL;
+    rc = 0;
+done:
+    json_free(doc);
+    free(strings.data);
+    free(raw);
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return rc;
+}
+
+int json_parse_file(const char *path, json_doc **out, int *missing, char **err)
+{
+    *out = NULL;
+    if (missing) *missing = 0;
+    if (err) *err = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errno == ENOENT && missing) { *missing = 1; return -1; }
+        if (err) *err = dup_printf("cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            size_t ncap = cap ? cap * 2 : 65536;
+            if (ncap > ((size_t)1 << 30)) {
+                if (err) *err = dup_printf("%s is too large for a JSON file%s", path, "");
+                goto fail;
+            }
+            char *p = realloc(buf, ncap);
+            if (!p) { if (err) *err = dup_printf("out of memory reading %s%s", path, ""); goto fail; }
+            buf = p;
+            cap = ncap;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) break;
+    }
+    if (ferror(f)) {
+        if (err) *err = dup_printf("cannot read %s: %s", path, strerror(errno));
+        goto fail;
+    }
+    fclose(f);
+    char *perr = NULL;
+    int rc = json_parse(buf, len, out, &perr);
+    free(buf);
+    if (rc != 0 && err) *err = dup_printf("%s: %s", path, perr ? perr : "out of memory");
+    free(perr);
+    return rc;
+fail:
+    free(buf);
+    fclose(f);
+    return -1;
+}
+
+void json_free(json_doc *doc)
+{
+    if (!doc) return;
+    free(doc->nodes);
+    free(doc->strings);
+    free(doc);
+}
+
+int json_member(const json_doc *doc, int obj, const char *key)
+{
+    if (!doc || obj < 0 || obj >= doc->count || doc->nodes[obj].type != JSON_OBJECT) return -1;
+    for (int c = doc->nodes[obj].first_child; c >= 0; c = doc->nodes[c].next_sibling)
+        if (doc->nodes[c].key && strcmp(doc->nodes[c].key, key) == 0) return c;
+    return -1;
+}
+
+int json_path(const json_doc *doc, int node, const char *dotted)
+{
+    char part[256];
+    while (node >= 0 && *dotted) {
+        const char *dot = strchr(dotted, '.');
+        size_t n = dot ? (size_t)(dot - dotted) : strlen(dotted);
+        if (n >= sizeof part) return -1;
+        memcpy(part, dotted, n);
+        part[n] = '\0';
+        node = json_member(doc, node, part);
+        dotted += n + (dot ? 1 : 0);
+    }
+    return node;
+}
+
+long long json_int(const json_doc *doc, int node, long long fallback)
+{
+    if (!doc || node < 0 || node >= doc->count) return fallback;
+    const json_node *n = &doc->nodes[node];
+    if (n->type == JSON_INTEGER) return n->integer;
+    if (n->type == JSON_REAL && n->number == (double)(long long)n->number) return (long long)n->number;
+    return fallback;
+}
+
+double json_real(const json_doc *doc, int node, double fallback)
+{
+    if (!doc || node < 0 || node >= doc->count) return fallback;
+    const json_node *n = &doc->nodes[node];
+    return (n->type == JSON_INTEGER || n->type == JSON_REAL) ? n->number : fallback;
+}
+
+const char *json_str(const json_doc *doc, int node, const char *fallback)
+{
+    if (!doc || node < 0 || node >= doc->count) return fallback;
+    const json_node *n = &doc->nodes[node];
+    return n->type == JSON_TEXT && n->text ? n->text : fallback;
+}
+
+int json_bool(const json_doc *doc, int node, int fallback)
+{
+    if (!doc || node < 0 || node >= doc->count) return fallback;
+    if (doc->nodes[node].type == JSON_TRUE) return 1;
+    if (doc->nodes[node].type == JSON_FALSE) return 0;
+    return fallback;
+}
+
+int json_length(const json_doc *doc, int node)
+{
+    if (!doc || node < 0 || node >= doc->count) return 0;
+    int n = 0;
+    for (int c = doc->nodes[node].first_child; c >= 0; c = doc->nodes[c].next_sibling) n++;
+    return n;
+}

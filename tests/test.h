@@ -1,0 +1,46 @@
+/*
+ * test.h - the test harness shared by tests/test_*.c.
+ *
+ * Each suite file defines `void suite_NAME(void)` and lists it in
+ * test_main.c.  A suite opens cases with t_case() and checks with T_CHECK();
+ * a case passes when none of its checks failed.  The runner ends with the
+ * line "N passed, N failed".  Paths are relative to the project root, where
+ * the runner is started.
+ */
+#ifndef BERT_TEST_H
+#define BERT_TEST_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+/* Starts a named case; the previous case of the suite is tallied. */
+void t_case(const char *name);
+
+/* Records a failed check with a printf-style message when `ok` is 0.
+ * Returns ok, so tests can write `if (!T_CHECK(...)) return;`. */
+int t_check(int ok, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+#define T_CHECK(cond, ...) t_check(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+
+/* Marks the current case as skipped (a needed file is absent), with a reason. */
+void t_skip(const char *reason);
+
+/* A fresh in-memory connection with the extension registered. */
+sqlite3 *t_open(void);
+
+/* Runs `sql` (with optional text parameters ?1, ?2 ... from the NULL-ended
+ * list) and returns the first column of the first row as a malloc'd string:
+ * the value as text, "NULL" for NULL, or "ERROR: <message>" on error. */
+char *t_query(sqlite3 *db, const char *sql, ...);
+
+/* Runs `sql`, returns the first column of the first row as a double (NAN on
+ * error or no row). */
+double t_query_double(sqlite3 *db, const char *sql, ...);
+
+/* Reads a whole file; NULL when it cannot. *len may be NULL. */
+char *t_read_file(const char *path, size_t *len);
+
+/* 1 when the path exists. */
+int t_exists(const char *path);
+
+#endif
