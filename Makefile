@@ -1,4 +1,11 @@
-# sqlite-bert: BERT inside SQLite.  `make` builds bert.so; `make test` runs the suite.
+# sqlite-bert: BERT inside SQLite.
+#
+#   make            build bert.so (the loadable extension)
+#   make demo       run sql/demo.sql in the sqlite3 shell
+#   make test       run the test suite (ends with "N passed, N failed")
+#   make bench      speed measurements (installs its peers, not part of test)
+#   make install    copy bert.so to $(DESTDIR)$(LIBDIR)
+#   make deps       check (and as root, install) the Debian packages needed
 
 CC      ?= cc
 PREFIX  ?= /usr/local
@@ -17,25 +24,49 @@ endif
 WARN    := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla
 DEFS    := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 CFLAGS_ALL := $(OPT) $(SAN) $(WARN) $(DEFS) $(PKG_CFLAGS) $(CFLAGS)
+LIBS    := $(PKG_LIBS) -lpthread -lm
 
 EXT_SRC   := $(wildcard ext/*.c)
 EXT_HDR   := $(wildcard ext/*.h)
 TEST_SRC  := $(wildcard tests/test_*.c)
+MODELS    := build/models/.done
 
-.PHONY: all test clean
+.PHONY: all test demo bench install uninstall clean deps
 all: bert.so
 
+deps:
+	@sh tests/check_deps.sh
+
 bert.so: $(EXT_SRC) $(EXT_HDR)
-	$(CC) $(CFLAGS_ALL) -fPIC -shared -fvisibility=hidden -o $@ $(EXT_SRC) $(PKG_LIBS) -lpthread -lm $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) -fPIC -shared -fvisibility=hidden -o $@ $(EXT_SRC) $(LIBS) $(LDFLAGS)
 
 # The test runner links the extension's sources directly (SQLITE_CORE), so
 # sanitizers see every line of it.
 $(BUILD)/run_tests: $(EXT_SRC) $(EXT_HDR) $(TEST_SRC) tests/test.h
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ $(TEST_SRC) $(EXT_SRC) -lsqlite3 $(PKG_LIBS) -lpthread -lm $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ $(TEST_SRC) $(EXT_SRC) -lsqlite3 $(LIBS) $(LDFLAGS)
 
-test: bert.so $(BUILD)/run_tests
+# Random-weight models in the Hugging Face layout; tests/golden/ holds what
+# an independent PyTorch implementation computes from the very same bytes.
+$(MODELS): tests/tools/gen_model.c tests/tools/make_test_models.sh tests/fixtures/bert-base-uncased/vocab.txt
+	sh tests/tools/make_test_models.sh build/models
+	@touch $@
+
+test: deps bert.so $(BUILD)/run_tests $(MODELS)
 	$(BUILD)/run_tests $(SUITE)
+
+demo: deps bert.so
+	sqlite3 -bail :memory: < sql/demo.sql
+
+bench: bert.so
+	sh tests/bench/run.sh
+
+install: bert.so
+	install -d $(DESTDIR)$(LIBDIR)
+	install -m 644 bert.so $(DESTDIR)$(LIBDIR)/bert.so
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/bert.so
 
 clean:
 	rm -rf bert.so $(BUILD)

@@ -1,11 +1,471 @@
 /*
- * sqlite_glue.c - the SQL surface: registers the extension's functions.
+ * sqlite_glue.c - the SQL surface: the extension's entry point and its
+ * scalar functions.  The table-valued ones live in sqlite_vtab.c.
+ *
+ * Every function takes the model name as its LAST, optional argument; NULL
+ * in a text argument gives NULL; every failure is an SQL error whose message
+ * names the problem and the fix.
  */
-#include "sqlite_api.h"
+#include "sqlite_glue.h"
+
+#include "error.h"
+#include "pipeline.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #ifndef SQLITE_CORE
 SQLITE_EXTENSION_INIT1
 #endif
+
+/* sqlite-vec's subtype for a float32 vector BLOB, and SQLite's for JSON text. */
+#define SUBTYPE_FLOAT32 223
+#define SUBTYPE_JSON 74
+
+#ifdef SQLITE_RESULT_SUBTYPE
+#define RESULT_SUBTYPE_FLAG SQLITE_RESULT_SUBTYPE
+#else
+#define RESULT_SUBTYPE_FLAG 0
+#endif
+
+bert_connection *bert_connection_retain(bert_connection *c)
+{
+    c->refs++;
+    return c;
+}
+
+void bert_connection_release(void *p)
+{
+    bert_connection *c = p;
+    if (c && --c->refs == 0) {
+        registry_clear(&c->registry);
+        sqlite3_free(c);
+    }
+}
+
+#if SQLITE_VERSION_NUMBER >= 3041000
+static int poll_interrupt(void *db)
+{
+    return sqlite3_is_interrupted((sqlite3 *)db);
+}
+bert_interrupt_fn glue_interrupt_fn(void) { return poll_interrupt; }
+#else
+bert_interrupt_fn glue_interrupt_fn(void) { return NULL; }
+#endif
+
+static void *interrupt_ctx(sqlite3_context *ctx)
+{
+    return sqlite3_context_db_handle(ctx);
+}
+
+/* Reports a malloc'd message (NULL meaning out of memory) and frees it. */
+static void fail(sqlite3_context *ctx, char *msg)
+{
+    if (msg) sqlite3_result_error(ctx, msg, -1);
+    else sqlite3_result_error_nomem(ctx);
+    free(msg);
+}
+
+static void fail_text(sqlite3_context *ctx, const char *msg)
+{
+    sqlite3_result_error(ctx, msg, -1);
+}
+
+bert_entry *glue_find_model(bert_connection *c, sqlite3_value *name, char **err)
+{
+    const char *n = NULL;
+    if (name && sqlite3_value_type(name) != SQLITE_NULL) {
+        if (sqlite3_value_type(name) != SQLITE_TEXT) {
+            *err = bert_errorf("the model name must be TEXT, such as 'default'");
+            return NULL;
+        }
+        n = (const char *)sqlite3_value_text(name);
+        if (!n) { *err = NULL; return NULL; }
+    }
+    return registry_find(&c->registry, n, err);
+}
+
+static const char *type_name(int t)
+{
+    switch (t) {
+    case SQLITE_INTEGER: return "an INTEGER";
+    case SQLITE_FLOAT: return "a REAL";
+    case SQLITE_BLOB: return "a BLOB";
+    case SQLITE_NULL: return "NULL";
+    default: return "TEXT";
+    }
+}
+
+/* Text of argument `i` of `fn`.  Returns 0 (then *text may be NULL for an
+ * SQL NULL, and the caller returns NULL) or -1 after reporting an error.
+ * Numbers are read as their text, as everywhere in SQLite; BLOBs are refused. */
+static int text_arg(sqlite3_context *ctx, const char *fn, sqlite3_value **argv, int i,
+                    const char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    int t = sqlite3_value_type(argv[i]);
+    if (t == SQLITE_NULL) return 0;
+    if (t == SQLITE_BLOB) {
+        char *m = bert_errorf("%s: argument %d must be TEXT, not %s: cast it with CAST(x AS TEXT) "
+                              "if it holds UTF-8", fn, i + 1, type_name(t));
+        fail(ctx, m);
+        return -1;
+    }
+    *text = (const char *)sqlite3_value_text(argv[i]);
+    if (!*text) { sqlite3_result_error_nomem(ctx); return -1; }
+    *len = (size_t)sqlite3_value_bytes(argv[i]);
+    return 0;
+}
+
+/* The model for a call whose model argument, if any, is argv[model_arg]. */
+static bert_entry *model_arg(sqlite3_context *ctx, int argc, sqlite3_value **argv, int model_arg)
+{
+    bert_connection *c = sqlite3_user_data(ctx);
+    char *err = NULL;
+    bert_entry *e = glue_find_model(c, argc > model_arg ? argv[model_arg] : NULL, &err);
+    if (!e) fail(ctx, err);
+    return e;
+}
+
+void glue_json_string(sqlite3_str *out, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    sqlite3_str_appendchar(out, 1, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': sqlite3_str_append(out, "\\\"", 2); break;
+        case '\\': sqlite3_str_append(out, "\\\\", 2); break;
+        case '\n': sqlite3_str_append(out, "\\n", 2); break;
+        case '\r': sqlite3_str_append(out, "\\r", 2); break;
+        case '\t': sqlite3_str_append(out, "\\t", 2); break;
+        default:
+            if (*p < 0x20) {
+                char esc[6] = {'\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15]};
+                sqlite3_str_append(out, esc, 6);
+            } else {
+                sqlite3_str_appendchar(out, 1, (char)*p);
+            }
+        }
+    }
+    sqlite3_str_appendchar(out, 1, '"');
+}
+
+/* Hands a finished sqlite3_str to the result as JSON text. */
+static void result_json(sqlite3_context *ctx, sqlite3_str *s)
+{
+    int rc = sqlite3_str_errcode(s);
+    int n = sqlite3_str_length(s);
+    char *text = sqlite3_str_finish(s);
+    if (rc != SQLITE_OK || !text) {
+        sqlite3_free(text);
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    sqlite3_result_text(ctx, text, n, sqlite3_free);
+    sqlite3_result_subtype(ctx, SUBTYPE_JSON);
+}
+
+/* ---- registry ---------------------------------------------------------- */
+
+static void fn_load(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    bert_connection *c = sqlite3_user_data(ctx);
+    for (int i = 0; i < argc; i++) {
+        if (sqlite3_value_type(argv[i]) != SQLITE_TEXT && !(i == 2 && sqlite3_value_type(argv[i]) == SQLITE_NULL)) {
+            fail(ctx, bert_errorf("bert_load(name, path [, options_json]): argument %d must be TEXT, "
+                                  "not %s", i + 1, type_name(sqlite3_value_type(argv[i]))));
+            return;
+        }
+    }
+    const char *name = (const char *)sqlite3_value_text(argv[0]);
+    const char *path = (const char *)sqlite3_value_text(argv[1]);
+    const char *options = argc > 2 ? (const char *)sqlite3_value_text(argv[2]) : NULL;
+    if (!name || !path) { sqlite3_result_error_nomem(ctx); return; }
+    bert_options opts;
+    char *err = NULL;
+    if (bert_options_parse(options, &opts, &err) != 0 || registry_add(&c->registry, name, path, &opts, &err) != 0) {
+        fail(ctx, err);
+        return;
+    }
+    sqlite3_result_text(ctx, name, -1, SQLITE_TRANSIENT);
+}
+
+static void fn_unload(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    bert_connection *c = sqlite3_user_data(ctx);
+    if (sqlite3_value_type(argv[0]) != SQLITE_TEXT) {
+        fail_text(ctx, "bert_unload(name): the name must be TEXT");
+        return;
+    }
+    char *err = NULL;
+    int rc = registry_remove(&c->registry, (const char *)sqlite3_value_text(argv[0]), &err);
+    free(err);
+    sqlite3_result_int(ctx, rc == 0);
+}
+
+/* ---- tokenizer ----------------------------------------------------------- */
+
+static void tokenize_common(sqlite3_context *ctx, int argc, sqlite3_value **argv, int as_ids)
+{
+    const char *fn = as_ids ? "bert_token_ids" : "bert_tokenize";
+    const char *text;
+    size_t len;
+    if (text_arg(ctx, fn, argv, 0, &text, &len) != 0) return;
+    if (!text) { sqlite3_result_null(ctx); return; }
+    bert_entry *e = model_arg(ctx, argc, argv, 1);
+    if (!e) return;
+    bert_ids ids = {0};
+    char *err = NULL;
+    if (pipeline_tokenize(e, text, len, 1, &ids, &err) != 0) {
+        bert_ids_free(&ids);
+        fail(ctx, err);
+        return;
+    }
+    sqlite3_str *s = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+    sqlite3_str_appendchar(s, 1, '[');
+    for (size_t i = 0; i < ids.len; i++) {
+        if (i) sqlite3_str_appendchar(s, 1, ',');
+        if (as_ids) sqlite3_str_appendf(s, "%d", (int)ids.ids[i]);
+        else glue_json_string(s, bert_tokenizer_token(e->tokenizer, ids.ids[i]));
+    }
+    sqlite3_str_appendchar(s, 1, ']');
+    bert_ids_free(&ids);
+    result_json(ctx, s);
+}
+
+static void fn_tokenize(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    tokenize_common(ctx, argc, argv, 0);
+}
+
+static void fn_token_ids(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    tokenize_common(ctx, argc, argv, 1);
+}
+
+/* ---- embeddings ------------------------------------------------------------ */
+
+static void fn_embed(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const char *text;
+    size_t len;
+    if (text_arg(ctx, "bert_embed", argv, 0, &text, &len) != 0) return;
+    if (!text) { sqlite3_result_null(ctx); return; }
+    bert_entry *e = model_arg(ctx, argc, argv, 1);
+    if (!e) return;
+    char *err = NULL;
+    /* The size is known only once the config is read, which registration did. */
+    size_t bytes = (size_t)e->cfg.hidden_size * sizeof(float);
+    float *vec = sqlite3_malloc64(bytes);
+    if (!vec) { sqlite3_result_error_nomem(ctx); return; }
+    if (pipeline_embed(e, text, len, vec, glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+        sqlite3_free(vec);
+        fail(ctx, err);
+        return;
+    }
+    sqlite3_result_blob(ctx, vec, (int)bytes, sqlite3_free);
+    sqlite3_result_subtype(ctx, SUBTYPE_FLOAT32);
+}
+
+/* One side of bert_similarity: a float32 BLOB as is, or TEXT embedded.
+ * Returns a pointer to `dim` floats (in *owned when allocated) or NULL after
+ * reporting an error. */
+static const float *vector_arg(sqlite3_context *ctx, sqlite3_value *v, int argn, bert_entry **model,
+                               int argc, sqlite3_value **argv, int *dim, float **owned)
+{
+    *owned = NULL;
+    if (sqlite3_value_type(v) == SQLITE_BLOB) {
+        int bytes = sqlite3_value_bytes(v);
+        if (bytes == 0 || bytes % 4 != 0) {
+            fail(ctx, bert_errorf("bert_similarity: argument %d is a BLOB of %d bytes, not a float32 "
+                                  "vector (a multiple of 4 bytes, as bert_embed returns)", argn, bytes));
+            return NULL;
+        }
+        /* Copied because a BLOB's bytes need not be aligned for float. */
+        float *copy = malloc((size_t)bytes);
+        if (!copy) { sqlite3_result_error_nomem(ctx); return NULL; }
+        memcpy(copy, sqlite3_value_blob(v), (size_t)bytes);
+        *owned = copy;
+        *dim = bytes / 4;
+        return copy;
+    }
+    if (!*model && !(*model = model_arg(ctx, argc, argv, 2))) return NULL;
+    const char *text = (const char *)sqlite3_value_text(v);
+    if (!text) { sqlite3_result_error_nomem(ctx); return NULL; }
+    *dim = (*model)->cfg.hidden_size;
+    float *vec = malloc((size_t)*dim * sizeof *vec);
+    if (!vec) { sqlite3_result_error_nomem(ctx); return NULL; }
+    char *err = NULL;
+    if (pipeline_embed(*model, text, (size_t)sqlite3_value_bytes(v), vec, glue_interrupt_fn(),
+                       interrupt_ctx(ctx), &err) != 0) {
+        free(vec);
+        fail(ctx, err);
+        return NULL;
+    }
+    *owned = vec;
+    return vec;
+}
+
+static void fn_similarity(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL) {
+        sqlite3_result_null(ctx);
+        return;
+    }
+    bert_entry *model = NULL;
+    int da = 0, db = 0;
+    float *oa = NULL, *ob = NULL;
+    const float *a = vector_arg(ctx, argv[0], 1, &model, argc, argv, &da, &oa);
+    const float *b = a ? vector_arg(ctx, argv[1], 2, &model, argc, argv, &db, &ob) : NULL;
+    if (a && b) {
+        if (da != db) {
+            fail(ctx, bert_errorf("bert_similarity: the vectors have %d and %d dimensions: compare "
+                                  "embeddings of the same model", da, db));
+        } else {
+            double dot = 0, na = 0, nb = 0;
+            for (int i = 0; i < da; i++) {
+                dot += (double)a[i] * b[i];
+                na += (double)a[i] * a[i];
+                nb += (double)b[i] * b[i];
+            }
+            if (na == 0 || nb == 0) sqlite3_result_null(ctx);
+            else sqlite3_result_double(ctx, dot / (sqrt(na) * sqrt(nb)));
+        }
+    }
+    free(oa);
+    free(ob);
+}
+
+static void fn_vector_to_json(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    int t = sqlite3_value_type(argv[0]);
+    if (t == SQLITE_NULL) { sqlite3_result_null(ctx); return; }
+    int bytes = sqlite3_value_bytes(argv[0]);
+    if (t != SQLITE_BLOB || bytes % 4 != 0) {
+        fail(ctx, bert_errorf("bert_vector_to_json: the argument must be a float32 BLOB (a multiple "
+                              "of 4 bytes, as bert_embed returns), not %s of %d bytes", type_name(t), bytes));
+        return;
+    }
+    const unsigned char *p = sqlite3_value_blob(argv[0]);
+    sqlite3_str *s = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+    sqlite3_str_appendchar(s, 1, '[');
+    for (int i = 0; i < bytes / 4; i++) {
+        float f;
+        memcpy(&f, p + 4 * i, 4);
+        if (i) sqlite3_str_appendchar(s, 1, ',');
+        if (isfinite(f)) sqlite3_str_appendf(s, "%!.9g", (double)f);
+        else sqlite3_str_appendall(s, "null");
+    }
+    sqlite3_str_appendchar(s, 1, ']');
+    result_json(ctx, s);
+}
+
+/* ---- pre-training heads ------------------------------------------------------ */
+
+/* top_k argument: default 5; must be a positive integer. */
+static int top_k_arg(sqlite3_context *ctx, const char *fn, int argc, sqlite3_value **argv, int i, int *top_k)
+{
+    *top_k = 5;
+    if (argc <= i || sqlite3_value_type(argv[i]) == SQLITE_NULL) return 0;
+    int t = sqlite3_value_type(argv[i]);
+    sqlite3_int64 k = sqlite3_value_int64(argv[i]);
+    if (t != SQLITE_INTEGER || k < 1 || k > 1000000) {
+        fail(ctx, bert_errorf("%s: top_k must be a positive INTEGER such as 5", fn));
+        return -1;
+    }
+    *top_k = (int)k;
+    return 0;
+}
+
+static void fill_mask_json(sqlite3_str *s, const fill_mask_result *r)
+{
+    if (r->n_masks > 1) sqlite3_str_appendchar(s, 1, '[');
+    for (int m = 0; m < r->n_masks; m++) {
+        if (m) sqlite3_str_appendchar(s, 1, ',');
+        sqlite3_str_appendchar(s, 1, '[');
+        for (int k = 0; k < r->top_k; k++) {
+            const fill_mask_candidate *c = &r->items[m * r->top_k + k];
+            if (k) sqlite3_str_appendchar(s, 1, ',');
+            sqlite3_str_appendf(s, "{\"score\":%!.8g,\"token\":%d,\"token_str\":", c->score, (int)c->token);
+            glue_json_string(s, c->token_str);
+            sqlite3_str_appendall(s, ",\"sequence\":");
+            glue_json_string(s, c->sequence);
+            sqlite3_str_appendchar(s, 1, '}');
+        }
+        sqlite3_str_appendchar(s, 1, ']');
+    }
+    if (r->n_masks > 1) sqlite3_str_appendchar(s, 1, ']');
+}
+
+static void fn_fill_mask(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const char *text;
+    size_t len;
+    int top_k;
+    if (text_arg(ctx, "bert_fill_mask", argv, 0, &text, &len) != 0) return;
+    if (top_k_arg(ctx, "bert_fill_mask", argc, argv, 1, &top_k) != 0) return;
+    if (!text) { sqlite3_result_null(ctx); return; }
+    bert_entry *e = model_arg(ctx, argc, argv, 2);
+    if (!e) return;
+    fill_mask_result r;
+    char *err = NULL;
+    if (pipeline_fill_mask(e, text, len, top_k, &r, glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+        fail(ctx, err);
+        return;
+    }
+    sqlite3_str *s = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+    fill_mask_json(s, &r);
+    fill_mask_result_free(&r);
+    result_json(ctx, s);
+}
+
+static void fn_next_sentence(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const char *a, *b;
+    size_t alen, blen;
+    if (text_arg(ctx, "bert_next_sentence", argv, 0, &a, &alen) != 0 ||
+        text_arg(ctx, "bert_next_sentence", argv, 1, &b, &blen) != 0) return;
+    /* Reading argument 2 may convert argument 1's text; fetch both again. */
+    if (!a || !b) { sqlite3_result_null(ctx); return; }
+    a = (const char *)sqlite3_value_text(argv[0]);
+    alen = (size_t)sqlite3_value_bytes(argv[0]);
+    bert_entry *e = model_arg(ctx, argc, argv, 2);
+    if (!e) return;
+    double p;
+    char *err = NULL;
+    if (pipeline_next_sentence(e, a, alen, b, blen, &p, glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+        fail(ctx, err);
+        return;
+    }
+    sqlite3_result_double(ctx, p);
+}
+
+/* ---- registration -------------------------------------------------------------- */
+
+typedef struct {
+    const char *name;
+    int min_args, max_args;
+    int flags;
+    void (*fn)(sqlite3_context *, int, sqlite3_value **);
+} function_def;
+
+#define PURE (SQLITE_UTF8 | SQLITE_DETERMINISTIC)
+
+static const function_def functions[] = {
+    {"bert_load", 2, 3, SQLITE_UTF8, fn_load},
+    {"bert_unload", 1, 1, SQLITE_UTF8, fn_unload},
+    {"bert_tokenize", 1, 2, PURE | RESULT_SUBTYPE_FLAG, fn_tokenize},
+    {"bert_token_ids", 1, 2, PURE | RESULT_SUBTYPE_FLAG, fn_token_ids},
+    {"bert_embed", 1, 2, PURE | RESULT_SUBTYPE_FLAG, fn_embed},
+    {"bert_similarity", 2, 3, PURE, fn_similarity},
+    {"bert_vector_to_json", 1, 1, PURE | SQLITE_INNOCUOUS | RESULT_SUBTYPE_FLAG, fn_vector_to_json},
+    {"bert_fill_mask", 1, 3, PURE | RESULT_SUBTYPE_FLAG, fn_fill_mask},
+    {"bert_next_sentence", 2, 3, PURE, fn_next_sentence},
+};
 
 #ifdef _WIN32
 __declspec(dllexport)
@@ -19,7 +479,20 @@ int sqlite3_bert_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *
 #else
     (void)pApi;
 #endif
-    (void)db;
-    (void)pzErrMsg;
-    return SQLITE_OK;
+    bert_connection *c = sqlite3_malloc(sizeof *c);
+    if (!c) return SQLITE_NOMEM;
+    memset(c, 0, sizeof *c);
+    c->refs = 1;   /* held by this function until registration is over */
+    int rc = SQLITE_OK;
+    for (size_t i = 0; rc == SQLITE_OK && i < sizeof functions / sizeof *functions; i++) {
+        const function_def *f = &functions[i];
+        for (int n = f->min_args; rc == SQLITE_OK && n <= f->max_args; n++)
+            rc = sqlite3_create_function_v2(db, f->name, n, f->flags, bert_connection_retain(c),
+                                            f->fn, NULL, NULL, bert_connection_release);
+    }
+    if (rc == SQLITE_OK) rc = glue_register_vtabs(db, c);
+    if (rc != SQLITE_OK && pzErrMsg)
+        *pzErrMsg = sqlite3_mprintf("bert: cannot register the SQL functions: %s", sqlite3_errmsg(db));
+    bert_connection_release(c);
+    return rc;
 }

@@ -10,17 +10,21 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int sqlite3_bert_init(sqlite3 *db, char **err, const void *api);
+int sqlite3_bert_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
 
 #define SUITES(X) \
-    X(json)
+    X(json) \
+    X(model) \
+    X(sql) \
+    X(threads) \
+    X(examples)
 
 #define DECLARE(name) void suite_##name(void);
 SUITES(DECLARE)
 
 static struct {
     const char *suite;
-    const char *name;
+    char name[256];
     int failed_checks;
     int skipped;
     int open;
@@ -39,7 +43,7 @@ static void tally(void)
 void t_case(const char *name)
 {
     tally();
-    current.name = name;
+    snprintf(current.name, sizeof current.name, "%s", name);
     current.failed_checks = 0;
     current.skipped = 0;
     current.open = 1;
@@ -49,7 +53,7 @@ int t_check(int ok, const char *file, int line, const char *fmt, ...)
 {
     if (ok) return 1;
     current.failed_checks++;
-    printf("  %s:%d [%s] ", file, line, current.name ? current.name : "?");
+    printf("  %s:%d [%s] ", file, line, current.name);
     va_list ap;
     va_start(ap, fmt);
     vprintf(fmt, ap);

@@ -1,0 +1,319 @@
+/*
+ * encoder.c - BERT's forward pass on OpenBLAS.
+ *
+ * The sequences of a call are packed back to back into one [T x H] matrix
+ * (T = all their tokens), so every projection is a single sgemm over the
+ * whole batch and no work is spent on padding.  Only attention looks at one
+ * sequence at a time, which is what keeps the sequences apart.
+ *
+ * Weights are row-major [out x in] like nn.Linear's, so a projection is
+ * x W^T + b: sgemm with the weight transposed.
+ */
+#include "encoder.h"
+#include "error.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct bert_scratch {
+    float *work;          /* the encoder's activations, see encode_buffers */
+    size_t work_cap;      /* floats */
+    float *head;          /* the MLM head's rows */
+    size_t head_cap;
+};
+
+bert_scratch *bert_scratch_new(void)
+{
+    return calloc(1, sizeof(bert_scratch));
+}
+
+void bert_scratch_free(bert_scratch *s)
+{
+    if (!s) return;
+    free(s->work);
+    free(s->head);
+    free(s);
+}
+
+size_t bert_scratch_bytes(const bert_scratch *s)
+{
+    return s ? (s->work_cap + s->head_cap) * sizeof(float) : 0;
+}
+
+/* Makes *buf hold at least `floats`; the old contents are not kept. */
+static int reserve(float **buf, size_t *cap, size_t floats)
+{
+    if (floats <= *cap) return 0;
+    free(*buf);
+    *buf = malloc(floats * sizeof(float));
+    *cap = *buf ? floats : 0;
+    return *buf ? 0 : -1;
+}
+
+/* ------------------------------------------------------------ building blocks */
+
+/* out[n x rows] = in[n x cols] W^T + b, W being [rows x cols]. */
+static void linear(float *out, const float *in, const float *w, const float *b, int n, int rows, int cols)
+{
+    for (int i = 0; i < n; i++) memcpy(out + (size_t)i * rows, b, (size_t)rows * sizeof(float));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, rows, cols,
+                1.0f, in, cols, w, cols, 1.0f, out, rows);
+}
+
+/* out = LayerNorm(in) row by row; out may be in.  Statistics in double: the
+ * rows are long and their values far from zero-mean after the residual. */
+static void layer_norm(float *out, const float *in, const float *w, const float *b, int n, int dim, float eps)
+{
+    for (int i = 0; i < n; i++) {
+        const float *x = in + (size_t)i * dim;
+        float *y = out + (size_t)i * dim;
+        double mean = 0, var = 0;
+        for (int j = 0; j < dim; j++) mean += x[j];
+        mean /= dim;
+        for (int j = 0; j < dim; j++) var += (x[j] - mean) * (x[j] - mean);
+        float inv = (float)(1.0 / sqrt(var / dim + eps));
+        float mu = (float)mean;
+        for (int j = 0; j < dim; j++) y[j] = (x[j] - mu) * inv * w[j] + b[j];
+    }
+}
+
+static void activate(float *x, size_t n, bert_activation act)
+{
+    switch (act) {
+    case BERT_ACT_GELU:
+        for (size_t i = 0; i < n; i++) x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * (float)M_SQRT1_2));
+        break;
+    case BERT_ACT_GELU_TANH:
+        for (size_t i = 0; i < n; i++) {
+            float v = x[i];
+            x[i] = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+        }
+        break;
+    case BERT_ACT_RELU:
+        for (size_t i = 0; i < n; i++) x[i] = x[i] > 0 ? x[i] : 0;
+        break;
+    }
+}
+
+static void softmax_rows(float *x, int n, int dim)
+{
+    for (int i = 0; i < n; i++) {
+        float *r = x + (size_t)i * dim;
+        float max = r[0];
+        for (int j = 1; j < dim; j++) if (r[j] > max) max = r[j];
+        double sum = 0;
+        for (int j = 0; j < dim; j++) { r[j] = expf(r[j] - max); sum += r[j]; }
+        float inv = (float)(1.0 / sum);
+        for (int j = 0; j < dim; j++) r[j] *= inv;
+    }
+}
+
+/* Self-attention of one sequence of `len` tokens.  q, k, v and ctx point at
+ * its first row of [* x H] matrices; head h is columns h*dh .. h*dh+dh-1,
+ * read in place through the leading dimension H. */
+static void attention(float *ctx, const float *q, const float *k, const float *v,
+                      float *scores, int len, int H, int heads)
+{
+    int dh = H / heads;
+    float scale = 1.0f / sqrtf((float)dh);
+    for (int h = 0; h < heads; h++) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, len, len, dh,
+                    scale, q + h * dh, H, k + h * dh, H, 0.0f, scores, len);
+        softmax_rows(scores, len, len);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, len, dh, len,
+                    1.0f, scores, len, v + h * dh, H, 0.0f, ctx + h * dh, H);
+    }
+}
+
+/* ------------------------------------------------------------ the forward pass */
+
+static int check_inputs(const bert_model *m, const int32_t *ids, const int32_t *type_ids,
+                        const int *lengths, int n_seqs, size_t *total, int *longest, char **err)
+{
+    const bert_config *c = &m->cfg;
+    if (n_seqs < 1) { *err = bert_errorf("nothing to encode: no sequences given"); return -1; }
+    *total = 0;
+    *longest = 0;
+    for (int i = 0; i < n_seqs; i++) {
+        if (lengths[i] < 1 || lengths[i] > c->max_position_embeddings) {
+            *err = bert_errorf("sequence %d has %d tokens but the model takes 1 to %d "
+                        "(max_position_embeddings); shorten the input or lower max_length",
+                        i, lengths[i], c->max_position_embeddings);
+            return -1;
+        }
+        *total += (size_t)lengths[i];
+        if (lengths[i] > *longest) *longest = lengths[i];
+    }
+    if (*total > (size_t)INT32_MAX / (size_t)c->intermediate_size) {
+        *err = bert_errorf("%zu tokens in one call is too many; encode them in smaller batches", *total);
+        return -1;
+    }
+    for (size_t t = 0; t < *total; t++) {
+        if (ids[t] < 0 || ids[t] >= c->vocab_size) {
+            *err = bert_errorf("token id %d at position %zu is outside the model's vocabulary (0 to %d); "
+                        "vocab.txt does not match the weights", (int)ids[t], t, c->vocab_size - 1);
+            return -1;
+        }
+        if (type_ids && (type_ids[t] < 0 || type_ids[t] >= c->type_vocab_size)) {
+            *err = bert_errorf("segment id %d at position %zu is not below the model's type_vocab_size "
+                        "%d; this model does not take that many segments",
+                        (int)type_ids[t], t, c->type_vocab_size);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+const float *bert_encode(const bert_model *m, bert_scratch *s,
+                         const int32_t *ids, const int32_t *type_ids,
+                         const int *lengths, int n_seqs,
+                         bert_interrupt_fn interrupted, void *ctx, char **err)
+{
+    *err = NULL;
+    if (!m || !s || !ids || !lengths) { *err = bert_errorf("bert_encode: missing argument"); return NULL; }
+    const bert_config *c = &m->cfg;
+    const int H = c->hidden_size, FF = c->intermediate_size;
+    size_t total;
+    int longest;
+    if (check_inputs(m, ids, type_ids, lengths, n_seqs, &total, &longest, err) != 0) return NULL;
+    const int T = (int)total;
+
+    /* x: hidden state; q, k, v; a: attention context; f: FFN activations.
+     * q doubles as the output buffer of both sublayers once it is free. */
+    size_t th = total * (size_t)H;
+    if (reserve(&s->work, &s->work_cap, 5 * th + total * (size_t)FF + (size_t)longest * longest) != 0) {
+        *err = bert_errorf("out of memory: encoding %zu tokens needs %zu MB of scratch", total,
+                    (5 * th + total * (size_t)FF + (size_t)longest * longest) * sizeof(float) >> 20);
+        return NULL;
+    }
+    float *x = s->work, *q = x + th, *k = q + th, *v = k + th, *a = v + th;
+    float *f = a + th, *scores = f + total * (size_t)FF;
+
+    /* Embeddings: positions restart at 0 in every sequence. */
+    for (int i = 0, t = 0; i < n_seqs; i++)
+        for (int p = 0; p < lengths[i]; p++, t++) {
+            const float *we = m->word_emb + (size_t)ids[t] * H;
+            const float *pe = m->pos_emb + (size_t)p * H;
+            const float *te = m->type_emb + (size_t)(type_ids ? type_ids[t] : 0) * H;
+            float *row = x + (size_t)t * H;
+            for (int j = 0; j < H; j++) row[j] = we[j] + pe[j] + te[j];
+        }
+    layer_norm(x, x, m->emb_ln_w, m->emb_ln_b, T, H, c->layer_norm_eps);
+
+    for (int l = 0; l < c->num_layers; l++) {
+        if (interrupted && interrupted(ctx)) {
+            *err = bert_errorf("interrupted");
+            return NULL;
+        }
+        const bert_layer_weights *w = &m->layers[l];
+
+        linear(q, x, w->q_w, w->q_b, T, H, H);
+        linear(k, x, w->k_w, w->k_b, T, H, H);
+        linear(v, x, w->v_w, w->v_b, T, H, H);
+        for (int i = 0, t0 = 0; i < n_seqs; t0 += lengths[i], i++) {
+            size_t off = (size_t)t0 * H;
+            attention(a + off, q + off, k + off, v + off, scores, lengths[i], H, c->num_heads);
+        }
+        linear(q, a, w->out_w, w->out_b, T, H, H);
+        for (size_t j = 0; j < th; j++) q[j] += x[j];
+        layer_norm(x, q, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
+
+        linear(f, x, w->ff_in_w, w->ff_in_b, T, FF, H);
+        activate(f, total * (size_t)FF, c->hidden_act);
+        linear(q, f, w->ff_out_w, w->ff_out_b, T, H, FF);
+        for (size_t j = 0; j < th; j++) q[j] += x[j];
+        layer_norm(x, q, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
+    }
+    return x;
+}
+
+/* ------------------------------------------------------------ pooling and heads */
+
+int bert_pool(const bert_model *m, const float *hidden, int len,
+              bert_pooling pooling, int normalize, float *out)
+{
+    if (!m || !hidden || !out || len < 1) return -1;
+    const int H = m->cfg.hidden_size;
+    switch (pooling) {
+    case BERT_POOL_MEAN:
+        /* Over every token, [CLS] and [SEP] included, as sentence-transformers does. */
+        memset(out, 0, (size_t)H * sizeof *out);
+        for (int t = 0; t < len; t++)
+            for (int j = 0; j < H; j++) out[j] += hidden[(size_t)t * H + j];
+        for (int j = 0; j < H; j++) out[j] /= (float)len;
+        break;
+    case BERT_POOL_CLS:
+        memcpy(out, hidden, (size_t)H * sizeof *out);
+        break;
+    case BERT_POOL_MAX:
+        memcpy(out, hidden, (size_t)H * sizeof *out);
+        for (int t = 1; t < len; t++)
+            for (int j = 0; j < H; j++)
+                if (hidden[(size_t)t * H + j] > out[j]) out[j] = hidden[(size_t)t * H + j];
+        break;
+    case BERT_POOL_POOLER:
+        if (!m->pooler_w) return -1;
+        memcpy(out, m->pooler_b, (size_t)H * sizeof *out);
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, H, H, 1.0f, m->pooler_w, H, hidden, 1, 1.0f, out, 1);
+        for (int j = 0; j < H; j++) out[j] = tanhf(out[j]);
+        break;
+    default:
+        return -1;
+    }
+    if (normalize) {
+        /* torch.nn.functional.normalize: x / max(||x||, 1e-12) */
+        double ss = 0;
+        for (int j = 0; j < H; j++) ss += (double)out[j] * out[j];
+        double norm = sqrt(ss);
+        float inv = (float)(1.0 / (norm > 1e-12 ? norm : 1e-12));
+        for (int j = 0; j < H; j++) out[j] *= inv;
+    }
+    return 0;
+}
+
+int bert_mlm_logits(const bert_model *m, bert_scratch *s, const float *hidden,
+                    const int *rows, int n, float *out, char **err)
+{
+    *err = NULL;
+    if (!m || !m->mlm_bias) {
+        *err = bert_errorf("this model has no masked-language-model head (cls.predictions.*); use a "
+                    "checkpoint saved from BertForMaskedLM or BertForPreTraining");
+        return -1;
+    }
+    if (!s || !hidden || !rows || !out || n < 1) { *err = bert_errorf("bert_mlm_logits: missing argument"); return -1; }
+    const int H = m->cfg.hidden_size;
+    size_t nh = (size_t)n * H;
+    if (reserve(&s->head, &s->head_cap, 2 * nh) != 0) {
+        *err = bert_errorf("out of memory: the masked-language-model head needs %zu MB", 2 * nh * sizeof(float) >> 20);
+        return -1;
+    }
+    float *g = s->head, *t = s->head + nh;
+    for (int i = 0; i < n; i++) {
+        if (rows[i] < 0) { *err = bert_errorf("bert_mlm_logits: row %d is negative", rows[i]); return -1; }
+        memcpy(g + (size_t)i * H, hidden + (size_t)rows[i] * H, (size_t)H * sizeof(float));
+    }
+    linear(t, g, m->mlm_dense_w, m->mlm_dense_b, n, H, H);
+    activate(t, nh, m->cfg.hidden_act);
+    layer_norm(t, t, m->mlm_ln_w, m->mlm_ln_b, n, H, m->cfg.layer_norm_eps);
+    linear(out, t, m->mlm_decoder_w, m->mlm_bias, n, m->cfg.vocab_size, H);
+    return 0;
+}
+
+int bert_nsp_probability(const bert_model *m, const float *cls_hidden, double *prob)
+{
+    if (!m || !m->pooler_w || !m->nsp_w || !cls_hidden || !prob) return -1;
+    const int H = m->cfg.hidden_size;
+    /* The pooled vector is consumed element by element, so no buffer is needed. */
+    double l0 = m->nsp_b[0], l1 = m->nsp_b[1];
+    for (int i = 0; i < H; i++) {
+        float p = tanhf(cblas_sdot(H, m->pooler_w + (size_t)i * H, 1, cls_hidden, 1) + m->pooler_b[i]);
+        l0 += (double)m->nsp_w[i] * p;
+        l1 += (double)m->nsp_w[H + i] * p;
+    }
+    /* softmax([l0, l1])[0], "B follows A" in Hugging Face's labelling */
+    *prob = 1.0 / (1.0 + exp(l1 - l0));
+    return 0;
+}

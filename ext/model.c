@@ -1,0 +1,609 @@
+/*
+ * model.c - reads a Hugging Face BERT directory: config.json, the
+ * sentence-transformers files and model.safetensors.
+ *
+ * Loading binds every weight pointer of a bert_model to a tensor of the
+ * mapped file.  The names are BertModel's, with or without the "bert." prefix
+ * that BertForMaskedLM and BertForPreTraining add, and LayerNorm parameters
+ * may carry the old TensorFlow-era names gamma/beta.  Each tensor's shape is
+ * checked against config.json before it is bound, so the encoder can index
+ * the weights without checks of its own.
+ *
+ * float32 tensors stay in the read-only mapping: the page cache is the only
+ * copy, shared with every other process that maps the same file.  float16 and
+ * bfloat16 tensors (and the rare misaligned float32 one) are converted into
+ * one allocation; when nothing is left in the mapping it is dropped at once.
+ */
+#include "model.h"
+#include "error.h"
+#include "json.h"
+#include "safetensors.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Tensor data is little-endian and used in place. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "model.c reads little-endian safetensors data in place; big-endian hosts are not supported"
+#endif
+
+/* Upper bounds on config.json's sizes.  They are far above any published
+ * BERT, and low enough that the scratch memory they imply stays bounded. */
+#define MAX_VOCAB       (1 << 22)
+#define MAX_HIDDEN      16384
+#define MAX_LAYERS      256
+#define MAX_INTERMEDIATE (1 << 18)
+#define MAX_POSITIONS   65536
+#define MAX_TYPE_VOCAB  65536
+
+typedef struct {
+    st_file *st;          /* NULL when every tensor was converted */
+    float *converted;     /* one block for every converted tensor */
+} model_priv;
+
+static char *join(const char *dir, const char *name)
+{
+    size_t d = strlen(dir);
+    while (d > 1 && dir[d - 1] == '/') d--;
+    return bert_errorf("%.*s/%s", (int)d, dir, name);
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* ---------------------------------------------------------------- config.json */
+
+typedef struct {
+    const char *key;
+    long long bert_default;   /* BertConfig's default, used when model_type says "bert" */
+    long long max;
+    int *dst;
+} size_field;
+
+int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
+{
+    *err = NULL;
+    memset(cfg, 0, sizeof *cfg);
+    char *path = join(model_dir, "config.json");
+    if (!path) { *err = bert_errorf("out of memory"); return -1; }
+    json_doc *doc = NULL;
+    int missing = 0, rc = -1;
+    char *jerr = NULL;
+    if (json_parse_file(path, &doc, &missing, &jerr) != 0) {
+        if (missing)
+            *err = bert_errorf("%s does not exist; a model directory needs the config.json of its "
+                        "Hugging Face checkpoint", path);
+        else
+            *err = bert_errorf("%s; fix or download the file again", jerr ? jerr : "out of memory");
+        free(jerr);
+        free(path);
+        return -1;
+    }
+    if (doc->nodes[0].type != JSON_OBJECT) {
+        *err = bert_errorf("%s is not a JSON object", path);
+        goto done;
+    }
+
+    int type_node = json_member(doc, 0, "model_type");
+    const char *type = json_str(doc, type_node, NULL);
+    if (type_node >= 0 && (!type || strcmp(type, "bert") != 0)) {
+        *err = bert_errorf("%s: model_type is \"%s\" but only BERT models (model_type \"bert\") are "
+                    "supported", path, type ? type : "(not a string)");
+        goto done;
+    }
+    /* Without model_type, the sizes themselves are what make it a BERT. */
+    int need_sizes = type_node < 0;
+
+    size_field sizes[] = {
+        {"vocab_size", 30522, MAX_VOCAB, &cfg->vocab_size},
+        {"hidden_size", 768, MAX_HIDDEN, &cfg->hidden_size},
+        {"num_hidden_layers", 12, MAX_LAYERS, &cfg->num_layers},
+        {"num_attention_heads", 12, MAX_HIDDEN, &cfg->num_heads},
+        {"intermediate_size", 3072, MAX_INTERMEDIATE, &cfg->intermediate_size},
+        {"max_position_embeddings", 512, MAX_POSITIONS, &cfg->max_position_embeddings},
+        {"type_vocab_size", 2, MAX_TYPE_VOCAB, &cfg->type_vocab_size},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        int node = json_member(doc, 0, sizes[i].key);
+        int optional = !need_sizes || strcmp(sizes[i].key, "type_vocab_size") == 0;
+        if (node < 0 && !optional) {
+            *err = bert_errorf("%s has neither model_type nor %s; add \"model_type\": \"bert\" or the "
+                        "missing size", path, sizes[i].key);
+            goto done;
+        }
+        long long v = node < 0 ? sizes[i].bert_default : json_int(doc, node, -1);
+        if (v < 1 || v > sizes[i].max) {
+            *err = bert_errorf("%s: %s must be an integer from 1 to %lld", path, sizes[i].key, sizes[i].max);
+            goto done;
+        }
+        *sizes[i].dst = (int)v;
+    }
+    if (cfg->hidden_size % cfg->num_heads != 0) {
+        *err = bert_errorf("%s: hidden_size %d is not a multiple of num_attention_heads %d", path,
+                    cfg->hidden_size, cfg->num_heads);
+        goto done;
+    }
+
+    int eps_node = json_member(doc, 0, "layer_norm_eps");
+    double eps = eps_node < 0 ? 1e-12 : json_real(doc, eps_node, -1);
+    if (!(eps > 0 && eps < 1)) {
+        *err = bert_errorf("%s: layer_norm_eps must be a number between 0 and 1 (BERT uses 1e-12)", path);
+        goto done;
+    }
+    cfg->layer_norm_eps = (float)eps;
+
+    int act_node = json_member(doc, 0, "hidden_act");
+    const char *act = act_node < 0 ? "gelu" : json_str(doc, act_node, "");
+    if (strcmp(act, "gelu") == 0)
+        cfg->hidden_act = BERT_ACT_GELU;
+    else if (strcmp(act, "gelu_new") == 0 || strcmp(act, "gelu_pytorch_tanh") == 0 ||
+             strcmp(act, "gelu_fast") == 0)
+        cfg->hidden_act = BERT_ACT_GELU_TANH;
+    else if (strcmp(act, "relu") == 0)
+        cfg->hidden_act = BERT_ACT_RELU;
+    else {
+        *err = bert_errorf("%s: hidden_act \"%s\" is not supported; use \"gelu\", \"gelu_new\", "
+                    "\"gelu_pytorch_tanh\", \"gelu_fast\" or \"relu\"", path, act);
+        goto done;
+    }
+    rc = 0;
+done:
+    json_free(doc);
+    free(path);
+    return rc;
+}
+
+/* ------------------------------------------------------ sentence-transformers */
+
+/* Reads an optional JSON file of the model directory.  1 when read, 0 when
+ * absent, -1 on error. */
+static int read_optional(const char *model_dir, const char *name, json_doc **doc, char **err)
+{
+    char *path = join(model_dir, name);
+    if (!path) { *err = bert_errorf("out of memory"); return -1; }
+    int missing = 0;
+    char *jerr = NULL;
+    int rc = 1;
+    if (json_parse_file(path, doc, &missing, &jerr) != 0) {
+        rc = missing ? 0 : -1;
+        if (!missing) *err = bert_errorf("%s; fix the file or remove it", jerr ? jerr : "out of memory");
+    } else if ((*doc)->nodes[0].type != JSON_OBJECT && (*doc)->nodes[0].type != JSON_ARRAY) {
+        *err = bert_errorf("%s is neither a JSON object nor an array", path);
+        json_free(*doc);
+        *doc = NULL;
+        rc = -1;
+    }
+    free(jerr);
+    free(path);
+    return rc;
+}
+
+static int read_pooling(const char *model_dir, const char *pooling_dir, bert_st_config *st, char **err)
+{
+    char *name = bert_errorf("%s/config.json", pooling_dir);
+    if (!name) { *err = bert_errorf("out of memory"); return -1; }
+    json_doc *doc = NULL;
+    int found = read_optional(model_dir, name, &doc, err);
+    if (found <= 0) { free(name); return found; }
+
+    static const struct { const char *key; int mode; } modes[] = {
+        {"pooling_mode_mean_tokens", BERT_POOL_MEAN},
+        {"pooling_mode_cls_token", BERT_POOL_CLS},
+        {"pooling_mode_max_tokens", BERT_POOL_MAX},
+        {"pooling_mode_mean_sqrt_len_tokens", -1},
+        {"pooling_mode_weightedmean_tokens", -1},
+        {"pooling_mode_lasttoken", -1},
+    };
+    int chosen = 0, rc = 0;
+    for (size_t i = 0; i < sizeof modes / sizeof *modes && rc == 0; i++) {
+        if (json_bool(doc, json_member(doc, 0, modes[i].key), 0) != 1) continue;
+        if (modes[i].mode < 0) {
+            *err = bert_errorf("%s/%s asks for %s, which is not supported; pass the pooling option "
+                        "(mean, cls or max) to bert_load", model_dir, name, modes[i].key);
+            rc = -1;
+        } else if (chosen++) {
+            *err = bert_errorf("%s/%s combines several pooling modes, which is not supported; pass "
+                        "one pooling option (mean, cls or max) to bert_load", model_dir, name);
+            rc = -1;
+        } else {
+            st->pooling = (bert_pooling)modes[i].mode;
+        }
+    }
+    json_free(doc);
+    free(name);
+    return rc < 0 ? -1 : 1;
+}
+
+int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err)
+{
+    *err = NULL;
+    memset(st, 0, sizeof *st);
+    st->pooling = BERT_POOL_MEAN;
+
+    json_doc *doc = NULL;
+    char *pooling_dir = NULL;
+    int found = read_optional(model_dir, "modules.json", &doc, err);
+    if (found < 0) return -1;
+    if (found) {
+        st->present = 1;
+        if (doc->nodes[0].type != JSON_ARRAY) {
+            *err = bert_errorf("%s/modules.json is not a JSON array of modules", model_dir);
+            json_free(doc);
+            return -1;
+        }
+        for (int c = doc->nodes[0].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
+            const char *type = json_str(doc, json_member(doc, c, "type"), "");
+            if (ends_with(type, "Pooling")) {
+                const char *p = json_str(doc, json_member(doc, c, "path"), "1_Pooling");
+                free(pooling_dir);
+                pooling_dir = bert_errorf("%s", p);
+                if (!pooling_dir) { *err = bert_errorf("out of memory"); break; }
+            } else if (ends_with(type, "Normalize")) {
+                st->normalize = 1;
+            } else if (!ends_with(type, "Transformer")) {
+                /* A Dense or other projection we cannot run would give
+                 * vectors that silently differ from the model's. */
+                *err = bert_errorf("%s/modules.json has a module of type \"%s\", which is not "
+                            "supported (only Transformer, Pooling and Normalize are)", model_dir, type);
+                break;
+            }
+        }
+        json_free(doc);
+        doc = NULL;
+        if (*err) { free(pooling_dir); return -1; }
+    }
+
+    int pooled = read_pooling(model_dir, pooling_dir ? pooling_dir : "1_Pooling", st, err);
+    free(pooling_dir);
+    if (pooled < 0) return -1;
+    if (pooled) st->present = 1;
+
+    found = read_optional(model_dir, "sentence_bert_config.json", &doc, err);
+    if (found < 0) return -1;
+    if (found) {
+        int node = json_member(doc, 0, "max_seq_length");
+        long long v = node < 0 ? 0 : json_int(doc, node, -1);
+        if (v < 0 || v > MAX_POSITIONS) {
+            *err = bert_errorf("%s/sentence_bert_config.json: max_seq_length must be a positive integer",
+                        model_dir);
+            json_free(doc);
+            return -1;
+        }
+        st->max_seq_length = (int)v;
+        json_free(doc);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------- tensor binding */
+
+typedef struct {
+    const float **dst;
+    const st_tensor *t;
+} binding;
+
+typedef struct {
+    const st_file *st;
+    const char *file;      /* for messages */
+    const char *prefix;    /* "" or "bert." for the BertModel tensors */
+    binding *list;
+    int count;
+    char name[256];        /* the name last looked up, for messages */
+    char **err;
+} binder;
+
+/* Finds a tensor.  BertModel tensors get the checkpoint's prefix; the
+ * LayerNorm parameters are also tried under their old names. */
+static const st_tensor *lookup(binder *b, const char *name, int in_bert)
+{
+    snprintf(b->name, sizeof b->name, "%s%s", in_bert ? b->prefix : "", name);
+    const st_tensor *t = st_find(b->st, b->name);
+    if (t) return t;
+    char old[256];
+    size_t n = strlen(b->name);
+    if (ends_with(b->name, "LayerNorm.weight"))
+        snprintf(old, sizeof old, "%.*sgamma", (int)(n - 6), b->name);
+    else if (ends_with(b->name, "LayerNorm.bias"))
+        snprintf(old, sizeof old, "%.*sbeta", (int)(n - 4), b->name);
+    else
+        return NULL;
+    t = st_find(b->st, old);
+    if (t) snprintf(b->name, sizeof b->name, "%s", old);
+    return t;
+}
+
+/* Binds *dst to tensor `name` of shape [d0] (d1 == 0) or [d0 x d1].  A
+ * missing tensor is an error when `required`, else leaves *dst alone and
+ * returns 1. */
+static int bind(binder *b, const float **dst, const char *name, int in_bert, int required,
+                int d0, int d1, const char *why)
+{
+    const st_tensor *t = lookup(b, name, in_bert);
+    if (!t) {
+        if (!required) return 1;
+        *b->err = bert_errorf("%s has no tensor %s%s (nor its LayerNorm gamma/beta or bert.-prefixed "
+                       "form); the file is not a BERT checkpoint or is incomplete", b->file,
+                       in_bert ? b->prefix : "", name);
+        return -1;
+    }
+    if (t->dtype != ST_F32 && t->dtype != ST_F16 && t->dtype != ST_BF16) {
+        *b->err = bert_errorf("%s: tensor %s is stored as %s; only F32, F16 and BF16 weights are "
+                       "supported: convert the checkpoint with torch_dtype=float32", b->file,
+                       b->name, t->dtype_name);
+        return -1;
+    }
+    int ok = d1 ? t->ndim == 2 && t->shape[0] == d0 && t->shape[1] == d1
+                : t->ndim == 1 && t->shape[0] == d0;
+    if (!ok) {
+        char got[160] = "";
+        size_t used = 0;
+        for (int i = 0; i < t->ndim && used < sizeof got - 24; i++)
+            used += (size_t)snprintf(got + used, sizeof got - used, "%s%lld", i ? ", " : "",
+                                     (long long)t->shape[i]);
+        if (d1)
+            *b->err = bert_errorf("%s: tensor %s has shape [%s] but config.json (%s) implies [%d, %d]; "
+                           "the weights and config.json belong to different models",
+                           b->file, b->name, got, why, d0, d1);
+        else
+            *b->err = bert_errorf("%s: tensor %s has shape [%s] but config.json (%s) implies [%d]; "
+                           "the weights and config.json belong to different models",
+                           b->file, b->name, got, why, d0);
+        return -1;
+    }
+    b->list[b->count].dst = dst;
+    b->list[b->count].t = t;
+    b->count++;
+    return 0;
+}
+
+/* float16 and bfloat16 widen to float32 exactly, subnormals, infinities and
+ * NaN payloads included. */
+static float f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
+    if (exp == 0x1f) {
+        bits = sign | 0x7f800000u | mant << 13;
+    } else if (exp) {
+        bits = sign | (exp + 112) << 23 | mant << 13;
+    } else if (!mant) {
+        bits = sign;
+    } else {
+        /* subnormal: mant * 2^-24, renormalised */
+        uint32_t e = 113;
+        while (!(mant & 0x400)) { mant <<= 1; e--; }
+        bits = sign | e << 23 | (mant & 0x3ff) << 13;
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static float bf16_to_f32(uint16_t h)
+{
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static int in_place(const st_tensor *t)
+{
+    return t->dtype == ST_F32 && (uintptr_t)t->data % sizeof(float) == 0;
+}
+
+static void convert(const st_tensor *t, float *out)
+{
+    const unsigned char *p = t->data;
+    if (t->dtype == ST_F32) {
+        memcpy(out, p, t->count * sizeof(float));
+        return;
+    }
+    for (size_t i = 0; i < t->count; i++) {
+        uint16_t h = (uint16_t)(p[2 * i] | p[2 * i + 1] << 8);
+        out[i] = t->dtype == ST_F16 ? f16_to_f32(h) : bf16_to_f32(h);
+    }
+}
+
+/* Points every bound weight at its data, converting what cannot be used in
+ * place into one block. */
+static int materialize(binder *b, model_priv *priv, bert_model *m)
+{
+    size_t floats = 0;
+    for (int i = 0; i < b->count; i++)
+        if (!in_place(b->list[i].t)) floats += b->list[i].t->count;   /* bounded by the file size */
+    if (floats) {
+        priv->converted = malloc(floats * sizeof(float));
+        if (!priv->converted) {
+            *b->err = bert_errorf("out of memory converting %zu MB of %s weights to float32",
+                           floats * sizeof(float) >> 20, b->file);
+            return -1;
+        }
+    }
+    float *next = priv->converted;
+    int mapped = 0;
+    for (int i = 0; i < b->count; i++) {
+        const st_tensor *t = b->list[i].t;
+        if (in_place(t)) {
+            *b->list[i].dst = (const float *)(const void *)t->data;
+            mapped = 1;
+        } else {
+            convert(t, next);
+            *b->list[i].dst = next;
+            next += t->count;
+        }
+    }
+    m->converted_bytes = floats * sizeof(float);
+    if (!mapped) {
+        st_close(priv->st);
+        priv->st = NULL;
+    }
+    return 0;
+}
+
+static int bind_layer(binder *b, bert_layer_weights *w, int l, const bert_config *c)
+{
+    static const char *const hh = "hidden_size x hidden_size", *const h = "hidden_size",
+                             *const ih = "intermediate_size x hidden_size",
+                             *const hi = "hidden_size x intermediate_size", *const i = "intermediate_size";
+    const int H = c->hidden_size, I = c->intermediate_size;
+    const struct {
+        const float **dst;
+        const char *name;
+        int d0, d1;
+        const char *why;
+    } t[] = {
+        {&w->q_w, "attention.self.query.weight", H, H, hh},
+        {&w->q_b, "attention.self.query.bias", H, 0, h},
+        {&w->k_w, "attention.self.key.weight", H, H, hh},
+        {&w->k_b, "attention.self.key.bias", H, 0, h},
+        {&w->v_w, "attention.self.value.weight", H, H, hh},
+        {&w->v_b, "attention.self.value.bias", H, 0, h},
+        {&w->out_w, "attention.output.dense.weight", H, H, hh},
+        {&w->out_b, "attention.output.dense.bias", H, 0, h},
+        {&w->attn_ln_w, "attention.output.LayerNorm.weight", H, 0, h},
+        {&w->attn_ln_b, "attention.output.LayerNorm.bias", H, 0, h},
+        {&w->ff_in_w, "intermediate.dense.weight", I, H, ih},
+        {&w->ff_in_b, "intermediate.dense.bias", I, 0, i},
+        {&w->ff_out_w, "output.dense.weight", H, I, hi},
+        {&w->ff_out_b, "output.dense.bias", H, 0, h},
+        {&w->ff_ln_w, "output.LayerNorm.weight", H, 0, h},
+        {&w->ff_ln_b, "output.LayerNorm.bias", H, 0, h},
+    };
+    char name[160];
+    for (size_t k = 0; k < sizeof t / sizeof *t; k++) {
+        snprintf(name, sizeof name, "encoder.layer.%d.%s", l, t[k].name);
+        if (bind(b, t[k].dst, name, 1, 1, t[k].d0, t[k].d1, t[k].why) != 0) return -1;
+    }
+    return 0;
+}
+
+/* Optional groups are bound only when complete: a head with missing parts
+ * is treated as absent rather than run half-initialised. */
+static int all_present(binder *b, const char *const *names, int in_bert)
+{
+    for (; *names; names++)
+        if (!lookup(b, *names, in_bert)) return 0;
+    return 1;
+}
+
+static int bind_heads(binder *b, bert_model *m)
+{
+    const int H = m->cfg.hidden_size, V = m->cfg.vocab_size;
+    static const char *const pooler[] = {"pooler.dense.weight", "pooler.dense.bias", NULL};
+    if (all_present(b, pooler, 1)) {
+        if (bind(b, &m->pooler_w, "pooler.dense.weight", 1, 1, H, H, "hidden_size x hidden_size") ||
+            bind(b, &m->pooler_b, "pooler.dense.bias", 1, 1, H, 0, "hidden_size"))
+            return -1;
+    }
+
+    static const char *const mlm[] = {
+        "cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias",
+        "cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias", NULL};
+    const char *bias = lookup(b, "cls.predictions.bias", 0) ? "cls.predictions.bias"
+                     : lookup(b, "cls.predictions.decoder.bias", 0) ? "cls.predictions.decoder.bias"
+                     : NULL;
+    if (bias && all_present(b, mlm, 0)) {
+        if (bind(b, &m->mlm_dense_w, mlm[0], 0, 1, H, H, "hidden_size x hidden_size") ||
+            bind(b, &m->mlm_dense_b, mlm[1], 0, 1, H, 0, "hidden_size") ||
+            bind(b, &m->mlm_ln_w, mlm[2], 0, 1, H, 0, "hidden_size") ||
+            bind(b, &m->mlm_ln_b, mlm[3], 0, 1, H, 0, "hidden_size") ||
+            bind(b, &m->mlm_bias, bias, 0, 1, V, 0, "vocab_size"))
+            return -1;
+        /* Absent when tied to the word embeddings (save_pretrained drops it). */
+        int rc = bind(b, &m->mlm_decoder_w, "cls.predictions.decoder.weight", 0, 0, V, H,
+                      "vocab_size x hidden_size");
+        if (rc < 0) return -1;
+    }
+
+    static const char *const nsp[] = {"cls.seq_relationship.weight", "cls.seq_relationship.bias", NULL};
+    if (all_present(b, nsp, 0)) {
+        if (bind(b, &m->nsp_w, nsp[0], 0, 1, 2, H, "2 x hidden_size") ||
+            bind(b, &m->nsp_b, nsp[1], 0, 1, 2, 0, "2"))
+            return -1;
+    }
+    return 0;
+}
+
+static const char *dtype_label(st_dtype t)
+{
+    return t == ST_F16 ? "float16" : t == ST_BF16 ? "bfloat16" : "float32";
+}
+
+int bert_model_load(const char *model_dir, bert_model **out, char **err)
+{
+    *out = NULL;
+    *err = NULL;
+    bert_model *m = calloc(1, sizeof *m);
+    model_priv *priv = calloc(1, sizeof *priv);
+    char *path = join(model_dir, "model.safetensors");
+    binder b = {.err = err};
+    if (!m || !priv || !path) {
+        free(m);
+        free(priv);
+        free(path);
+        *err = bert_errorf("out of memory loading %s", model_dir);
+        return -1;
+    }
+    m->priv = priv;
+    if (bert_config_load(model_dir, &m->cfg, err) != 0) goto fail;
+    const bert_config *c = &m->cfg;
+    if (st_open(path, &priv->st, err) != 0) goto fail;
+    m->file_size = st_size(priv->st);
+
+    m->layers = calloc((size_t)c->num_layers, sizeof *m->layers);
+    b.list = calloc((size_t)c->num_layers * 16 + 32, sizeof *b.list);
+    if (!m->layers || !b.list) {
+        *err = bert_errorf("out of memory loading %s", model_dir);
+        goto fail;
+    }
+    b.st = priv->st;
+    b.file = path;
+    b.prefix = st_find(priv->st, "bert.embeddings.word_embeddings.weight") ? "bert." : "";
+
+    const int H = c->hidden_size;
+    if (bind(&b, &m->word_emb, "embeddings.word_embeddings.weight", 1, 1, c->vocab_size, H,
+             "vocab_size x hidden_size") ||
+        bind(&b, &m->pos_emb, "embeddings.position_embeddings.weight", 1, 1,
+             c->max_position_embeddings, H, "max_position_embeddings x hidden_size") ||
+        bind(&b, &m->type_emb, "embeddings.token_type_embeddings.weight", 1, 1, c->type_vocab_size,
+             H, "type_vocab_size x hidden_size") ||
+        bind(&b, &m->emb_ln_w, "embeddings.LayerNorm.weight", 1, 1, H, 0, "hidden_size") ||
+        bind(&b, &m->emb_ln_b, "embeddings.LayerNorm.bias", 1, 1, H, 0, "hidden_size"))
+        goto fail;
+    m->dtype = dtype_label(b.list[0].t->dtype);
+    for (int l = 0; l < c->num_layers; l++)
+        if (bind_layer(&b, &m->layers[l], l, c) != 0) goto fail;
+    if (bind_heads(&b, m) != 0) goto fail;
+    if (materialize(&b, priv, m) != 0) goto fail;
+    if (m->mlm_bias && !m->mlm_decoder_w) m->mlm_decoder_w = m->word_emb;   /* tied */
+
+    free(b.list);
+    free(path);
+    *out = m;
+    return 0;
+fail:
+    free(b.list);
+    free(path);
+    bert_model_free(m);
+    return -1;
+}
+
+void bert_model_free(bert_model *m)
+{
+    if (!m) return;
+    model_priv *priv = m->priv;
+    if (priv) {
+        st_close(priv->st);
+        free(priv->converted);
+        free(priv);
+    }
+    free(m->layers);
+    free(m);
+}

@@ -1,0 +1,335 @@
+/*
+ * pipeline.c - see pipeline.h.
+ */
+#include "pipeline.h"
+
+#include "error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Tokens packed into one encoder call by pipeline_embed_batch. */
+#define BATCH_TOKENS 4096
+
+static int need_special(const bert_entry *e, int32_t id, const char *what, char **err)
+{
+    if (id >= 0) return 0;
+    *err = bert_errorf("model '%s': vocab.txt has no %s token, which BERT inputs need", e->name, what);
+    return -1;
+}
+
+int pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allow_long,
+                      bert_ids *out, char **err)
+{
+    *err = NULL;
+    out->len = 0;
+    if (entry_need_tokenizer(e, err) != 0) return -1;
+    const bert_special_ids *sp = bert_tokenizer_specials(e->tokenizer);
+    if (need_special(e, sp->cls, "[CLS]", err) || need_special(e, sp->sep, "[SEP]", err)) return -1;
+    if (bert_ids_push(out, sp->cls) != 0 || bert_tokenizer_encode(e->tokenizer, text, len, out) != 0) {
+        *err = bert_errorf("out of memory tokenizing a text of %zu bytes", len);
+        return -1;
+    }
+    size_t limit = (size_t)e->max_length - 1;
+    if (out->len > limit) {
+        if (e->truncate) {
+            out->len = limit;
+        } else if (!allow_long) {
+            *err = bert_errorf("the text is %zu tokens long, more than max_length %d of model '%s': "
+                               "shorten it, or register the model with '{\"truncate\": true}' to cut "
+                               "it silently", out->len + 1, e->max_length, e->name);
+            return -1;
+        }
+    }
+    if (bert_ids_push(out, sp->sep) != 0) {
+        *err = bert_errorf("out of memory tokenizing a text of %zu bytes", len);
+        return -1;
+    }
+    return 0;
+}
+
+static int pool_one(bert_entry *e, const float *hidden, int len, float *out, char **err)
+{
+    if (bert_pool(e->model, hidden, len, e->pooling, e->normalize, out) == 0) return 0;
+    *err = bert_errorf("model '%s' has no pooler weights (pooler.dense.*): register it with "
+                       "'{\"pooling\": \"cls\"}' or \"mean\" instead", e->name);
+    return -1;
+}
+
+int pipeline_embed(bert_entry *e, const char *text, size_t len, float *out,
+                   bert_interrupt_fn interrupted, void *ctx, char **err)
+{
+    bert_ids ids = {0};
+    int rc = -1;
+    if (pipeline_tokenize(e, text, len, 0, &ids, err) != 0 || entry_need_model(e, err) != 0) goto done;
+    int n = (int)ids.len;
+    const float *hidden = bert_encode(e->model, e->scratch, ids.ids, NULL, &n, 1, interrupted, ctx, err);
+    if (!hidden) goto done;
+    rc = pool_one(e, hidden, n, out, err);
+done:
+    bert_ids_free(&ids);
+    return rc;
+}
+
+typedef struct {
+    int index;
+    int length;
+    size_t offset;
+} seq_ref;
+
+static int by_length(const void *a, const void *b)
+{
+    const seq_ref *x = a, *y = b;
+    if (x->length != y->length) return x->length < y->length ? -1 : 1;
+    return x->index - y->index;
+}
+
+int pipeline_embed_batch(bert_entry *e, const char *const *texts, const size_t *lens, int n,
+                         float *out, bert_interrupt_fn interrupted, void *ctx, char **err)
+{
+    *err = NULL;
+    if (n <= 0) return 0;
+    bert_ids all = {0}, one = {0};
+    seq_ref *refs = malloc((size_t)n * sizeof *refs);
+    int32_t *packed = NULL;
+    int *lengths = NULL;
+    int rc = -1;
+    if (!refs) goto oom;
+    for (int i = 0; i < n; i++) {
+        if (pipeline_tokenize(e, texts[i], lens[i], 0, &one, err) != 0) goto done;
+        refs[i].index = i;
+        refs[i].length = (int)one.len;
+        refs[i].offset = all.len;
+        for (size_t j = 0; j < one.len; j++)
+            if (bert_ids_push(&all, one.ids[j]) != 0) goto oom;
+    }
+    if (entry_need_model(e, err) != 0) goto done;
+    qsort(refs, (size_t)n, sizeof *refs, by_length);
+
+    size_t budget = (size_t)e->max_length > BATCH_TOKENS ? (size_t)e->max_length : BATCH_TOKENS;
+    packed = malloc(budget * sizeof *packed);
+    lengths = malloc((size_t)n * sizeof *lengths);
+    if (!packed || !lengths) goto oom;
+    const int hidden_size = e->model->cfg.hidden_size;
+    for (int start = 0; start < n;) {
+        size_t tokens = 0;
+        int count = 0;
+        while (start + count < n && tokens + (size_t)refs[start + count].length <= budget) {
+            const seq_ref *r = &refs[start + count];
+            memcpy(packed + tokens, all.ids + r->offset, (size_t)r->length * sizeof *packed);
+            lengths[count++] = r->length;
+            tokens += (size_t)r->length;
+        }
+        const float *hidden = bert_encode(e->model, e->scratch, packed, NULL, lengths, count,
+                                          interrupted, ctx, err);
+        if (!hidden) goto done;
+        for (int i = 0; i < count; i++) {
+            if (pool_one(e, hidden, lengths[i], out + (size_t)refs[start + i].index * (size_t)hidden_size, err) != 0)
+                goto done;
+            hidden += (size_t)lengths[i] * (size_t)hidden_size;
+        }
+        start += count;
+    }
+    rc = 0;
+    goto done;
+oom:
+    *err = bert_errorf("out of memory embedding %d texts", n);
+done:
+    bert_ids_free(&all);
+    bert_ids_free(&one);
+    free(refs);
+    free(packed);
+    free(lengths);
+    return rc;
+}
+
+void fill_mask_result_free(fill_mask_result *r)
+{
+    if (!r || !r->items) return;
+    for (int i = 0; i < r->n_masks * r->top_k; i++) {
+        free(r->items[i].token_str);
+        free(r->items[i].sequence);
+    }
+    free(r->items);
+    r->items = NULL;
+}
+
+/* The top_k entries of probs[0..n), best first, into ids/scores. */
+static void top_k_of(const double *probs, int n, int k, int32_t *ids, double *scores)
+{
+    int filled = 0;
+    for (int v = 0; v < n; v++) {
+        double p = probs[v];
+        if (filled == k && p <= scores[k - 1]) continue;
+        int at = filled < k ? filled++ : k - 1;
+        while (at > 0 && scores[at - 1] < p) {
+            scores[at] = scores[at - 1];
+            ids[at] = ids[at - 1];
+            at--;
+        }
+        scores[at] = p;
+        ids[at] = v;
+    }
+}
+
+static int has_mlm_head(const bert_model *m)
+{
+    return m->mlm_dense_w && m->mlm_dense_b && m->mlm_ln_w && m->mlm_ln_b && m->mlm_decoder_w && m->mlm_bias;
+}
+
+int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
+                       fill_mask_result *out, bert_interrupt_fn interrupted, void *ctx, char **err)
+{
+    *err = NULL;
+    memset(out, 0, sizeof *out);
+    if (top_k < 1) {
+        *err = bert_errorf("top_k must be at least 1 (it is %d)", top_k);
+        return -1;
+    }
+    bert_ids ids = {0};
+    int *rows = NULL;
+    float *logits = NULL;
+    double *probs = NULL;
+    int32_t *filled = NULL;
+    int rc = -1;
+    if (pipeline_tokenize(e, text, len, 0, &ids, err) != 0) goto done;
+    int32_t mask = bert_tokenizer_specials(e->tokenizer)->mask;
+    if (need_special(e, mask, "[MASK]", err) != 0) goto done;
+    int n_masks = 0;
+    for (size_t i = 0; i < ids.len; i++) n_masks += ids.ids[i] == mask;
+    if (n_masks == 0) {
+        const char *mask_text = bert_tokenizer_token(e->tokenizer, mask);
+        *err = bert_errorf("no %s in the text: write %s where the word to predict goes, as in "
+                           "'Paris is the %s of France.'%s", mask_text, mask_text, mask_text,
+                           e->truncate ? " (text past max_length is cut off before the search)" : "");
+        goto done;
+    }
+    if (entry_need_model(e, err) != 0) goto done;
+    const bert_model *m = e->model;
+    if (!has_mlm_head(m)) {
+        *err = bert_errorf("model '%s' has no masked-language-model head (cls.predictions.*): "
+                           "fill-mask needs a checkpoint saved as BertForMaskedLM or "
+                           "BertForPreTraining, such as bert-base-uncased", e->name);
+        goto done;
+    }
+    const int vocab = m->cfg.vocab_size;
+    if (top_k > vocab) top_k = vocab;
+    rows = malloc((size_t)n_masks * sizeof *rows);
+    logits = malloc((size_t)n_masks * (size_t)vocab * sizeof *logits);
+    probs = malloc((size_t)vocab * sizeof *probs);
+    filled = malloc(ids.len * sizeof *filled);
+    out->items = calloc((size_t)n_masks * (size_t)top_k, sizeof *out->items);
+    if (!rows || !logits || !probs || !filled || !out->items) goto oom;
+    out->n_masks = n_masks;
+    out->top_k = top_k;
+    for (size_t i = 0, j = 0; i < ids.len; i++)
+        if (ids.ids[i] == mask) rows[j++] = (int)i;
+
+    int n = (int)ids.len;
+    const float *hidden = bert_encode(m, e->scratch, ids.ids, NULL, &n, 1, interrupted, ctx, err);
+    if (!hidden || bert_mlm_logits(m, e->scratch, hidden, rows, n_masks, logits, err) != 0) goto done;
+
+    int32_t *best = malloc((size_t)top_k * sizeof *best);
+    double *best_p = malloc((size_t)top_k * sizeof *best_p);
+    if (!best || !best_p) { free(best); free(best_p); goto oom; }
+    for (int k = 0; k < n_masks; k++) {
+        const float *row = logits + (size_t)k * (size_t)vocab;
+        double max = row[0], sum = 0;
+        for (int v = 1; v < vocab; v++) if (row[v] > max) max = row[v];
+        for (int v = 0; v < vocab; v++) sum += (probs[v] = exp((double)row[v] - max));
+        for (int v = 0; v < vocab; v++) probs[v] /= sum;
+        top_k_of(probs, vocab, top_k, best, best_p);
+        for (int r = 0; r < top_k; r++) {
+            fill_mask_candidate *c = &out->items[k * top_k + r];
+            c->mask_index = k;
+            c->rank = r + 1;
+            c->token = best[r];
+            c->score = best_p[r];
+            memcpy(filled, ids.ids, ids.len * sizeof *filled);
+            filled[rows[k]] = best[r];
+            /* Hugging Face keeps the other masks (and so every special token)
+             * in the sequence when there are several, to show where they are. */
+            c->token_str = bert_tokenizer_decode(e->tokenizer, &best[r], 1, 0);
+            c->sequence = bert_tokenizer_decode(e->tokenizer, filled, ids.len, n_masks == 1);
+            if (!c->token_str || !c->sequence) { free(best); free(best_p); goto oom; }
+        }
+    }
+    free(best);
+    free(best_p);
+    rc = 0;
+    goto done;
+oom:
+    *err = bert_errorf("out of memory filling masks");
+done:
+    if (rc != 0) fill_mask_result_free(out);
+    bert_ids_free(&ids);
+    free(rows);
+    free(logits);
+    free(probs);
+    free(filled);
+    return rc;
+}
+
+/* Hugging Face's "longest_first" pair truncation: drop tokens from the end
+ * of the longer segment (of the second one on a tie) until both fit. */
+static void truncate_pair(size_t *la, size_t *lb, size_t room)
+{
+    while (*la + *lb > room) {
+        if (*la > *lb) (*la)--;
+        else (*lb)--;
+    }
+}
+
+int pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen,
+                           double *prob, bert_interrupt_fn interrupted, void *ctx, char **err)
+{
+    *err = NULL;
+    bert_ids ia = {0}, ib = {0}, ids = {0}, types = {0};
+    int rc = -1;
+    if (entry_need_model(e, err) != 0) goto done;
+    const bert_model *m = e->model;
+    if (!m->nsp_w || !m->nsp_b || !m->pooler_w || !m->pooler_b) {
+        *err = bert_errorf("model '%s' has no next-sentence-prediction head (cls.seq_relationship.* "
+                           "and pooler.dense.*): it needs a checkpoint saved as BertForPreTraining "
+                           "or BertForNextSentencePrediction, such as bert-base-uncased", e->name);
+        goto done;
+    }
+    const bert_special_ids *sp = bert_tokenizer_specials(e->tokenizer);
+    if (need_special(e, sp->cls, "[CLS]", err) || need_special(e, sp->sep, "[SEP]", err)) goto done;
+    if (bert_tokenizer_encode(e->tokenizer, a, alen, &ia) != 0 ||
+        bert_tokenizer_encode(e->tokenizer, b, blen, &ib) != 0) goto oom;
+    size_t la = ia.len, lb = ib.len, room = e->max_length > 3 ? (size_t)e->max_length - 3 : 0;
+    if (la + lb > room) {
+        if (!e->truncate) {
+            *err = bert_errorf("the sentence pair is %zu tokens long, more than max_length %d of "
+                               "model '%s': shorten it, or register the model with "
+                               "'{\"truncate\": true}'", la + lb + 3, e->max_length, e->name);
+            goto done;
+        }
+        truncate_pair(&la, &lb, room);
+    }
+    int ok = bert_ids_push(&ids, sp->cls) == 0 && bert_ids_push(&types, 0) == 0;
+    for (size_t i = 0; ok && i < la; i++) ok = bert_ids_push(&ids, ia.ids[i]) == 0 && bert_ids_push(&types, 0) == 0;
+    ok = ok && bert_ids_push(&ids, sp->sep) == 0 && bert_ids_push(&types, 0) == 0;
+    for (size_t i = 0; ok && i < lb; i++) ok = bert_ids_push(&ids, ib.ids[i]) == 0 && bert_ids_push(&types, 1) == 0;
+    ok = ok && bert_ids_push(&ids, sp->sep) == 0 && bert_ids_push(&types, 1) == 0;
+    if (!ok) goto oom;
+    int n = (int)ids.len;
+    const float *hidden = bert_encode(m, e->scratch, ids.ids, types.ids, &n, 1, interrupted, ctx, err);
+    if (!hidden) goto done;
+    if (bert_nsp_probability(m, hidden, prob) != 0) {
+        *err = bert_errorf("model '%s': the next-sentence head could not be evaluated", e->name);
+        goto done;
+    }
+    rc = 0;
+    goto done;
+oom:
+    *err = bert_errorf("out of memory encoding a sentence pair");
+done:
+    bert_ids_free(&ia);
+    bert_ids_free(&ib);
+    bert_ids_free(&ids);
+    bert_ids_free(&types);
+    return rc;
+}

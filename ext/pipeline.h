@@ -1,0 +1,48 @@
+/*
+ * pipeline.h - what each SQL function computes, on a registered model:
+ * tokenize with [CLS]/[SEP] and truncation, embed, fill masks, judge a
+ * sentence pair.  Knows nothing of SQLite; the glue formats the results.
+ */
+#ifndef BERT_PIPELINE_H
+#define BERT_PIPELINE_H
+
+#include "registry.h"
+
+/* [CLS] pieces [SEP], cut to the entry's max_length when it truncates (an
+ * error when it does not and the text is longer, unless allow_long is set). */
+int pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allow_long,
+                      bert_ids *out, char **err);
+
+/* The pooled (and, when configured, normalized) embedding: out[hidden_size]. */
+int pipeline_embed(bert_entry *e, const char *text, size_t len, float *out,
+                   bert_interrupt_fn interrupted, void *ctx, char **err);
+
+/* Embeds n texts at once, packed into batches sorted by length:
+ * out[n x hidden_size], in the order given. */
+int pipeline_embed_batch(bert_entry *e, const char *const *texts, const size_t *lens, int n,
+                         float *out, bert_interrupt_fn interrupted, void *ctx, char **err);
+
+typedef struct {
+    int mask_index;     /* 0-based, left to right */
+    int rank;           /* 1-based, best first */
+    int32_t token;
+    double score;       /* softmax over the whole vocabulary */
+    char *token_str;    /* decode([token]) */
+    char *sequence;     /* the text with the mask filled, decoded as Hugging Face does */
+} fill_mask_candidate;
+
+typedef struct {
+    fill_mask_candidate *items;   /* n_masks * top_k of them, mask by mask, best first */
+    int n_masks;
+    int top_k;
+} fill_mask_result;
+
+int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
+                       fill_mask_result *out, bert_interrupt_fn interrupted, void *ctx, char **err);
+void fill_mask_result_free(fill_mask_result *r);
+
+/* Probability that b follows a (the NSP head on [CLS] a [SEP] b [SEP]). */
+int pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen,
+                           double *prob, bert_interrupt_fn interrupted, void *ctx, char **err);
+
+#endif

@@ -1,0 +1,333 @@
+/*
+ * registry.c - see registry.h.
+ */
+#include "registry.h"
+
+#include "error.h"
+#include "json.h"
+#include "weight_cache.h"
+
+#include <cblas.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Upper bound on OpenBLAS threads a user may ask for. */
+#define MAX_THREADS 256
+
+const char *bert_pooling_name(bert_pooling p)
+{
+    switch (p) {
+    case BERT_POOL_CLS: return "cls";
+    case BERT_POOL_MAX: return "max";
+    case BERT_POOL_POOLER: return "pooler";
+    case BERT_POOL_MEAN: break;
+    }
+    return "mean";
+}
+
+static int pooling_from_name(const char *s)
+{
+    static const char *names[] = {"mean", "cls", "max", "pooler"};
+    static const bert_pooling values[] = {BERT_POOL_MEAN, BERT_POOL_CLS, BERT_POOL_MAX, BERT_POOL_POOLER};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(s, names[i]) == 0) return (int)values[i];
+    return -1;
+}
+
+static char *dup_string(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    return d ? memcpy(d, s, n) : NULL;
+}
+
+int bert_options_parse(const char *text, bert_options *out, char **err)
+{
+    *err = NULL;
+    out->pooling = -1;
+    out->normalize = -1;
+    out->max_length = 0;
+    out->truncate = 1;
+    out->threads = 0;
+    if (!text || !*text) return 0;
+
+    json_doc *doc = NULL;
+    char *perr = NULL;
+    if (json_parse(text, strlen(text), &doc, &perr) != 0) {
+        *err = bert_errorf("bert_load options are not valid JSON (%s): pass an object such as "
+                           "'{\"pooling\": \"mean\", \"normalize\": true}'", perr ? perr : "out of memory");
+        free(perr);
+        return -1;
+    }
+    int rc = -1;
+    if (doc->nodes[0].type != JSON_OBJECT) {
+        *err = bert_errorf("bert_load options must be a JSON object such as '{\"max_length\": 256}'");
+        goto done;
+    }
+    for (int c = doc->nodes[0].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
+        const json_node *n = &doc->nodes[c];
+        const char *key = n->key;
+        if (strcmp(key, "pooling") == 0) {
+            const char *s = json_str(doc, c, NULL);
+            out->pooling = s ? pooling_from_name(s) : -1;
+            if (out->pooling < 0) {
+                *err = bert_errorf("option \"pooling\" must be one of \"mean\", \"cls\", \"max\", \"pooler\"");
+                goto done;
+            }
+        } else if (strcmp(key, "normalize") == 0 || strcmp(key, "truncate") == 0) {
+            int b = json_bool(doc, c, -1);
+            if (b < 0) {
+                *err = bert_errorf("option \"%s\" must be true or false", key);
+                goto done;
+            }
+            if (key[0] == 'n') out->normalize = b; else out->truncate = b;
+        } else if (strcmp(key, "max_length") == 0) {
+            long long v = json_int(doc, c, -1);
+            if (v < 3 || v > 1000000) {
+                *err = bert_errorf("option \"max_length\" must be an integer of at least 3 "
+                                   "(tokens, [CLS] and [SEP] included)");
+                goto done;
+            }
+            out->max_length = (int)v;
+        } else if (strcmp(key, "threads") == 0) {
+            long long v = json_int(doc, c, -1);
+            if (v < 1 || v > MAX_THREADS) {
+                *err = bert_errorf("option \"threads\" must be an integer from 1 to %d", MAX_THREADS);
+                goto done;
+            }
+            out->threads = (int)v;
+        } else {
+            *err = bert_errorf("unknown bert_load option \"%s\": the options are pooling, normalize, "
+                               "max_length, truncate and threads", key);
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    json_free(doc);
+    return rc;
+}
+
+/* model_max_length of tokenizer_config.json, 0 when absent.  Read at
+ * registration so that max_length is known before the tokenizer is loaded. */
+static int read_model_max_length(const char *dir)
+{
+    size_t n = strlen(dir) + sizeof "/tokenizer_config.json";
+    char *path = malloc(n);
+    if (!path) return 0;
+    snprintf(path, n, "%s/tokenizer_config.json", dir);
+    json_doc *doc = NULL;
+    int missing = 0;
+    char *err = NULL;
+    long long v = 0;
+    if (json_parse_file(path, &doc, &missing, &err) == 0)
+        v = json_int(doc, json_member(doc, 0, "model_max_length"), 0);
+    free(err);
+    free(path);
+    json_free(doc);
+    return v > 0 && v < (1 << 30) ? (int)v : 0;
+}
+
+static int resolve_settings(bert_entry *e, char **err)
+{
+    const bert_options *o = &e->given;
+    e->pooling = o->pooling >= 0 ? (bert_pooling)o->pooling : e->st.pooling;
+    e->normalize = o->normalize >= 0 ? o->normalize : e->st.normalize;
+    e->truncate = o->truncate;
+    e->threads = o->threads;
+    int limit = e->cfg.max_position_embeddings;
+    int max_length = limit;
+    int model_max = read_model_max_length(e->path);
+    if (model_max > 0 && model_max < max_length) max_length = model_max;
+    if (e->st.max_seq_length > 0 && e->st.max_seq_length < limit) max_length = e->st.max_seq_length;
+    if (o->max_length > 0) {
+        if (o->max_length > limit) {
+            *err = bert_errorf("max_length %d is more than the model's max_position_embeddings %d: "
+                               "use at most %d", o->max_length, limit, limit);
+            return -1;
+        }
+        max_length = o->max_length;
+    }
+    e->max_length = max_length;
+    return 0;
+}
+
+static void entry_free(bert_entry *e)
+{
+    if (!e) return;
+    bert_tokenizer_free(e->tokenizer);
+    weight_cache_release(e->model);
+    bert_scratch_free(e->scratch);
+    free(e->name);
+    free(e->path);
+    free(e);
+}
+
+static bert_entry *lookup(bert_registry *r, const char *name)
+{
+    for (bert_entry *e = r->head; e; e = e->next)
+        if (strcmp(e->name, name) == 0) return e;
+    return NULL;
+}
+
+static int same_options(const bert_options *a, const bert_options *b)
+{
+    return a->pooling == b->pooling && a->normalize == b->normalize && a->max_length == b->max_length &&
+           a->truncate == b->truncate && a->threads == b->threads;
+}
+
+int registry_add(bert_registry *r, const char *name, const char *path,
+                 const bert_options *opts, char **err)
+{
+    *err = NULL;
+    if (!*name) {
+        *err = bert_errorf("a model name cannot be empty: bert_load('name', '/path/to/model')");
+        return -1;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        *err = bert_errorf("model directory '%s' not found: give the path of a directory holding "
+                           "config.json, vocab.txt and model.safetensors", path);
+        return -1;
+    }
+    bert_entry *old = lookup(r, name);
+    if (old) {
+        if (strcmp(old->path, path) == 0 && same_options(&old->given, opts)) return 0;
+        *err = bert_errorf("model '%s' is already registered for '%s': choose another name, or "
+                           "SELECT bert_unload('%s') first", name, old->path, name);
+        return -1;
+    }
+    bert_entry *e = calloc(1, sizeof *e);
+    if (!e || !(e->name = dup_string(name)) || !(e->path = dup_string(path))) {
+        entry_free(e);
+        *err = bert_errorf("out of memory registering model '%s'", name);
+        return -1;
+    }
+    e->given = *opts;
+    if (bert_config_load(path, &e->cfg, err) != 0 || bert_st_config_load(path, &e->st, err) != 0 ||
+        resolve_settings(e, err) != 0) {
+        entry_free(e);
+        return -1;
+    }
+    e->next = r->head;
+    r->head = e;
+    return 0;
+}
+
+int registry_remove(bert_registry *r, const char *name, char **err)
+{
+    *err = NULL;
+    for (bert_entry **p = &r->head; *p; p = &(*p)->next) {
+        if (strcmp((*p)->name, name) == 0) {
+            bert_entry *e = *p;
+            *p = e->next;
+            entry_free(e);
+            return 0;
+        }
+    }
+    *err = bert_errorf("no model named '%s' is registered", name);
+    return -1;
+}
+
+/* "a, b, c" of the registered names, for error messages. */
+static char *list_names(const bert_registry *r)
+{
+    size_t n = 1;
+    for (bert_entry *e = r->head; e; e = e->next) n += strlen(e->name) + 4;
+    char *s = malloc(n);
+    if (!s) return NULL;
+    s[0] = '\0';
+    for (bert_entry *e = r->head; e; e = e->next) {
+        strcat(s, "'");
+        strcat(s, e->name);
+        strcat(s, e->next ? "', " : "'");
+    }
+    return s;
+}
+
+bert_entry *registry_find(bert_registry *r, const char *name, char **err)
+{
+    *err = NULL;
+    if (name) {
+        bert_entry *e = lookup(r, name);
+        if (e) return e;
+        char *names = list_names(r);
+        if (names && *names)
+            *err = bert_errorf("unknown model '%s'; registered models: %s. Register it with "
+                               "SELECT bert_load('%s', '/path/to/model')", name, names, name);
+        else
+            *err = bert_errorf("unknown model '%s': no model is registered. Register it with "
+                               "SELECT bert_load('%s', '/path/to/model')", name, name);
+        free(names);
+        return NULL;
+    }
+    bert_entry *e = lookup(r, "default");
+    if (e) return e;
+    if (r->head && !r->head->next) return r->head;
+    if (r->head) {
+        char *names = list_names(r);
+        *err = bert_errorf("several models are registered (%s) and none is named 'default': name "
+                           "the model as the last argument, or register one as 'default'",
+                           names ? names : "?");
+        free(names);
+        return NULL;
+    }
+    const char *env = getenv("BERT_MODEL");
+    if (env && *env) {
+        bert_options defaults;
+        if (bert_options_parse(NULL, &defaults, err) != 0) return NULL;
+        char *add_err = NULL;
+        if (registry_add(r, "default", env, &defaults, &add_err) != 0) {
+            *err = bert_errorf("BERT_MODEL: %s", add_err ? add_err : "out of memory");
+            free(add_err);
+            return NULL;
+        }
+        return r->head;
+    }
+    *err = bert_errorf("no model is registered: SELECT bert_load('default', '/path/to/model') "
+                       "first, or set the environment variable BERT_MODEL to a model directory");
+    return NULL;
+}
+
+int entry_need_tokenizer(bert_entry *e, char **err)
+{
+    *err = NULL;
+    if (e->tokenizer) return 0;
+    return bert_tokenizer_load(e->path, &e->tokenizer, err);
+}
+
+int entry_need_model(bert_entry *e, char **err)
+{
+    *err = NULL;
+    if (entry_need_tokenizer(e, err) != 0) return -1;
+    if (!e->scratch && !(e->scratch = bert_scratch_new())) {
+        *err = bert_errorf("out of memory allocating buffers for model '%s'", e->name);
+        return -1;
+    }
+    if (e->model) return 0;
+    const bert_model *m = weight_cache_acquire(e->path, err);
+    if (!m) return -1;
+    if (m->cfg.vocab_size < (int)bert_tokenizer_vocab_size(e->tokenizer)) {
+        *err = bert_errorf("model '%s': vocab.txt has %zu entries but the weights only %d: the "
+                           "vocabulary and the weights do not belong together",
+                           e->name, bert_tokenizer_vocab_size(e->tokenizer), m->cfg.vocab_size);
+        weight_cache_release(m);
+        return -1;
+    }
+    /* OpenBLAS keeps one thread count for the whole process, so the last
+     * model loaded with a "threads" option sets it for all. */
+    if (e->threads > 0) openblas_set_num_threads(e->threads);
+    e->model = m;
+    return 0;
+}
+
+void registry_clear(bert_registry *r)
+{
+    while (r->head) {
+        bert_entry *e = r->head;
+        r->head = e->next;
+        entry_free(e);
+    }
+}

@@ -1,0 +1,71 @@
+/*
+ * registry.h - the models one connection has registered by name.
+ *
+ * bert_load() only records a name, a directory and options after checking
+ * that config.json is readable.  The tokenizer is read by the first call that
+ * tokenizes, the weights are taken from the process-wide cache by the first
+ * call that runs the encoder, and the scratch buffers belong to the entry, so
+ * each connection computes in its own memory.
+ */
+#ifndef BERT_REGISTRY_H
+#define BERT_REGISTRY_H
+
+#include "encoder.h"
+#include "model.h"
+#include "tokenizer.h"
+
+/* What a user may set in bert_load's options JSON; -1 / 0 mean "not given". */
+typedef struct {
+    int pooling;      /* bert_pooling, or -1 for the model's own */
+    int normalize;    /* 1, 0, or -1 for the model's own */
+    int max_length;   /* tokens incl. [CLS] and [SEP], 0 for the model's own */
+    int truncate;     /* 1 (default): cut silently; 0: error on longer input */
+    int threads;      /* OpenBLAS threads, 0 for the default */
+} bert_options;
+
+typedef struct bert_entry {
+    char *name;
+    char *path;
+    bert_options given;     /* options as the user gave them */
+    bert_config cfg;        /* read at registration */
+    bert_st_config st;      /* sentence-transformers settings, read at registration */
+    bert_pooling pooling;   /* effective settings */
+    int normalize;
+    int max_length;
+    int truncate;
+    int threads;
+    bert_tokenizer *tokenizer;   /* NULL until first needed */
+    const bert_model *model;     /* NULL until first needed; shared, see weight_cache.h */
+    bert_scratch *scratch;       /* this connection's buffers for this model */
+    struct bert_entry *next;
+} bert_entry;
+
+typedef struct {
+    bert_entry *head;
+} bert_registry;
+
+/* Parses bert_load's options (NULL or "" for none). 0, or -1 with *err. */
+int bert_options_parse(const char *json, bert_options *out, char **err);
+
+/* Registers `path` as `name`.  The same name with the same path and options
+ * is a no-op; a different one is an error. 0, or -1 with *err (malloc'd). */
+int registry_add(bert_registry *r, const char *name, const char *path,
+                 const bert_options *opts, char **err);
+
+/* Drops a registration and what it holds. 0, or -1 with *err when unknown. */
+int registry_remove(bert_registry *r, const char *name, char **err);
+
+/* The entry called `name`, or the default model when name is NULL: the one
+ * named "default", else the only one, else $BERT_MODEL registered as
+ * "default".  NULL with *err listing what is registered. */
+bert_entry *registry_find(bert_registry *r, const char *name, char **err);
+
+/* Make sure the entry's tokenizer / weights and scratch are loaded. 0 or -1 with *err. */
+int entry_need_tokenizer(bert_entry *e, char **err);
+int entry_need_model(bert_entry *e, char **err);
+
+void registry_clear(bert_registry *r);
+
+const char *bert_pooling_name(bert_pooling p);
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * safetensors.h - a read-only view of a .safetensors file.
+ *
+ * The format: an 8-byte little-endian length N, N bytes of JSON mapping each
+ * tensor name to {"dtype", "shape", "data_offsets": [begin, end]} (offsets
+ * relative to the end of the header), then the raw little-endian data.
+ *
+ * st_open() maps the file read-only and checks everything a hostile file
+ * could lie about before anyone touches the data: the header length, each
+ * entry's dtype, shape and byte range, and that no two ranges overlap.  After
+ * that, a tensor's bytes can be read without further checks.
+ */
+#ifndef BERT_SAFETENSORS_H
+#define BERT_SAFETENSORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    ST_F32, ST_F16, ST_BF16, ST_F64,
+    ST_I64, ST_I32, ST_I16, ST_I8,
+    ST_U64, ST_U32, ST_U16, ST_U8,
+    ST_BOOL, ST_F8_E4M3, ST_F8_E5M2
+} st_dtype;
+
+#define ST_MAX_DIMS 8
+
+typedef struct {
+    const char *name;
+    const char *dtype_name;         /* as written in the header, "F32" ... */
+    st_dtype dtype;
+    int ndim;
+    int64_t shape[ST_MAX_DIMS];
+    size_t count;                   /* number of elements */
+    size_t nbytes;
+    const unsigned char *data;      /* inside the mapping, nbytes long */
+} st_tensor;
+
+typedef struct st_file st_file;
+
+/* Maps and validates `path`.  0, or -1 with *err (malloc'd) naming the file
+ * and the problem; err must not be NULL. */
+int st_open(const char *path, st_file **out, char **err);
+
+/* Validates an in-memory image of a file, which must outlive the result.
+ * `label` names it in error messages. */
+int st_parse(const unsigned char *buf, size_t size, const char *label,
+             st_file **out, char **err);
+
+/* The tensor called `name`, or NULL. */
+const st_tensor *st_find(const st_file *f, const char *name);
+
+int st_count(const st_file *f);
+const st_tensor *st_tensor_at(const st_file *f, int i);   /* sorted by name */
+
+/* Size of the whole file (or in-memory image) in bytes. */
+size_t st_size(const st_file *f);
+
+/* Bytes per element of a dtype. */
+size_t st_dtype_size(st_dtype t);
+
+/* Unmaps the file (when st_open mapped it) and frees everything. */
+void st_close(st_file *f);
+
+#endif

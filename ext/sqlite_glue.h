@@ -1,0 +1,36 @@
+/*
+ * sqlite_glue.h - what the glue files (sqlite_glue.c, sqlite_vtab.c) share:
+ * the per-connection state and argument helpers.
+ */
+#ifndef BERT_SQLITE_GLUE_H
+#define BERT_SQLITE_GLUE_H
+
+#include "sqlite_api.h"
+#include "encoder.h"
+#include "registry.h"
+
+/* One per connection: its registered models.  Every function and module
+ * registered on the connection holds a reference; the last one frees it. */
+typedef struct {
+    bert_registry registry;
+    int refs;
+} bert_connection;
+
+bert_connection *bert_connection_retain(bert_connection *c);
+void bert_connection_release(void *c);
+
+/* The interrupt poll handed to the encoder: non-zero once sqlite3_interrupt()
+ * was called on `db` (where the SQLite version can tell). */
+bert_interrupt_fn glue_interrupt_fn(void);
+
+/* Resolves the model named by a (possibly NULL) SQL value; the default when
+ * NULL.  On failure returns NULL with *err (malloc'd). */
+bert_entry *glue_find_model(bert_connection *c, sqlite3_value *name, char **err);
+
+/* Appends `s` as a JSON string literal. */
+void glue_json_string(sqlite3_str *out, const char *s);
+
+/* Registers the table-valued functions and the bert_models table. */
+int glue_register_vtabs(sqlite3 *db, bert_connection *c);
+
+#endif

@@ -1,0 +1,493 @@
+/*
+ * sqlite_vtab.c - the table-valued parts of the SQL surface:
+ *
+ *   SELECT * FROM bert_models;                          -- this connection's models
+ *   SELECT * FROM bert_fill_mask_each(text [, top_k [, model]]);
+ *   SELECT * FROM bert_embed_each(json [, model]);      -- batched embedding
+ *
+ * All three are eponymous virtual tables in the style of SQLite's
+ * ext/misc/series.c: hidden columns carry the arguments.
+ */
+#include "sqlite_glue.h"
+
+#include "error.h"
+#include "json.h"
+#include "pipeline.h"
+#include "weight_cache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Texts embedded per step of a bert_embed_each cursor: the granularity at
+ * which sqlite3_interrupt() stops a long batch. */
+#define EMBED_CHUNK 256
+
+typedef struct {
+    sqlite3_vtab base;
+    bert_connection *conn;
+} glue_vtab;
+
+static int vtab_connect(sqlite3 *db, void *aux, const char *schema, sqlite3_vtab **out, char **err)
+{
+    (void)err;
+    int rc = sqlite3_declare_vtab(db, schema);
+    if (rc != SQLITE_OK) return rc;
+    glue_vtab *v = sqlite3_malloc(sizeof *v);
+    if (!v) return SQLITE_NOMEM;
+    memset(v, 0, sizeof *v);
+    v->conn = aux;
+    *out = &v->base;
+    return SQLITE_OK;
+}
+
+static int vtab_disconnect(sqlite3_vtab *v)
+{
+    sqlite3_free(v);
+    return SQLITE_OK;
+}
+
+static void vtab_error(sqlite3_vtab *v, char *msg)
+{
+    sqlite3_free(v->zErrMsg);
+    v->zErrMsg = sqlite3_mprintf("%s", msg ? msg : "out of memory");
+    free(msg);
+}
+
+/* Plans a table whose hidden argument columns start at `first_arg` and of
+ * which the first `required` must be given: each usable equality constraint
+ * on an argument column becomes argv[i] of xFilter, in column order. */
+static int plan_arguments(sqlite3_index_info *info, int first_arg, int n_args, int required)
+{
+    int where[8];
+    for (int i = 0; i < n_args; i++) where[i] = -1;
+    for (int i = 0; i < info->nConstraint; i++) {
+        const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+        int col = c->iColumn - first_arg;
+        if (col < 0 || col >= n_args || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+        if (!c->usable) return SQLITE_CONSTRAINT;
+        where[col] = i;
+    }
+    int mask = 0, argc = 0;
+    for (int i = 0; i < n_args; i++) {
+        if (where[i] < 0) continue;
+        info->aConstraintUsage[where[i]].argvIndex = ++argc;
+        info->aConstraintUsage[where[i]].omit = 1;
+        mask |= 1 << i;
+    }
+    for (int i = 0; i < required; i++) {
+        if (!(mask & (1 << i))) {
+            info->estimatedCost = 1e30;
+            return SQLITE_CONSTRAINT;
+        }
+    }
+    info->idxNum = mask;
+    info->estimatedCost = 100;
+    return SQLITE_OK;
+}
+
+/* Maps xFilter's argv back to argument columns: args[i] is NULL when absent. */
+static void unpack_arguments(int mask, int n_args, sqlite3_value **argv, sqlite3_value **args)
+{
+    for (int i = 0, j = 0; i < n_args; i++) args[i] = (mask & (1 << i)) ? argv[j++] : NULL;
+}
+
+/* ---- bert_models ---------------------------------------------------------- */
+
+enum { M_NAME, M_PATH, M_LOADED, M_HIDDEN, M_LAYERS, M_HEADS, M_VOCAB, M_MAX_LENGTH,
+       M_POOLING, M_NORMALIZE, M_HAS_MLM, M_HAS_NSP, M_DTYPE, M_REFS };
+
+typedef struct {
+    sqlite3_vtab_cursor base;
+    bert_entry *entry;
+    sqlite3_int64 rowid;
+} models_cursor;
+
+static int models_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                          sqlite3_vtab **out, char **err)
+{
+    (void)argc; (void)argv;
+    return vtab_connect(db, aux,
+        "CREATE TABLE x(name TEXT, path TEXT, loaded INTEGER, hidden_size INTEGER, num_layers INTEGER, "
+        "num_heads INTEGER, vocab_size INTEGER, max_length INTEGER, pooling TEXT, normalize INTEGER, "
+        "has_mlm_head INTEGER, has_nsp_head INTEGER, dtype TEXT, refs INTEGER)", out, err);
+}
+
+static int models_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+    (void)v;
+    models_cursor *c = sqlite3_malloc(sizeof *c);
+    if (!c) return SQLITE_NOMEM;
+    memset(c, 0, sizeof *c);
+    *out = &c->base;
+    return SQLITE_OK;
+}
+
+static int cursor_close(sqlite3_vtab_cursor *c)
+{
+    sqlite3_free(c);
+    return SQLITE_OK;
+}
+
+static int models_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
+{
+    (void)idx; (void)idx_str; (void)argc; (void)argv;
+    models_cursor *c = (models_cursor *)cur;
+    c->entry = ((glue_vtab *)cur->pVtab)->conn->registry.head;
+    c->rowid = 1;
+    return SQLITE_OK;
+}
+
+static int models_next(sqlite3_vtab_cursor *cur)
+{
+    models_cursor *c = (models_cursor *)cur;
+    c->entry = c->entry->next;
+    c->rowid++;
+    return SQLITE_OK;
+}
+
+static int models_eof(sqlite3_vtab_cursor *cur)
+{
+    return ((models_cursor *)cur)->entry == NULL;
+}
+
+static int models_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+    const bert_entry *e = ((models_cursor *)cur)->entry;
+    const bert_model *m = e->model;
+    switch (col) {
+    case M_NAME: sqlite3_result_text(ctx, e->name, -1, SQLITE_TRANSIENT); break;
+    case M_PATH: sqlite3_result_text(ctx, e->path, -1, SQLITE_TRANSIENT); break;
+    case M_LOADED: sqlite3_result_int(ctx, m != NULL); break;
+    case M_HIDDEN: sqlite3_result_int(ctx, e->cfg.hidden_size); break;
+    case M_LAYERS: sqlite3_result_int(ctx, e->cfg.num_layers); break;
+    case M_HEADS: sqlite3_result_int(ctx, e->cfg.num_heads); break;
+    case M_VOCAB: sqlite3_result_int(ctx, e->cfg.vocab_size); break;
+    case M_MAX_LENGTH: sqlite3_result_int(ctx, e->max_length); break;
+    case M_POOLING: sqlite3_result_text(ctx, bert_pooling_name(e->pooling), -1, SQLITE_STATIC); break;
+    case M_NORMALIZE: sqlite3_result_int(ctx, e->normalize); break;
+    /* What the weights hold is known once they are loaded; NULL before. */
+    case M_HAS_MLM:
+        if (m) sqlite3_result_int(ctx, m->mlm_decoder_w != NULL && m->mlm_dense_w != NULL);
+        break;
+    case M_HAS_NSP:
+        if (m) sqlite3_result_int(ctx, m->nsp_w != NULL && m->pooler_w != NULL);
+        break;
+    case M_DTYPE:
+        if (m) sqlite3_result_text(ctx, m->dtype, -1, SQLITE_STATIC);
+        break;
+    case M_REFS: sqlite3_result_int(ctx, m ? weight_cache_refs(m) : 0); break;
+    default: break;
+    }
+    return SQLITE_OK;
+}
+
+static int models_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+    *rowid = ((models_cursor *)cur)->rowid;
+    return SQLITE_OK;
+}
+
+static int models_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
+{
+    (void)v;
+    info->estimatedCost = 10;
+    return SQLITE_OK;
+}
+
+static sqlite3_module models_module = {
+    .xConnect = models_connect, .xBestIndex = models_best_index, .xDisconnect = vtab_disconnect,
+    .xOpen = models_open, .xClose = cursor_close, .xFilter = models_filter, .xNext = models_next,
+    .xEof = models_eof, .xColumn = models_column, .xRowid = models_rowid,
+};
+
+/* ---- bert_fill_mask_each ------------------------------------------------------- */
+
+enum { F_MASK_INDEX, F_RANK, F_TOKEN, F_TOKEN_STR, F_SCORE, F_SEQUENCE, F_TEXT, F_TOP_K, F_MODEL };
+
+typedef struct {
+    sqlite3_vtab_cursor base;
+    fill_mask_result result;
+    int row;
+} fill_cursor;
+
+static int fill_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                        sqlite3_vtab **out, char **err)
+{
+    (void)argc; (void)argv;
+    return vtab_connect(db, aux,
+        "CREATE TABLE x(mask_index INTEGER, rank INTEGER, token INTEGER, token_str TEXT, score REAL, "
+        "sequence TEXT, text HIDDEN, top_k HIDDEN, model HIDDEN)", out, err);
+}
+
+static int fill_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
+{
+    (void)v;
+    return plan_arguments(info, F_TEXT, 3, 1);
+}
+
+static int fill_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+    (void)v;
+    fill_cursor *c = sqlite3_malloc(sizeof *c);
+    if (!c) return SQLITE_NOMEM;
+    memset(c, 0, sizeof *c);
+    *out = &c->base;
+    return SQLITE_OK;
+}
+
+static int fill_close(sqlite3_vtab_cursor *cur)
+{
+    fill_mask_result_free(&((fill_cursor *)cur)->result);
+    return cursor_close(cur);
+}
+
+static int fill_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
+{
+    (void)idx_str; (void)argc;
+    fill_cursor *c = (fill_cursor *)cur;
+    glue_vtab *v = (glue_vtab *)cur->pVtab;
+    fill_mask_result_free(&c->result);
+    memset(&c->result, 0, sizeof c->result);
+    c->row = 0;
+    sqlite3_value *args[3];
+    unpack_arguments(idx, 3, argv, args);
+    if (sqlite3_value_type(args[0]) == SQLITE_NULL) return SQLITE_OK;   /* NULL text: no rows */
+    if (sqlite3_value_type(args[0]) != SQLITE_TEXT) {
+        vtab_error(&v->base, bert_errorf("bert_fill_mask_each: the text must be TEXT"));
+        return SQLITE_ERROR;
+    }
+    int top_k = 5;
+    if (args[1] && sqlite3_value_type(args[1]) != SQLITE_NULL) {
+        sqlite3_int64 k = sqlite3_value_int64(args[1]);
+        if (sqlite3_value_type(args[1]) != SQLITE_INTEGER || k < 1 || k > 1000000) {
+            vtab_error(&v->base, bert_errorf("bert_fill_mask_each: top_k must be a positive INTEGER such as 5"));
+            return SQLITE_ERROR;
+        }
+        top_k = (int)k;
+    }
+    char *err = NULL;
+    bert_entry *e = glue_find_model(v->conn, args[2], &err);
+    if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
+    const char *text = (const char *)sqlite3_value_text(args[0]);
+    size_t len = (size_t)sqlite3_value_bytes(args[0]);
+    if (!text) return SQLITE_NOMEM;
+    if (pipeline_fill_mask(e, text, len, top_k, &c->result, glue_interrupt_fn(), NULL, &err) != 0) {
+        vtab_error(&v->base, err);
+        return SQLITE_ERROR;
+    }
+    return SQLITE_OK;
+}
+
+static int fill_next(sqlite3_vtab_cursor *cur)
+{
+    ((fill_cursor *)cur)->row++;
+    return SQLITE_OK;
+}
+
+static int fill_eof(sqlite3_vtab_cursor *cur)
+{
+    fill_cursor *c = (fill_cursor *)cur;
+    return c->row >= c->result.n_masks * c->result.top_k;
+}
+
+static int fill_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+    fill_cursor *c = (fill_cursor *)cur;
+    const fill_mask_candidate *k = &c->result.items[c->row];
+    switch (col) {
+    case F_MASK_INDEX: sqlite3_result_int(ctx, k->mask_index); break;
+    case F_RANK: sqlite3_result_int(ctx, k->rank); break;
+    case F_TOKEN: sqlite3_result_int(ctx, k->token); break;
+    case F_TOKEN_STR: sqlite3_result_text(ctx, k->token_str, -1, SQLITE_TRANSIENT); break;
+    case F_SCORE: sqlite3_result_double(ctx, k->score); break;
+    case F_SEQUENCE: sqlite3_result_text(ctx, k->sequence, -1, SQLITE_TRANSIENT); break;
+    default: break;
+    }
+    return SQLITE_OK;
+}
+
+static int fill_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+    *rowid = ((fill_cursor *)cur)->row + 1;
+    return SQLITE_OK;
+}
+
+static sqlite3_module fill_module = {
+    .xConnect = fill_connect, .xBestIndex = fill_best_index, .xDisconnect = vtab_disconnect,
+    .xOpen = fill_open, .xClose = fill_close, .xFilter = fill_filter, .xNext = fill_next,
+    .xEof = fill_eof, .xColumn = fill_column, .xRowid = fill_rowid,
+};
+
+/* ---- bert_embed_each ---------------------------------------------------------- */
+
+enum { E_KEY, E_VALUE, E_EMBEDDING, E_INPUT, E_MODEL };
+
+typedef struct {
+    sqlite3_vtab_cursor base;
+    json_doc *doc;
+    int *items;          /* node index of each text, in input order */
+    int count;
+    int row;
+    bert_entry *entry;
+    float *vectors;      /* EMBED_CHUNK embeddings, of rows chunk_start.. */
+    int chunk_start, chunk_len;
+} embed_cursor;
+
+static int embed_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                         sqlite3_vtab **out, char **err)
+{
+    (void)argc; (void)argv;
+    return vtab_connect(db, aux,
+        "CREATE TABLE x(key, value TEXT, embedding BLOB, input HIDDEN, model HIDDEN)", out, err);
+}
+
+static int embed_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
+{
+    (void)v;
+    return plan_arguments(info, E_INPUT, 2, 1);
+}
+
+static int embed_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+    (void)v;
+    embed_cursor *c = sqlite3_malloc(sizeof *c);
+    if (!c) return SQLITE_NOMEM;
+    memset(c, 0, sizeof *c);
+    *out = &c->base;
+    return SQLITE_OK;
+}
+
+static void embed_reset(embed_cursor *c)
+{
+    json_free(c->doc);
+    free(c->items);
+    free(c->vectors);
+    c->doc = NULL;
+    c->items = NULL;
+    c->vectors = NULL;
+    c->count = c->row = c->chunk_start = c->chunk_len = 0;
+    c->entry = NULL;
+}
+
+static int embed_close(sqlite3_vtab_cursor *cur)
+{
+    embed_reset((embed_cursor *)cur);
+    return cursor_close(cur);
+}
+
+/* Embeds the chunk of texts that starts at the cursor's row. */
+static int embed_chunk(embed_cursor *c)
+{
+    glue_vtab *v = (glue_vtab *)c->base.pVtab;
+    int n = c->count - c->row < EMBED_CHUNK ? c->count - c->row : EMBED_CHUNK;
+    const char *texts[EMBED_CHUNK];
+    size_t lens[EMBED_CHUNK];
+    for (int i = 0; i < n; i++) {
+        texts[i] = c->doc->nodes[c->items[c->row + i]].text;
+        lens[i] = strlen(texts[i]);
+    }
+    char *err = NULL;
+    if (pipeline_embed_batch(c->entry, texts, lens, n, c->vectors, glue_interrupt_fn(), NULL, &err) != 0) {
+        vtab_error(&v->base, err);
+        return SQLITE_ERROR;
+    }
+    c->chunk_start = c->row;
+    c->chunk_len = n;
+    return SQLITE_OK;
+}
+
+static int embed_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
+{
+    (void)idx_str; (void)argc;
+    embed_cursor *c = (embed_cursor *)cur;
+    glue_vtab *v = (glue_vtab *)cur->pVtab;
+    embed_reset(c);
+    sqlite3_value *args[2];
+    unpack_arguments(idx, 2, argv, args);
+    if (sqlite3_value_type(args[0]) == SQLITE_NULL) return SQLITE_OK;
+    const char *json = (const char *)sqlite3_value_text(args[0]);
+    if (!json) return SQLITE_NOMEM;
+    char *err = NULL;
+    if (json_parse(json, (size_t)sqlite3_value_bytes(args[0]), &c->doc, &err) != 0 ||
+        (c->doc->nodes[0].type != JSON_ARRAY && c->doc->nodes[0].type != JSON_OBJECT)) {
+        free(err);
+        vtab_error(&v->base, bert_errorf("bert_embed_each: the input must be a JSON array of texts "
+                                         "(json_group_array(body)) or an object of key -> text "
+                                         "(json_group_object(id, body))"));
+        return SQLITE_ERROR;
+    }
+    if (!(c->entry = glue_find_model(v->conn, args[1], &err))) { vtab_error(&v->base, err); return SQLITE_ERROR; }
+    int n = json_length(c->doc, 0);
+    c->items = malloc(((size_t)n + 1) * sizeof *c->items);
+    c->vectors = malloc((size_t)EMBED_CHUNK * (size_t)c->entry->cfg.hidden_size * sizeof(float));
+    if (!c->items || !c->vectors) return SQLITE_NOMEM;
+    for (int node = c->doc->nodes[0].first_child; node >= 0; node = c->doc->nodes[node].next_sibling) {
+        if (c->doc->nodes[node].type == JSON_NULL) continue;   /* NULL texts give no row */
+        if (c->doc->nodes[node].type != JSON_TEXT) {
+            vtab_error(&v->base, bert_errorf("bert_embed_each: item %d of the input is not a text", c->count + 1));
+            return SQLITE_ERROR;
+        }
+        c->items[c->count++] = node;
+    }
+    return c->count > 0 ? embed_chunk(c) : SQLITE_OK;
+}
+
+static int embed_next(sqlite3_vtab_cursor *cur)
+{
+    embed_cursor *c = (embed_cursor *)cur;
+    c->row++;
+    if (c->row < c->count && c->row >= c->chunk_start + c->chunk_len) return embed_chunk(c);
+    return SQLITE_OK;
+}
+
+static int embed_eof(sqlite3_vtab_cursor *cur)
+{
+    embed_cursor *c = (embed_cursor *)cur;
+    return c->row >= c->count;
+}
+
+static int embed_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+    embed_cursor *c = (embed_cursor *)cur;
+    const json_node *node = &c->doc->nodes[c->items[c->row]];
+    int dim = c->entry->cfg.hidden_size;
+    switch (col) {
+    case E_KEY:
+        if (node->key) sqlite3_result_text(ctx, node->key, -1, SQLITE_TRANSIENT);
+        else sqlite3_result_int64(ctx, node->index);
+        break;
+    case E_VALUE: sqlite3_result_text(ctx, node->text, -1, SQLITE_TRANSIENT); break;
+    case E_EMBEDDING:
+        sqlite3_result_blob(ctx, c->vectors + (size_t)(c->row - c->chunk_start) * (size_t)dim,
+                            dim * (int)sizeof(float), SQLITE_TRANSIENT);
+        sqlite3_result_subtype(ctx, 223);
+        break;
+    default: break;
+    }
+    return SQLITE_OK;
+}
+
+static int embed_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+    *rowid = ((embed_cursor *)cur)->row + 1;
+    return SQLITE_OK;
+}
+
+static sqlite3_module embed_module = {
+    .xConnect = embed_connect, .xBestIndex = embed_best_index, .xDisconnect = vtab_disconnect,
+    .xOpen = embed_open, .xClose = embed_close, .xFilter = embed_filter, .xNext = embed_next,
+    .xEof = embed_eof, .xColumn = embed_column, .xRowid = embed_rowid,
+};
+
+int glue_register_vtabs(sqlite3 *db, bert_connection *c)
+{
+    int rc = sqlite3_create_module_v2(db, "bert_models", &models_module, bert_connection_retain(c),
+                                      bert_connection_release);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_module_v2(db, "bert_fill_mask_each", &fill_module, bert_connection_retain(c),
+                                      bert_connection_release);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_module_v2(db, "bert_embed_each", &embed_module, bert_connection_retain(c),
+                                      bert_connection_release);
+    return rc;
+}

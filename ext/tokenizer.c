@@ -1,0 +1,898 @@
+/*
+ * tokenizer.c - BERT's WordPiece tokenizer, as Hugging Face's tokenizer.json
+ * pipeline runs it: added (special) tokens matched in the raw text, then
+ * BertNormalizer (clean text, space CJK ideographs, strip accents, lowercase),
+ * BertPreTokenizer (split on whitespace, isolate punctuation) and WordPiece.
+ *
+ * Text streams through those stages one character at a time, so memory stays
+ * bounded by the longest word and time is linear in the input.  The one
+ * stage that looks across characters is NFD's canonical reordering, which
+ * holds back a run of combining marks until the next starter.
+ */
+#include "tokenizer.h"
+
+#include "error.h"
+#include "json.h"
+#include "unicode_text.h"
+#include "vocab.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    char *text;
+    size_t len;
+    int32_t id;
+    int special;     /* dropped by decode when skipping special tokens */
+} added_token;
+
+struct bert_tokenizer {
+    bert_vocab vocab;
+    bert_tokenizer_settings settings;
+    bert_special_ids specials;
+    int clean_text;
+    int strip;                   /* strip_accents resolved against lowercase */
+    char *prefix;                /* WordPiece's continuing_subword_prefix */
+    size_t prefix_len;
+    int32_t unk;
+    /* decode */
+    int decoder_wordpiece;       /* 0: tokenizer.json has no decoder: join with spaces */
+    char *decoder_prefix;
+    size_t decoder_prefix_len;
+    int decoder_cleanup;
+    int cleanup_spaces;          /* transformers' clean_up_tokenization_spaces */
+    /* Tokens matched whole in the raw text, grouped by first byte, longest
+     * first, so the first candidate that matches is the leftmost-longest. */
+    added_token *added;
+    size_t n_added;
+    size_t bucket[257];          /* added[bucket[b] .. bucket[b+1]) start with byte b */
+    unsigned char *special_id;   /* per id: 1 for a special token */
+};
+
+int bert_ids_push(bert_ids *v, int32_t id)
+{
+    if (v->len == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 64;
+        if (cap > SIZE_MAX / sizeof *v->ids) return -1;
+        int32_t *p = realloc(v->ids, cap * sizeof *p);
+        if (!p) return -1;
+        v->ids = p;
+        v->cap = cap;
+    }
+    v->ids[v->len++] = id;
+    return 0;
+}
+
+void bert_ids_free(bert_ids *v)
+{
+    free(v->ids);
+    v->ids = NULL;
+    v->len = v->cap = 0;
+}
+
+/* ---- loading ------------------------------------------------------------- */
+
+static char *dup_text(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (!d) return NULL;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+static char *path_join(const char *dir, const char *file)
+{
+    size_t n = strlen(dir) + strlen(file) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", dir, file);
+    return p;
+}
+
+static char *read_whole_file(const char *path, size_t *len, char **err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        *err = bert_errorf("cannot open %s: %s; a model directory needs the vocab.txt of its tokenizer, "
+                           "as Hugging Face publishes it", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 1 << 16;
+            char *p = ncap > cap ? realloc(buf, ncap) : NULL;
+            if (!p) {
+                *err = bert_errorf("out of memory reading %s", path);
+                goto fail;
+            }
+            buf = p;
+            cap = ncap;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    if (ferror(f)) {
+        *err = bert_errorf("cannot read %s: %s", path, strerror(errno));
+        goto fail;
+    }
+    fclose(f);
+    *len = n;
+    return buf;
+fail:
+    free(buf);
+    fclose(f);
+    return NULL;
+}
+
+/* A special token's name as tokenizer_config.json writes it: a string, or an
+ * AddedToken object with "content". */
+static const char *token_name(const json_doc *doc, int node)
+{
+    if (node < 0) return NULL;
+    if (doc->nodes[node].type == JSON_OBJECT) return json_str(doc, json_member(doc, node, "content"), NULL);
+    return json_str(doc, node, NULL);
+}
+
+enum { NAME_CLS, NAME_SEP, NAME_MASK, NAME_PAD, NAME_UNK, N_NAMES };
+static const char *const name_keys[N_NAMES] = {"cls_token", "sep_token", "mask_token", "pad_token", "unk_token"};
+static const char *const name_defaults[N_NAMES] = {"[CLS]", "[SEP]", "[MASK]", "[PAD]", "[UNK]"};
+
+/* What the loader gathers before it builds the tokenizer. */
+typedef struct {
+    char *names[N_NAMES];        /* from the config files, NULL when unset */
+    char **extra;                /* additional_special_tokens */
+    size_t n_extra;
+    int have_json_added;         /* tokenizer.json listed its added tokens */
+} load_state;
+
+static void load_state_free(load_state *ls)
+{
+    for (int i = 0; i < N_NAMES; i++) free(ls->names[i]);
+    for (size_t i = 0; i < ls->n_extra; i++) free(ls->extra[i]);
+    free(ls->extra);
+}
+
+static int set_name(char **slot, const char *value)
+{
+    if (*slot || !value) return 0;
+    *slot = dup_text(value, strlen(value));
+    return *slot ? 0 : -1;
+}
+
+static int add_extra(load_state *ls, const char *name)
+{
+    char **p = realloc(ls->extra, (ls->n_extra + 1) * sizeof *p);
+    if (!p) return -1;
+    ls->extra = p;
+    if (!(p[ls->n_extra] = dup_text(name, strlen(name)))) return -1;
+    ls->n_extra++;
+    return 0;
+}
+
+/* Registers a token to be matched whole in the raw text.  An id past the end
+ * of vocab.txt extends the vocabulary, as tokenizer.json's added tokens do. */
+static int add_token(bert_tokenizer *t, const char *text, size_t len, int32_t id, int special, char **err)
+{
+    if (len == 0) return 0;
+    for (size_t i = 0; i < t->n_added; i++) {
+        if (t->added[i].len == len && memcmp(t->added[i].text, text, len) == 0) {
+            t->added[i].special |= special;
+            return 0;
+        }
+    }
+    if (id == t->vocab.count) {
+        if (vocab_append(&t->vocab, text, len) < 0) goto oom;
+    } else if (id < 0 || id > t->vocab.count) {
+        *err = bert_errorf("tokenizer.json: the added token \"%s\" has id %ld but vocab.txt has %ld tokens; "
+                           "use the vocab.txt that came with this tokenizer.json",
+                           text, (long)id, (long)t->vocab.count);
+        return -1;
+    }
+    added_token *p = realloc(t->added, (t->n_added + 1) * sizeof *p);
+    if (!p) goto oom;
+    t->added = p;
+    added_token *a = &t->added[t->n_added];
+    if (!(a->text = dup_text(text, len))) goto oom;
+    a->len = len;
+    a->id = id;
+    a->special = special;
+    t->n_added++;
+    return 0;
+oom:
+    *err = bert_errorf("out of memory loading the tokenizer");
+    return -1;
+}
+
+/* The named tokens and additional_special_tokens of one config file. */
+static int read_token_names(const json_doc *doc, load_state *ls)
+{
+    for (int i = 0; i < N_NAMES; i++)
+        if (set_name(&ls->names[i], token_name(doc, json_member(doc, 0, name_keys[i]))) != 0) return -1;
+    int extra = json_member(doc, 0, "additional_special_tokens");
+    if (ls->n_extra == 0 && extra >= 0 && doc->nodes[extra].type == JSON_ARRAY) {
+        for (int c = doc->nodes[extra].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
+            const char *name = token_name(doc, c);
+            if (name && add_extra(ls, name) != 0) return -1;
+        }
+    }
+    return 0;
+}
+
+static int read_bool_or_null(const json_doc *doc, int node, int fallback)
+{
+    if (node < 0) return fallback;
+    if (doc->nodes[node].type == JSON_NULL) return -1;
+    return json_bool(doc, node, fallback);
+}
+
+static int read_tokenizer_config(bert_tokenizer *t, const char *dir, load_state *ls, char **err)
+{
+    char *path = path_join(dir, "tokenizer_config.json");
+    if (!path) { *err = bert_errorf("out of memory loading the tokenizer"); return -1; }
+    json_doc *doc = NULL;
+    int missing = 0, rc = -1;
+    char *perr = NULL;
+    if (json_parse_file(path, &doc, &missing, &perr) != 0) {
+        if (missing) rc = 0;
+        else *err = bert_errorf("%s; fix or delete the file", perr ? perr : "out of memory");
+        goto done;
+    }
+    if (doc->nodes[0].type != JSON_OBJECT) {
+        *err = bert_errorf("%s is not a JSON object; fix or delete the file", path);
+        goto done;
+    }
+    bert_tokenizer_settings *s = &t->settings;
+    s->lowercase = json_bool(doc, json_member(doc, 0, "do_lower_case"), s->lowercase);
+    s->strip_accents = read_bool_or_null(doc, json_member(doc, 0, "strip_accents"), s->strip_accents);
+    s->chinese_chars = json_bool(doc, json_member(doc, 0, "tokenize_chinese_chars"), s->chinese_chars);
+    t->cleanup_spaces = json_bool(doc, json_member(doc, 0, "clean_up_tokenization_spaces"), t->cleanup_spaces);
+    int mml = json_member(doc, 0, "model_max_length");
+    double v = json_real(doc, mml, 0);
+    /* transformers writes a huge number for "no limit". */
+    s->model_max_length = v >= 1 && v <= INT_MAX ? (int)v : 0;
+    if (read_token_names(doc, ls) != 0) { *err = bert_errorf("out of memory loading the tokenizer"); goto done; }
+    /* transformers 4.x saves every added token here, keyed by id. */
+    int dec = json_member(doc, 0, "added_tokens_decoder");
+    if (dec >= 0 && doc->nodes[dec].type == JSON_OBJECT) {
+        for (int c = doc->nodes[dec].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
+            const char *name = token_name(doc, c);
+            int special = json_bool(doc, json_member(doc, c, "special"), 0);
+            if (name && special && add_extra(ls, name) != 0) {
+                *err = bert_errorf("out of memory loading the tokenizer");
+                goto done;
+            }
+        }
+    }
+    rc = 0;
+done:
+    free(perr);
+    json_free(doc);
+    free(path);
+    return rc;
+}
+
+static int read_special_tokens_map(const char *dir, load_state *ls, char **err)
+{
+    char *path = path_join(dir, "special_tokens_map.json");
+    if (!path) { *err = bert_errorf("out of memory loading the tokenizer"); return -1; }
+    json_doc *doc = NULL;
+    int missing = 0, rc = -1;
+    char *perr = NULL;
+    if (json_parse_file(path, &doc, &missing, &perr) != 0) {
+        if (missing) rc = 0;
+        else *err = bert_errorf("%s; fix or delete the file", perr ? perr : "out of memory");
+    } else if (read_token_names(doc, ls) != 0) {
+        *err = bert_errorf("out of memory loading the tokenizer");
+    } else {
+        rc = 0;
+    }
+    free(perr);
+    json_free(doc);
+    free(path);
+    return rc;
+}
+
+static int unsupported(char **err, const char *path, const char *what, const char *type, const char *supported)
+{
+    *err = bert_errorf("%s: %s \"%s\" is not supported (only %s); delete tokenizer.json to tokenize "
+                       "with vocab.txt and tokenizer_config.json instead", path, what, type, supported);
+    return -1;
+}
+
+static int set_prefix(char **slot, size_t *len, const char *value)
+{
+    char *p = dup_text(value, strlen(value));
+    if (!p) return -1;
+    free(*slot);
+    *slot = p;
+    *len = strlen(p);
+    return 0;
+}
+
+/* tokenizer.json: the normalizer, pre-tokenizer, model and decoder settings
+ * (they win over tokenizer_config.json) and the added tokens.  Its
+ * truncation, padding and post-processor are not used: callers add [CLS]
+ * and [SEP] and choose their own length. */
+static int read_tokenizer_json(bert_tokenizer *t, const char *dir, load_state *ls, char **err)
+{
+    char *path = path_join(dir, "tokenizer.json");
+    if (!path) { *err = bert_errorf("out of memory loading the tokenizer"); return -1; }
+    json_doc *doc = NULL;
+    int missing = 0, rc = -1;
+    char *perr = NULL;
+    if (json_parse_file(path, &doc, &missing, &perr) != 0) {
+        if (missing) rc = 0;
+        else *err = bert_errorf("%s; fix or delete the file", perr ? perr : "out of memory");
+        goto done;
+    }
+    if (doc->nodes[0].type != JSON_OBJECT) {
+        *err = bert_errorf("%s is not a JSON object; fix or delete the file", path);
+        goto done;
+    }
+    bert_tokenizer_settings *s = &t->settings;
+
+    int norm = json_member(doc, 0, "normalizer");
+    if (norm >= 0 && doc->nodes[norm].type == JSON_NULL) {
+        s->lowercase = s->chinese_chars = s->strip_accents = t->clean_text = 0;
+    } else if (norm >= 0) {
+        const char *type = json_str(doc, json_member(doc, norm, "type"), "");
+        if (strcmp(type, "BertNormalizer") != 0) {
+            unsupported(err, path, "the normalizer", type, "BertNormalizer");
+            goto done;
+        }
+        t->clean_text = json_bool(doc, json_member(doc, norm, "clean_text"), 1);
+        s->chinese_chars = json_bool(doc, json_member(doc, norm, "handle_chinese_chars"), 1);
+        s->strip_accents = read_bool_or_null(doc, json_member(doc, norm, "strip_accents"), -1);
+        s->lowercase = json_bool(doc, json_member(doc, norm, "lowercase"), 1);
+    }
+
+    int pre = json_member(doc, 0, "pre_tokenizer");
+    if (pre >= 0) {
+        const char *type = json_str(doc, json_member(doc, pre, "type"), "null");
+        if (strcmp(type, "BertPreTokenizer") != 0) {
+            unsupported(err, path, "the pre_tokenizer", type, "BertPreTokenizer");
+            goto done;
+        }
+    }
+
+    int model = json_member(doc, 0, "model");
+    if (model >= 0) {
+        const char *type = json_str(doc, json_member(doc, model, "type"), "WordPiece");
+        if (strcmp(type, "WordPiece") != 0) {
+            unsupported(err, path, "the model", type, "WordPiece");
+            goto done;
+        }
+        long long chars = json_int(doc, json_member(doc, model, "max_input_chars_per_word"), s->max_input_chars_per_word);
+        s->max_input_chars_per_word = chars < 0 ? 0 : chars > INT_MAX ? INT_MAX : (int)chars;
+        const char *prefix = json_str(doc, json_member(doc, model, "continuing_subword_prefix"), NULL);
+        if (prefix && set_prefix(&t->prefix, &t->prefix_len, prefix) != 0) {
+            *err = bert_errorf("out of memory loading the tokenizer");
+            goto done;
+        }
+        const char *unk = json_str(doc, json_member(doc, model, "unk_token"), NULL);
+        if (unk) {
+            free(ls->names[NAME_UNK]);
+            ls->names[NAME_UNK] = NULL;
+            if (set_name(&ls->names[NAME_UNK], unk) != 0) {
+                *err = bert_errorf("out of memory loading the tokenizer");
+                goto done;
+            }
+        }
+    }
+
+    int decoder = json_member(doc, 0, "decoder");
+    if (decoder >= 0 && doc->nodes[decoder].type == JSON_NULL) {
+        t->decoder_wordpiece = 0;
+    } else if (decoder >= 0) {
+        const char *type = json_str(doc, json_member(doc, decoder, "type"), "");
+        if (strcmp(type, "WordPiece") != 0) {
+            unsupported(err, path, "the decoder", type, "WordPiece");
+            goto done;
+        }
+        t->decoder_cleanup = json_bool(doc, json_member(doc, decoder, "cleanup"), 1);
+        const char *prefix = json_str(doc, json_member(doc, decoder, "prefix"), "##");
+        if (set_prefix(&t->decoder_prefix, &t->decoder_prefix_len, prefix) != 0) {
+            *err = bert_errorf("out of memory loading the tokenizer");
+            goto done;
+        }
+    }
+
+    int added = json_member(doc, 0, "added_tokens");
+    if (added >= 0 && doc->nodes[added].type == JSON_ARRAY) {
+        ls->have_json_added = 1;
+        for (int c = doc->nodes[added].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
+            const char *content = json_str(doc, json_member(doc, c, "content"), NULL);
+            long long id = json_int(doc, json_member(doc, c, "id"), -1);
+            if (!content || id < 0 || id > INT32_MAX) {
+                *err = bert_errorf("%s: an entry of added_tokens lacks its content or id; fix or delete the file", path);
+                goto done;
+            }
+            int special = json_bool(doc, json_member(doc, c, "special"), 0);
+            if (add_token(t, content, strlen(content), (int32_t)id, special, err) != 0) goto done;
+        }
+    }
+    rc = 0;
+done:
+    free(perr);
+    json_free(doc);
+    free(path);
+    return rc;
+}
+
+static int by_first_byte_then_longest(const void *a, const void *b)
+{
+    const added_token *x = a, *y = b;
+    unsigned char fx = (unsigned char)x->text[0], fy = (unsigned char)y->text[0];
+    if (fx != fy) return fx < fy ? -1 : 1;
+    if (x->len != y->len) return x->len > y->len ? -1 : 1;
+    return 0;
+}
+
+/* Without tokenizer.json, the special tokens are the ones the config files
+ * name (or BERT's defaults), where the vocabulary has them. */
+static int add_named_tokens(bert_tokenizer *t, load_state *ls, char **err)
+{
+    for (int i = 0; i < N_NAMES; i++) {
+        const char *name = ls->names[i] ? ls->names[i] : name_defaults[i];
+        int32_t id = vocab_find(&t->vocab, name, strlen(name));
+        if (id >= 0 && add_token(t, name, strlen(name), id, 1, err) != 0) return -1;
+    }
+    for (size_t i = 0; i < ls->n_extra; i++) {
+        int32_t id = vocab_find(&t->vocab, ls->extra[i], strlen(ls->extra[i]));
+        if (id >= 0 && add_token(t, ls->extra[i], strlen(ls->extra[i]), id, 1, err) != 0) return -1;
+    }
+    return 0;
+}
+
+static int32_t find_name(const bert_tokenizer *t, const load_state *ls, int which)
+{
+    const char *name = ls->names[which] ? ls->names[which] : name_defaults[which];
+    return vocab_find(&t->vocab, name, strlen(name));
+}
+
+int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
+{
+    *out = NULL;
+    *err = NULL;
+    load_state ls;
+    memset(&ls, 0, sizeof ls);
+    bert_tokenizer *t = calloc(1, sizeof *t);
+    char *vocab_path = path_join(model_dir, "vocab.txt");
+    char *data = NULL;
+    size_t len = 0;
+    if (!t || !vocab_path) { *err = bert_errorf("out of memory loading the tokenizer"); goto fail; }
+
+    /* BertTokenizer's defaults, for a directory with no tokenizer files. */
+    t->settings.lowercase = 1;
+    t->settings.strip_accents = -1;
+    t->settings.chinese_chars = 1;
+    t->settings.max_input_chars_per_word = 100;
+    t->clean_text = 1;
+    t->decoder_wordpiece = 1;
+    t->decoder_cleanup = 1;
+    t->cleanup_spaces = 1;
+    if (set_prefix(&t->prefix, &t->prefix_len, "##") != 0 ||
+        set_prefix(&t->decoder_prefix, &t->decoder_prefix_len, "##") != 0) {
+        *err = bert_errorf("out of memory loading the tokenizer");
+        goto fail;
+    }
+
+    if (!(data = read_whole_file(vocab_path, &len, err))) goto fail;
+    if (vocab_parse(&t->vocab, data, len) != 0) {
+        *err = bert_errorf("cannot load %s: out of memory or too many lines", vocab_path);
+        goto fail;
+    }
+    free(data);
+    data = NULL;
+    if (t->vocab.count == 0) {
+        *err = bert_errorf("%s is empty; use the vocab.txt of the model's tokenizer", vocab_path);
+        goto fail;
+    }
+
+    if (read_tokenizer_config(t, model_dir, &ls, err) != 0) goto fail;
+    if (read_special_tokens_map(model_dir, &ls, err) != 0) goto fail;
+    if (read_tokenizer_json(t, model_dir, &ls, err) != 0) goto fail;
+    if (!ls.have_json_added && add_named_tokens(t, &ls, err) != 0) goto fail;
+
+    t->unk = find_name(t, &ls, NAME_UNK);
+    if (t->unk < 0) {
+        const char *name = ls.names[NAME_UNK] ? ls.names[NAME_UNK] : name_defaults[NAME_UNK];
+        *err = bert_errorf("%s has no unknown-word token \"%s\"; use the vocab.txt that belongs to the model, "
+                           "or name its unknown token with unk_token in tokenizer_config.json", vocab_path, name);
+        goto fail;
+    }
+    t->specials.cls = find_name(t, &ls, NAME_CLS);
+    t->specials.sep = find_name(t, &ls, NAME_SEP);
+    t->specials.mask = find_name(t, &ls, NAME_MASK);
+    t->specials.pad = find_name(t, &ls, NAME_PAD);
+    t->specials.unk = t->unk;
+    t->strip = t->settings.strip_accents < 0 ? t->settings.lowercase : t->settings.strip_accents;
+
+    qsort(t->added, t->n_added, sizeof *t->added, by_first_byte_then_longest);
+    for (size_t i = 0, b = 0; b <= 256; b++) {
+        while (i < t->n_added && (unsigned char)t->added[i].text[0] < b) i++;
+        t->bucket[b] = i;
+    }
+    t->special_id = calloc((size_t)t->vocab.count, 1);
+    if (!t->special_id) { *err = bert_errorf("out of memory loading the tokenizer"); goto fail; }
+    for (size_t i = 0; i < t->n_added; i++)
+        if (t->added[i].special) t->special_id[t->added[i].id] = 1;
+
+    load_state_free(&ls);
+    free(vocab_path);
+    *out = t;
+    return 0;
+fail:
+    if (!*err) *err = bert_errorf("out of memory loading the tokenizer");
+    load_state_free(&ls);
+    free(data);
+    free(vocab_path);
+    bert_tokenizer_free(t);
+    return -1;
+}
+
+void bert_tokenizer_free(bert_tokenizer *t)
+{
+    if (!t) return;
+    vocab_free(&t->vocab);
+    for (size_t i = 0; i < t->n_added; i++) free(t->added[i].text);
+    free(t->added);
+    free(t->prefix);
+    free(t->decoder_prefix);
+    free(t->special_id);
+    free(t);
+}
+
+/* ---- encoding ------------------------------------------------------------ */
+
+typedef struct {
+    const bert_tokenizer *tok;
+    bert_ids *out;
+    int32_t *marks;             /* combining marks waiting for canonical order */
+    size_t n_marks, marks_cap;
+    char *word;                 /* the word being built, UTF-8 */
+    size_t word_len, word_cap;
+    size_t word_chars;          /* its length in characters (counted on past the limit) */
+    int failed;                 /* out of memory */
+} encoder;
+
+static void push(encoder *e, int32_t id)
+{
+    if (!e->failed && bert_ids_push(e->out, id) != 0) e->failed = 1;
+}
+
+/* Greedy longest-match-first WordPiece over one word; a word with any part
+ * left unmatched, or longer than max_input_chars_per_word, is one [UNK]. */
+static void wordpiece(encoder *e, const char *w, size_t len, size_t chars)
+{
+    const bert_tokenizer *t = e->tok;
+    if (chars > (size_t)t->settings.max_input_chars_per_word) {
+        push(e, t->unk);
+        return;
+    }
+    size_t mark = e->out->len;
+    for (size_t start = 0; start < len;) {
+        const char *prefix = start > 0 ? t->prefix : NULL;
+        size_t plen = start > 0 ? t->prefix_len : 0;
+        /* No token is longer than the vocabulary's longest, so longer
+         * candidates need not be tried. */
+        size_t end = len;
+        if (t->vocab.max_length < plen) end = start;
+        else if (end - start > t->vocab.max_length - plen) end = start + (t->vocab.max_length - plen);
+        while (end < len && (w[end] & 0xC0) == 0x80) end--;
+        int32_t id = -1;
+        while (end > start) {
+            id = vocab_find2(&t->vocab, prefix, plen, w + start, end - start);
+            if (id >= 0) break;
+            do end--; while (end > start && (w[end] & 0xC0) == 0x80);
+        }
+        if (id < 0) {
+            e->out->len = mark;
+            push(e, t->unk);
+            return;
+        }
+        push(e, id);
+        start = end;
+    }
+}
+
+static void end_word(encoder *e)
+{
+    if (e->word_chars == 0) return;
+    wordpiece(e, e->word, e->word_len, e->word_chars);
+    e->word_len = 0;
+    e->word_chars = 0;
+}
+
+static void append_to_word(encoder *e, int32_t cp)
+{
+    /* Past the length limit the word is [UNK] whatever follows: count only. */
+    if (e->word_chars++ > (size_t)e->tok->settings.max_input_chars_per_word) return;
+    if (e->word_len + 4 > e->word_cap) {
+        size_t cap = e->word_cap ? e->word_cap * 2 : 256;
+        char *p = realloc(e->word, cap);
+        if (!p) { e->failed = 1; return; }
+        e->word = p;
+        e->word_cap = cap;
+    }
+    e->word_len += utext_encode(cp, e->word + e->word_len);
+}
+
+/* BertPreTokenizer: whitespace ends a word, punctuation is a word alone. */
+static void pre_tokenize(encoder *e, int32_t cp)
+{
+    if (utext_is_whitespace(cp)) {
+        end_word(e);
+    } else if (utext_is_punctuation(cp)) {
+        end_word(e);
+        append_to_word(e, cp);
+        end_word(e);
+    } else {
+        append_to_word(e, cp);
+    }
+}
+
+static void lowercase(encoder *e, int32_t cp)
+{
+    if (!e->tok->settings.lowercase) { pre_tokenize(e, cp); return; }
+    int32_t low[2];
+    int n = utext_lowercase(cp, low);
+    for (int i = 0; i < n; i++) pre_tokenize(e, low[i]);
+}
+
+/* Canonical ordering of the held marks (a stable sort by combining class),
+ * then strip_accents' removal of the nonspacing ones. */
+static void flush_marks(encoder *e)
+{
+    size_t n = e->n_marks;
+    int32_t *m = e->marks;
+    if (n == 0) return;
+    if (n <= 32) {
+        for (size_t i = 1; i < n; i++) {
+            int32_t c = m[i];
+            int k = utext_combining_class(c);
+            size_t j = i;
+            for (; j > 0 && utext_combining_class(m[j - 1]) > k; j--) m[j] = m[j - 1];
+            m[j] = c;
+        }
+    } else {
+        /* Counting sort: a long run of marks must not cost quadratic time. */
+        int32_t *sorted = malloc(n * sizeof *sorted);
+        size_t start[257] = {0};
+        if (!sorted) { e->failed = 1; e->n_marks = 0; return; }
+        for (size_t i = 0; i < n; i++) start[utext_combining_class(m[i]) + 1]++;
+        for (int k = 1; k <= 256; k++) start[k] += start[k - 1];
+        for (size_t i = 0; i < n; i++) sorted[start[utext_combining_class(m[i])]++] = m[i];
+        memcpy(m, sorted, n * sizeof *m);
+        free(sorted);
+    }
+    e->n_marks = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!utext_is_nonspacing_mark(m[i])) lowercase(e, m[i]);
+}
+
+/* strip_accents: NFD, then drop category Mn. */
+static void strip_accents(encoder *e, int32_t cp)
+{
+    if (!e->tok->strip) { lowercase(e, cp); return; }
+    int32_t d[UTEXT_MAX_DECOMPOSITION];
+    int n = utext_decompose(cp, d);
+    for (int i = 0; i < n; i++) {
+        if (utext_combining_class(d[i]) != 0) {
+            if (e->n_marks == e->marks_cap) {
+                size_t cap = e->marks_cap ? e->marks_cap * 2 : 16;
+                int32_t *p = realloc(e->marks, cap * sizeof *p);
+                if (!p) { e->failed = 1; return; }
+                e->marks = p;
+                e->marks_cap = cap;
+            }
+            e->marks[e->n_marks++] = d[i];
+        } else {
+            flush_marks(e);
+            if (!utext_is_nonspacing_mark(d[i])) lowercase(e, d[i]);
+        }
+    }
+}
+
+/* clean_text and handle_chinese_chars, on one character of the input. */
+static void normalize(encoder *e, int32_t cp)
+{
+    const bert_tokenizer *t = e->tok;
+    if (t->clean_text) {
+        if (cp == 0 || cp == UTEXT_REPLACEMENT || utext_is_control(cp)) return;
+        if (utext_is_whitespace(cp)) cp = ' ';
+    }
+    if (t->settings.chinese_chars && utext_is_chinese(cp)) {
+        strip_accents(e, ' ');
+        strip_accents(e, cp);
+        strip_accents(e, ' ');
+    } else {
+        strip_accents(e, cp);
+    }
+}
+
+static int is_ascii_word_char(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* A stretch of text between added tokens: normalize, pre-tokenize, WordPiece. */
+static void encode_segment(encoder *e, const unsigned char *s, size_t len)
+{
+    const bert_tokenizer *t = e->tok;
+    for (size_t i = 0; i < len && !e->failed;) {
+        /* ASCII letters and digits pass every stage unchanged but lowercasing. */
+        unsigned char c = s[i];
+        if (is_ascii_word_char(c) && e->n_marks == 0 &&
+            e->word_chars < (size_t)t->settings.max_input_chars_per_word && e->word_len < e->word_cap) {
+            e->word[e->word_len++] = (char)(c >= 'A' && c <= 'Z' && t->settings.lowercase ? c + 32 : c);
+            e->word_chars++;
+            i++;
+            continue;
+        }
+        int32_t cp;
+        i += utext_decode(s + i, len - i, &cp);
+        normalize(e, cp);
+    }
+    flush_marks(e);
+    end_word(e);
+}
+
+/* The longest added token at s[0..len), or NULL. */
+static const added_token *match_added(const bert_tokenizer *t, const unsigned char *s, size_t len)
+{
+    for (size_t i = t->bucket[s[0]]; i < t->bucket[s[0] + 1]; i++) {
+        const added_token *a = &t->added[i];
+        if (a->len <= len && memcmp(a->text, s, a->len) == 0) return a;
+    }
+    return NULL;
+}
+
+int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t len, bert_ids *out)
+{
+    encoder e;
+    memset(&e, 0, sizeof e);
+    e.tok = tok;
+    e.out = out;
+    const unsigned char *s = (const unsigned char *)text;
+    size_t segment = 0;
+    /* Added tokens start with an ASCII or lead byte, never inside a
+     * character, so matching the raw bytes finds what matching the decoded
+     * text would. */
+    for (size_t i = 0; i < len && !e.failed;) {
+        const added_token *a = tok->n_added ? match_added(tok, s + i, len - i) : NULL;
+        if (!a) { i++; continue; }
+        encode_segment(&e, s + segment, i - segment);
+        push(&e, a->id);
+        i += a->len;
+        segment = i;
+    }
+    if (!e.failed) encode_segment(&e, s + segment, len - segment);
+    free(e.marks);
+    free(e.word);
+    return e.failed ? -1 : 0;
+}
+
+/* ---- decoding ------------------------------------------------------------ */
+
+typedef struct {
+    char *s;
+    size_t len, cap;
+    int failed;
+} text_buf;
+
+static void buf_add(text_buf *b, const char *s, size_t n)
+{
+    if (b->failed) return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *p = realloc(b->s, cap);
+        if (!p) { b->failed = 1; return; }
+        b->s = p;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+typedef struct {
+    const char *from, *to;
+} replacement;
+
+/* The WordPiece decoder's cleanup (tokenizers' decoders::wordpiece::cleanup). */
+static const replacement decoder_cleanup[] = {
+    {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
+    {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"},
+};
+
+/* transformers' PreTrainedTokenizerBase.clean_up_tokenization. */
+static const replacement python_cleanup[] = {
+    {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
+    {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"},
+};
+
+/* Applies each replacement in turn to s[from..len), each over the whole
+ * text, left to right and without overlap, as str.replace does.  The
+ * replacements never lengthen the text, so it is rewritten in place. */
+static size_t replace_all(char *s, size_t from, size_t len, const replacement *r, size_t nr)
+{
+    for (size_t k = 0; k < nr; k++) {
+        size_t fl = strlen(r[k].from), tl = strlen(r[k].to), o = from;
+        for (size_t i = from; i < len;) {
+            if (i + fl <= len && memcmp(s + i, r[k].from, fl) == 0) {
+                memmove(s + o, r[k].to, tl);
+                o += tl;
+                i += fl;
+            } else {
+                s[o++] = s[i++];
+            }
+        }
+        len = o;
+    }
+    s[len] = '\0';
+    return len;
+}
+
+char *bert_tokenizer_decode(const bert_tokenizer *tok, const int32_t *ids, size_t n, int skip_special)
+{
+    text_buf b = {0};
+    buf_add(&b, "", 0);
+    int first = 1;
+    for (size_t i = 0; i < n && !b.failed; i++) {
+        const char *token = vocab_token(&tok->vocab, ids[i]);
+        if (!token || (skip_special && tok->special_id[ids[i]])) continue;
+        size_t tl = vocab_token_length(&tok->vocab, ids[i]);
+        size_t at = b.len;
+        if (!tok->decoder_wordpiece) {
+            if (!first) buf_add(&b, " ", 1);
+            buf_add(&b, token, tl);
+        } else {
+            size_t pl = tok->decoder_prefix_len;
+            if (first) {
+                buf_add(&b, token, tl);
+            } else if (tl >= pl && memcmp(token, tok->decoder_prefix, pl) == 0) {
+                /* replacen(prefix, "", 1): the first occurrence, here at the start. */
+                buf_add(&b, token + pl, tl - pl);
+            } else {
+                buf_add(&b, " ", 1);
+                buf_add(&b, token, tl);
+            }
+            /* The decoder cleans each token (with its leading space) alone. */
+            if (tok->decoder_cleanup && !b.failed)
+                b.len = replace_all(b.s, at, b.len, decoder_cleanup, sizeof decoder_cleanup / sizeof *decoder_cleanup);
+        }
+        first = 0;
+    }
+    if (tok->cleanup_spaces && !b.failed)
+        b.len = replace_all(b.s, 0, b.len, python_cleanup, sizeof python_cleanup / sizeof *python_cleanup);
+    if (b.failed) { free(b.s); return NULL; }
+    return b.s;
+}
+
+/* ---- queries ------------------------------------------------------------- */
+
+size_t bert_tokenizer_vocab_size(const bert_tokenizer *tok) { return (size_t)tok->vocab.count; }
+
+const char *bert_tokenizer_token(const bert_tokenizer *tok, int32_t id) { return vocab_token(&tok->vocab, id); }
+
+int32_t bert_tokenizer_find(const bert_tokenizer *tok, const char *token, size_t len)
+{
+    return vocab_find(&tok->vocab, token, len);
+}
+
+const bert_special_ids *bert_tokenizer_specials(const bert_tokenizer *tok) { return &tok->specials; }
+
+int bert_tokenizer_is_special(const bert_tokenizer *tok, int32_t id)
+{
+    return id >= 0 && id < tok->vocab.count && tok->special_id[id];
+}
+
+const bert_tokenizer_settings *bert_tokenizer_get_settings(const bert_tokenizer *tok) { return &tok->settings; }

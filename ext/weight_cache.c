@@ -1,0 +1,112 @@
+/*
+ * weight_cache.c - one mapping of each weight file per process.
+ */
+#include "weight_cache.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct cache_entry {
+    dev_t dev;
+    ino_t ino;
+    bert_model *model;
+    int refs;
+    struct cache_entry *next;
+} cache_entry;
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static cache_entry *cache_head;
+
+static char *format_error(const char *fmt, const char *a, const char *b)
+{
+    size_t n = strlen(fmt) + strlen(a) + strlen(b) + 1;
+    char *s = malloc(n);
+    if (s) snprintf(s, n, fmt, a, b);
+    return s;
+}
+
+const bert_model *weight_cache_acquire(const char *model_dir, char **err)
+{
+    *err = NULL;
+    size_t n = strlen(model_dir) + sizeof "/model.safetensors";
+    char *path = malloc(n);
+    if (!path) return NULL;
+    snprintf(path, n, "%s/model.safetensors", model_dir);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        *err = format_error("cannot open %s: %s; the model directory needs its model.safetensors "
+                            "(pytorch_model.bin is not supported: convert it to safetensors)",
+                            path, strerror(errno));
+        free(path);
+        return NULL;
+    }
+    free(path);
+
+    pthread_mutex_lock(&cache_lock);
+    for (cache_entry *e = cache_head; e; e = e->next) {
+        if (e->dev == st.st_dev && e->ino == st.st_ino) {
+            e->refs++;
+            pthread_mutex_unlock(&cache_lock);
+            return e->model;
+        }
+    }
+    /* Loading under the lock keeps two connections from mapping the same
+     * file twice; loads are rare and a waiting caller needs the result anyway. */
+    cache_entry *e = calloc(1, sizeof *e);
+    bert_model *m = NULL;
+    if (!e || bert_model_load(model_dir, &m, err) != 0) {
+        free(e);
+        pthread_mutex_unlock(&cache_lock);
+        return NULL;
+    }
+    e->dev = st.st_dev;
+    e->ino = st.st_ino;
+    e->model = m;
+    e->refs = 1;
+    e->next = cache_head;
+    cache_head = e;
+    pthread_mutex_unlock(&cache_lock);
+    return m;
+}
+
+void weight_cache_release(const bert_model *m)
+{
+    if (!m) return;
+    bert_model *to_free = NULL;
+    pthread_mutex_lock(&cache_lock);
+    for (cache_entry **p = &cache_head; *p; p = &(*p)->next) {
+        cache_entry *e = *p;
+        if (e->model != m) continue;
+        if (--e->refs == 0) {
+            *p = e->next;
+            to_free = e->model;
+            free(e);
+        }
+        break;
+    }
+    pthread_mutex_unlock(&cache_lock);
+    bert_model_free(to_free);
+}
+
+int weight_cache_refs(const bert_model *m)
+{
+    int refs = 0;
+    pthread_mutex_lock(&cache_lock);
+    for (cache_entry *e = cache_head; e; e = e->next)
+        if (e->model == m) refs = e->refs;
+    pthread_mutex_unlock(&cache_lock);
+    return refs;
+}
+
+int weight_cache_count(void)
+{
+    int count = 0;
+    pthread_mutex_lock(&cache_lock);
+    for (cache_entry *e = cache_head; e; e = e->next) count++;
+    pthread_mutex_unlock(&cache_lock);
+    return count;
+}

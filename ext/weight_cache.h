@@ -1,0 +1,27 @@
+/*
+ * weight_cache.h - the process-wide cache of loaded model weights.
+ *
+ * A model directory's model.safetensors is mapped once per process, however
+ * many connections use it: entries are keyed by the file's identity (device
+ * and inode) and reference-counted; the last release frees the weights.
+ * This is the extension's only global mutable state, and a mutex guards it.
+ */
+#ifndef BERT_WEIGHT_CACHE_H
+#define BERT_WEIGHT_CACHE_H
+
+#include "model.h"
+
+/* Returns the shared model of `model_dir`, loading it on first use.
+ * NULL with *err (malloc'd) when it cannot be loaded. */
+const bert_model *weight_cache_acquire(const char *model_dir, char **err);
+
+/* Gives back one reference taken by weight_cache_acquire. */
+void weight_cache_release(const bert_model *m);
+
+/* How many references (one per connection and model name) hold `m`. */
+int weight_cache_refs(const bert_model *m);
+
+/* How many distinct weight files are mapped in this process. */
+int weight_cache_count(void);
+
+#endif

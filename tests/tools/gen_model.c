@@ -1,0 +1,631 @@
+/*
+ * gen_model.c - writes a BERT model directory in the exact Hugging Face
+ * layout, with deterministic pseudo-random weights, for tests.
+ *
+ *   cc -std=c11 -O2 -ffp-contract=off -o gen_model gen_model.c
+ *   ./gen_model OUTDIR --vocab vocab.txt [options]     (--help lists them)
+ *
+ * The bytes written depend only on the options and the vocabulary file, on
+ * every machine: the generator is splitmix64, and normal-looking values come
+ * from the Irwin-Hall sum of four 32-bit uniforms, which needs integer
+ * arithmetic and one exactly specified multiplication instead of libm's
+ * log() and cos() (Box-Muller), whose last bit differs between C libraries.
+ * Every tensor draws from its own stream, seeded from the seed and the
+ * tensor's name, so adding a tensor (an untied decoder, a pooler) leaves the
+ * others unchanged.
+ *
+ * Scales are chosen so the models are well conditioned and make tests
+ * sensitive: linear layers keep unit variance (std 1/sqrt(fan_in)) so the
+ * attention is neither uniform nor one-hot; every bias is non-zero and every
+ * LayerNorm weight is 1 + noise, so a dropped bias or a forgotten LayerNorm
+ * weight shows; position and segment embeddings carry a quarter and a tenth
+ * of the embedding variance, so wrong position or type ids show; the MLM
+ * logits have a spread of about 3 plus a decoder bias of std 1, so the top-k
+ * candidates have probabilities of a few percent and clear gaps.
+ */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+#error "gen_model needs IEEE double arithmetic without excess precision (FLT_EVAL_METHOD 0) to be reproducible"
+#endif
+
+typedef enum { DT_F32, DT_F16, DT_BF16 } dtype;
+typedef enum { ARCH_MODEL, ARCH_MLM, ARCH_PRETRAINING } arch;
+
+typedef struct {
+    const char *outdir, *vocab_path;
+    int layers, hidden, heads, intermediate, max_positions, model_max_length;
+    dtype dt;
+    arch ar;
+    int prefix, pooler, untied, old_layernorm, position_ids;
+    const char *act;
+    const char *st_pooling;     /* NULL: not a sentence-transformers model */
+    int normalize, max_seq_length;
+    uint64_t seed;
+    int vocab_size;             /* lines of the vocabulary file */
+} options;
+
+/* ---- random numbers ---------------------------------------------------- */
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static uint64_t fnv1a64(const char *s)
+{
+    uint64_t h = 0xCBF29CE484222325ULL;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001B3ULL;
+    return h;
+}
+
+/* Mean 0, variance 1, bounded by +-2*sqrt(3). */
+static double std_normalish(uint64_t *state)
+{
+    uint64_t a = splitmix64(state), b = splitmix64(state);
+    int64_t sum = (int64_t)((a >> 32) + (a & 0xFFFFFFFFu) + (b >> 32) + (b & 0xFFFFFFFFu));
+    double centred = (double)(sum - ((int64_t)1 << 33));   /* exact: below 2^35 */
+    double unit = centred * (1.0 / 4294967296.0);          /* exact: a power of two */
+    return unit * 1.7320508075688772;                      /* sqrt(12 / 4) */
+}
+
+/* ---- float conversions, round to nearest even ---------------------------- */
+
+static uint32_t f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static uint16_t to_bf16(float f)
+{
+    uint32_t u = f32_bits(f);
+    u += 0x7FFFu + ((u >> 16) & 1u);   /* weights are finite: no NaN case */
+    return (uint16_t)(u >> 16);
+}
+
+static uint16_t to_f16(float f)
+{
+    uint32_t u = f32_bits(f);
+    uint32_t sign = (u >> 16) & 0x8000u;
+    int exp = (int)((u >> 23) & 0xFF) - 127 + 15;
+    uint32_t man = u & 0x7FFFFFu;
+    if (exp >= 31) return (uint16_t)(sign | 0x7C00u);          /* overflow: inf */
+    if (exp <= 0) {                                            /* subnormal or zero */
+        if (exp < -10) return (uint16_t)sign;
+        man |= 0x800000u;
+        int shift = 14 - exp;
+        uint32_t half = 1u << (shift - 1);
+        uint32_t rest = man & ((1u << shift) - 1);
+        uint32_t h = man >> shift;
+        if (rest > half || (rest == half && (h & 1u))) h++;
+        return (uint16_t)(sign | h);
+    }
+    uint32_t h = ((uint32_t)exp << 10) | (man >> 13);
+    uint32_t rest = man & 0x1FFFu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) h++;  /* may carry into inf: fine */
+    return (uint16_t)(sign | h);
+}
+
+/* ---- tensors ------------------------------------------------------------- */
+
+typedef enum { FILL_NORMAL, FILL_ONE_PLUS, FILL_POSITIONS } fill_kind;
+
+typedef struct {
+    char name[128];
+    int is_i64;          /* embeddings.position_ids, as older checkpoints carry it */
+    int rank;
+    long long shape[2];
+    fill_kind fill;
+    double std;
+    size_t offset, nbytes;
+} tensor;
+
+typedef struct {
+    tensor *t;
+    int n, cap;
+} tensor_list;
+
+static size_t dtype_size(dtype d) { return d == DT_F32 ? 4 : 2; }
+static const char *dtype_name(dtype d) { return d == DT_F32 ? "F32" : d == DT_F16 ? "F16" : "BF16"; }
+
+static int add(tensor_list *l, const char *prefix, const char *name, long long rows, long long cols,
+               fill_kind fill, double std)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        tensor *t = realloc(l->t, (size_t)cap * sizeof *t);
+        if (!t) return -1;
+        l->t = t;
+        l->cap = cap;
+    }
+    tensor *t = &l->t[l->n++];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s%s", prefix, name);
+    t->rank = cols ? 2 : 1;
+    t->shape[0] = rows;
+    t->shape[1] = cols;
+    t->fill = fill;
+    t->std = std;
+    return 0;
+}
+
+static const char *ln_w(const options *o) { return o->old_layernorm ? "gamma" : "weight"; }
+static const char *ln_b(const options *o) { return o->old_layernorm ? "beta" : "bias"; }
+
+/* sqrt is correctly rounded by IEEE 754, unlike log and cos: same bits everywhere. */
+static double inv_sqrt(int n) { return 1.0 / sqrt((double)n); }
+
+static int build_tensors(const options *o, tensor_list *l)
+{
+    const char *p = o->prefix ? "bert." : "";
+    char name[128];
+    long long V = o->vocab_size, H = o->hidden, I = o->intermediate, P = o->max_positions;
+    int rc = 0;
+    double sh = inv_sqrt(o->hidden), si = inv_sqrt(o->intermediate);
+
+    rc |= add(l, p, "embeddings.word_embeddings.weight", V, H, FILL_NORMAL, 0.25);
+    rc |= add(l, p, "embeddings.position_embeddings.weight", P, H, FILL_NORMAL, 0.15);
+    rc |= add(l, p, "embeddings.token_type_embeddings.weight", 2, H, FILL_NORMAL, 0.1);
+    snprintf(name, sizeof name, "embeddings.LayerNorm.%s", ln_w(o));
+    rc |= add(l, p, name, H, 0, FILL_ONE_PLUS, 0.1);
+    snprintf(name, sizeof name, "embeddings.LayerNorm.%s", ln_b(o));
+    rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
+    if (o->position_ids) {
+        rc |= add(l, p, "embeddings.position_ids", 1, P, FILL_POSITIONS, 0);
+        if (!rc) l->t[l->n - 1].is_i64 = 1;
+    }
+    for (int i = 0; i < o->layers; i++) {
+        static const char *qkv[] = {"attention.self.query", "attention.self.key", "attention.self.value",
+                                    "attention.output.dense"};
+        for (int k = 0; k < 4; k++) {
+            snprintf(name, sizeof name, "encoder.layer.%d.%s.weight", i, qkv[k]);
+            rc |= add(l, p, name, H, H, FILL_NORMAL, sh);
+            snprintf(name, sizeof name, "encoder.layer.%d.%s.bias", i, qkv[k]);
+            rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
+        }
+        snprintf(name, sizeof name, "encoder.layer.%d.attention.output.LayerNorm.%s", i, ln_w(o));
+        rc |= add(l, p, name, H, 0, FILL_ONE_PLUS, 0.1);
+        snprintf(name, sizeof name, "encoder.layer.%d.attention.output.LayerNorm.%s", i, ln_b(o));
+        rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
+        snprintf(name, sizeof name, "encoder.layer.%d.intermediate.dense.weight", i);
+        rc |= add(l, p, name, I, H, FILL_NORMAL, sh);
+        snprintf(name, sizeof name, "encoder.layer.%d.intermediate.dense.bias", i);
+        rc |= add(l, p, name, I, 0, FILL_NORMAL, 0.1);
+        snprintf(name, sizeof name, "encoder.layer.%d.output.dense.weight", i);
+        rc |= add(l, p, name, H, I, FILL_NORMAL, si);
+        snprintf(name, sizeof name, "encoder.layer.%d.output.dense.bias", i);
+        rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
+        snprintf(name, sizeof name, "encoder.layer.%d.output.LayerNorm.%s", i, ln_w(o));
+        rc |= add(l, p, name, H, 0, FILL_ONE_PLUS, 0.1);
+        snprintf(name, sizeof name, "encoder.layer.%d.output.LayerNorm.%s", i, ln_b(o));
+        rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
+    }
+    if (o->pooler) {
+        rc |= add(l, p, "pooler.dense.weight", H, H, FILL_NORMAL, sh);
+        rc |= add(l, p, "pooler.dense.bias", H, 0, FILL_NORMAL, 0.1);
+    }
+    if (o->ar != ARCH_MODEL) {
+        rc |= add(l, "", "cls.predictions.bias", V, 0, FILL_NORMAL, 1.0);
+        rc |= add(l, "", "cls.predictions.transform.dense.weight", H, H, FILL_NORMAL, sh);
+        rc |= add(l, "", "cls.predictions.transform.dense.bias", H, 0, FILL_NORMAL, 0.1);
+        snprintf(name, sizeof name, "cls.predictions.transform.LayerNorm.%s", ln_w(o));
+        rc |= add(l, "", name, H, 0, FILL_ONE_PLUS, 0.1);
+        snprintf(name, sizeof name, "cls.predictions.transform.LayerNorm.%s", ln_b(o));
+        rc |= add(l, "", name, H, 0, FILL_NORMAL, 0.1);
+        if (o->untied) rc |= add(l, "", "cls.predictions.decoder.weight", V, H, FILL_NORMAL, 0.25);
+    }
+    if (o->ar == ARCH_PRETRAINING) {
+        rc |= add(l, "", "cls.seq_relationship.weight", 2, H, FILL_NORMAL, 2.0 * sh);
+        rc |= add(l, "", "cls.seq_relationship.bias", 2, 0, FILL_NORMAL, 0.1);
+    }
+    return rc ? -1 : 0;
+}
+
+/* The safetensors writer's order: wider dtypes first, then by name. */
+static int tensor_order(const void *a, const void *b)
+{
+    const tensor *x = a, *y = b;
+    if (x->is_i64 != y->is_i64) return y->is_i64 - x->is_i64;
+    return strcmp(x->name, y->name);
+}
+
+/* ---- output helpers ------------------------------------------------------ */
+
+typedef struct {
+    char *s;
+    size_t len, cap;
+    int oom;
+} buf;
+
+static void buf_add(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void buf_add(buf *b, const char *fmt, ...)
+{
+    if (b->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) { b->oom = 1; return; }
+        if (b->s && b->len + (size_t)n < b->cap) { b->len += (size_t)n; return; }
+        size_t cap = (b->cap ? 2 * b->cap : 4096) + (size_t)n;
+        char *s = realloc(b->s, cap);
+        if (!s) { b->oom = 1; return; }
+        b->s = s;
+        b->cap = cap;
+    }
+}
+
+static int write_file(const char *dir, const char *name, const void *data, size_t len)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f) { fprintf(stderr, "gen_model: cannot create %s: %s\n", path, strerror(errno)); return -1; }
+    int ok = fwrite(data, 1, len, f) == len;
+    ok &= fclose(f) == 0;
+    if (!ok) fprintf(stderr, "gen_model: cannot write %s: %s\n", path, strerror(errno));
+    return ok ? 0 : -1;
+}
+
+static int write_buf(const char *dir, const char *name, buf *b)
+{
+    if (b->oom) { fprintf(stderr, "gen_model: out of memory writing %s\n", name); return -1; }
+    return write_file(dir, name, b->s, b->len);
+}
+
+static int make_dir(const char *path)
+{
+    if (mkdir(path, 0755) == 0 || errno == EEXIST) return 0;
+    fprintf(stderr, "gen_model: cannot create directory %s: %s\n", path, strerror(errno));
+    return -1;
+}
+
+/* ---- the files ------------------------------------------------------------ */
+
+static int write_safetensors(const options *o, tensor_list *l)
+{
+    qsort(l->t, (size_t)l->n, sizeof *l->t, tensor_order);
+    size_t offset = 0;
+    for (int i = 0; i < l->n; i++) {
+        tensor *t = &l->t[i];
+        size_t count = (size_t)t->shape[0] * (size_t)(t->rank == 2 ? t->shape[1] : 1);
+        t->offset = offset;
+        t->nbytes = count * (t->is_i64 ? 8 : dtype_size(o->dt));
+        offset += t->nbytes;
+    }
+
+    buf h = {0};
+    buf_add(&h, "{\"__metadata__\":{\"format\":\"pt\"}");
+    for (int i = 0; i < l->n; i++) {
+        const tensor *t = &l->t[i];
+        buf_add(&h, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[%lld", t->name,
+                t->is_i64 ? "I64" : dtype_name(o->dt), t->shape[0]);
+        if (t->rank == 2) buf_add(&h, ",%lld", t->shape[1]);
+        buf_add(&h, "],\"data_offsets\":[%zu,%zu]}", t->offset, t->offset + t->nbytes);
+    }
+    buf_add(&h, "}");
+    while (!h.oom && h.len % 8) buf_add(&h, " ");
+    if (h.oom) { fprintf(stderr, "gen_model: out of memory\n"); free(h.s); return -1; }
+
+    char path[4096];
+    snprintf(path, sizeof path, "%s/model.safetensors", o->outdir);
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "gen_model: cannot create %s: %s\n", path, strerror(errno));
+        free(h.s);
+        return -1;
+    }
+    unsigned char len8[8];
+    for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)h.len >> (8 * i));
+    int ok = fwrite(len8, 1, 8, f) == 8 && fwrite(h.s, 1, h.len, f) == h.len;
+    free(h.s);
+
+    unsigned char chunk[1 << 16];
+    for (int i = 0; ok && i < l->n; i++) {
+        const tensor *t = &l->t[i];
+        uint64_t state = splitmix64(&(uint64_t){o->seed}) ^ fnv1a64(t->name);
+        size_t count = t->nbytes / (t->is_i64 ? 8 : dtype_size(o->dt)), fill = 0;
+        for (size_t k = 0; ok && k < count; k++) {
+            if (t->is_i64) {
+                uint64_t v = (uint64_t)k;
+                for (int b = 0; b < 8; b++) chunk[fill++] = (unsigned char)(v >> (8 * b));
+            } else {
+                double z = std_normalish(&state) * t->std;
+                if (t->fill == FILL_ONE_PLUS) z += 1.0;
+                float x = (float)z;
+                uint32_t bits = o->dt == DT_F32 ? f32_bits(x) : o->dt == DT_F16 ? to_f16(x) : to_bf16(x);
+                for (size_t b = 0; b < dtype_size(o->dt); b++) chunk[fill++] = (unsigned char)(bits >> (8 * b));
+            }
+            if (fill + 8 > sizeof chunk || k + 1 == count) {
+                ok = fwrite(chunk, 1, fill, f) == fill;
+                fill = 0;
+            }
+        }
+    }
+    ok &= fclose(f) == 0;
+    if (!ok) fprintf(stderr, "gen_model: cannot write %s: %s\n", path, strerror(errno));
+    return ok ? 0 : -1;
+}
+
+static int write_config(const options *o)
+{
+    static const char *arch_names[] = {"BertModel", "BertForMaskedLM", "BertForPreTraining"};
+    static const char *torch_dtypes[] = {"float32", "float16", "bfloat16"};
+    buf b = {0};
+    /* Keys sorted, two-space indent: the way transformers writes config.json. */
+    buf_add(&b, "{\n  \"architectures\": [\n    \"%s\"\n  ],\n", arch_names[o->ar]);
+    buf_add(&b, "  \"attention_probs_dropout_prob\": 0.1,\n");
+    buf_add(&b, "  \"classifier_dropout\": null,\n");
+    buf_add(&b, "  \"hidden_act\": \"%s\",\n", o->act);
+    buf_add(&b, "  \"hidden_dropout_prob\": 0.1,\n");
+    buf_add(&b, "  \"hidden_size\": %d,\n", o->hidden);
+    buf_add(&b, "  \"initializer_range\": 0.02,\n");
+    buf_add(&b, "  \"intermediate_size\": %d,\n", o->intermediate);
+    buf_add(&b, "  \"layer_norm_eps\": 1e-12,\n");
+    buf_add(&b, "  \"max_position_embeddings\": %d,\n", o->max_positions);
+    buf_add(&b, "  \"model_type\": \"bert\",\n");
+    buf_add(&b, "  \"num_attention_heads\": %d,\n", o->heads);
+    buf_add(&b, "  \"num_hidden_layers\": %d,\n", o->layers);
+    buf_add(&b, "  \"pad_token_id\": 0,\n");
+    buf_add(&b, "  \"position_embedding_type\": \"absolute\",\n");
+    if (o->untied) buf_add(&b, "  \"tie_word_embeddings\": false,\n");
+    buf_add(&b, "  \"torch_dtype\": \"%s\",\n", torch_dtypes[o->dt]);
+    buf_add(&b, "  \"transformers_version\": \"4.44.2\",\n");
+    buf_add(&b, "  \"type_vocab_size\": 2,\n");
+    buf_add(&b, "  \"use_cache\": true,\n");
+    buf_add(&b, "  \"vocab_size\": %d\n}\n", o->vocab_size);
+    int rc = write_buf(o->outdir, "config.json", &b);
+    free(b.s);
+    return rc;
+}
+
+static int write_tokenizer_config(const options *o)
+{
+    buf b = {0};
+    buf_add(&b, "{\n  \"clean_up_tokenization_spaces\": true,\n  \"cls_token\": \"[CLS]\",\n");
+    buf_add(&b, "  \"do_basic_tokenize\": true,\n  \"do_lower_case\": true,\n  \"mask_token\": \"[MASK]\",\n");
+    if (o->model_max_length > 0) buf_add(&b, "  \"model_max_length\": %d,\n", o->model_max_length);
+    buf_add(&b, "  \"never_split\": null,\n  \"pad_token\": \"[PAD]\",\n  \"sep_token\": \"[SEP]\",\n");
+    buf_add(&b, "  \"strip_accents\": null,\n  \"tokenize_chinese_chars\": true,\n");
+    buf_add(&b, "  \"tokenizer_class\": \"BertTokenizer\",\n  \"unk_token\": \"[UNK]\"\n}\n");
+    int rc = write_buf(o->outdir, "tokenizer_config.json", &b);
+    free(b.s);
+    return rc;
+}
+
+static int write_sentence_transformers(const options *o)
+{
+    buf m = {0}, p = {0}, s = {0};
+    buf_add(&m, "[\n  {\n    \"idx\": 0,\n    \"name\": \"0\",\n    \"path\": \"\",\n"
+                "    \"type\": \"sentence_transformers.models.Transformer\"\n  },\n"
+                "  {\n    \"idx\": 1,\n    \"name\": \"1\",\n    \"path\": \"1_Pooling\",\n"
+                "    \"type\": \"sentence_transformers.models.Pooling\"\n  }");
+    if (o->normalize)
+        buf_add(&m, ",\n  {\n    \"idx\": 2,\n    \"name\": \"2\",\n    \"path\": \"2_Normalize\",\n"
+                    "    \"type\": \"sentence_transformers.models.Normalize\"\n  }");
+    buf_add(&m, "\n]\n");
+
+    const char *mode = o->st_pooling;
+    buf_add(&p, "{\n  \"word_embedding_dimension\": %d,\n", o->hidden);
+    buf_add(&p, "  \"pooling_mode_cls_token\": %s,\n", strcmp(mode, "cls") == 0 ? "true" : "false");
+    buf_add(&p, "  \"pooling_mode_mean_tokens\": %s,\n", strcmp(mode, "mean") == 0 ? "true" : "false");
+    buf_add(&p, "  \"pooling_mode_max_tokens\": %s,\n", strcmp(mode, "max") == 0 ? "true" : "false");
+    buf_add(&p, "  \"pooling_mode_mean_sqrt_len_tokens\": false,\n");
+    buf_add(&p, "  \"pooling_mode_weightedmean_tokens\": false,\n");
+    buf_add(&p, "  \"pooling_mode_lasttoken\": false,\n  \"include_prompt\": true\n}\n");
+
+    buf_add(&s, "{\n  \"max_seq_length\": %d,\n  \"do_lower_case\": false\n}\n", o->max_seq_length);
+
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/1_Pooling", o->outdir);
+    int rc = write_buf(o->outdir, "modules.json", &m);
+    if (!rc) rc = make_dir(dir);
+    if (!rc) rc = write_buf(dir, "config.json", &p);
+    if (!rc) rc = write_buf(o->outdir, "sentence_bert_config.json", &s);
+    free(m.s);
+    free(p.s);
+    free(s.s);
+    return rc;
+}
+
+/* Copies the vocabulary and counts its lines (a last line without a newline counts). */
+static int copy_vocab(options *o)
+{
+    FILE *in = fopen(o->vocab_path, "rb");
+    if (!in) {
+        fprintf(stderr, "gen_model: cannot open the vocabulary %s: %s\n", o->vocab_path, strerror(errno));
+        return -1;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/vocab.txt", o->outdir);
+    FILE *out = fopen(path, "wb");
+    if (!out) {
+        fprintf(stderr, "gen_model: cannot create %s: %s\n", path, strerror(errno));
+        fclose(in);
+        return -1;
+    }
+    char chunk[1 << 16];
+    size_t n;
+    int lines = 0, ok = 1, last = '\n';
+    while (ok && (n = fread(chunk, 1, sizeof chunk, in)) > 0) {
+        for (size_t i = 0; i < n; i++) lines += chunk[i] == '\n';
+        last = chunk[n - 1];
+        ok = fwrite(chunk, 1, n, out) == n;
+    }
+    ok &= !ferror(in);
+    ok &= fclose(out) == 0;
+    fclose(in);
+    if (!ok) { fprintf(stderr, "gen_model: cannot copy %s to %s\n", o->vocab_path, path); return -1; }
+    o->vocab_size = lines + (last != '\n');
+    if (o->vocab_size < 110) {
+        fprintf(stderr, "gen_model: %s has %d lines; a BERT vocabulary needs at least the special tokens\n",
+                o->vocab_path, o->vocab_size);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- command line --------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: gen_model OUTDIR --vocab FILE [options]\n"
+        "  --layers N            encoder layers (2)\n"
+        "  --hidden N            hidden size (128)\n"
+        "  --heads N             attention heads, must divide hidden (2)\n"
+        "  --intermediate N      feed-forward size (4 x hidden)\n"
+        "  --max-positions N     max_position_embeddings (512)\n"
+        "  --model-max-length N  tokenizer_config.json model_max_length (max positions; 0 omits it)\n"
+        "  --dtype f32|f16|bf16  weight type (f32)\n"
+        "  --arch model|mlm|pretraining\n"
+        "                        BertModel, BertForMaskedLM or BertForPreTraining tensor names (model)\n"
+        "  --prefix              put BertModel tensors under \"bert.\" (implied by mlm and pretraining)\n"
+        "  --pooler / --no-pooler  pooler.dense.* (default: with model and pretraining, without mlm)\n"
+        "  --untied              store cls.predictions.decoder.weight (tie_word_embeddings false)\n"
+        "  --old-layernorm       LayerNorm.gamma / LayerNorm.beta instead of weight / bias\n"
+        "  --position-ids        also store the int64 embeddings.position_ids buffer\n"
+        "  --act gelu|gelu_new|relu  hidden_act (gelu)\n"
+        "  --st-pooling mean|cls|max  write the sentence-transformers files with this pooling\n"
+        "  --normalize           add a Normalize module to modules.json\n"
+        "  --max-seq-length N    sentence_bert_config.json max_seq_length (model max length)\n"
+        "  --seed N              random seed (1)\n");
+}
+
+static int parse_int(const char *s, const char *opt, int min, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < min || v > 1000000) {
+        fprintf(stderr, "gen_model: %s needs an integer >= %d, not '%s'\n", opt, min, s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->layers = 2;
+    o->hidden = 128;
+    o->heads = 2;
+    o->max_positions = 512;
+    o->model_max_length = -1;
+    o->act = "gelu";
+    o->pooler = -1;
+    o->seed = 1;
+    int max_seq = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int takes = 1, rc = 0;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { usage(stdout); exit(0); }
+        else if (a[0] != '-') { if (o->outdir) goto bad; o->outdir = a; takes = 0; }
+        else if (strcmp(a, "--prefix") == 0) { o->prefix = 1; takes = 0; }
+        else if (strcmp(a, "--pooler") == 0) { o->pooler = 1; takes = 0; }
+        else if (strcmp(a, "--no-pooler") == 0) { o->pooler = 0; takes = 0; }
+        else if (strcmp(a, "--untied") == 0) { o->untied = 1; takes = 0; }
+        else if (strcmp(a, "--old-layernorm") == 0) { o->old_layernorm = 1; takes = 0; }
+        else if (strcmp(a, "--position-ids") == 0) { o->position_ids = 1; takes = 0; }
+        else if (strcmp(a, "--normalize") == 0) { o->normalize = 1; takes = 0; }
+        else if (!v) { fprintf(stderr, "gen_model: %s needs a value\n", a); return -1; }
+        else if (strcmp(a, "--vocab") == 0) o->vocab_path = v;
+        else if (strcmp(a, "--layers") == 0) rc = parse_int(v, a, 1, &o->layers);
+        else if (strcmp(a, "--hidden") == 0) rc = parse_int(v, a, 1, &o->hidden);
+        else if (strcmp(a, "--heads") == 0) rc = parse_int(v, a, 1, &o->heads);
+        else if (strcmp(a, "--intermediate") == 0) rc = parse_int(v, a, 1, &o->intermediate);
+        else if (strcmp(a, "--max-positions") == 0) rc = parse_int(v, a, 2, &o->max_positions);
+        else if (strcmp(a, "--model-max-length") == 0) rc = parse_int(v, a, 0, &o->model_max_length);
+        else if (strcmp(a, "--max-seq-length") == 0) rc = parse_int(v, a, 2, &max_seq);
+        else if (strcmp(a, "--seed") == 0) {
+            char *end;
+            errno = 0;
+            o->seed = strtoull(v, &end, 10);
+            if (errno || *end || !*v) { fprintf(stderr, "gen_model: --seed needs an integer\n"); return -1; }
+        } else if (strcmp(a, "--dtype") == 0) {
+            if (strcmp(v, "f32") == 0) o->dt = DT_F32;
+            else if (strcmp(v, "f16") == 0) o->dt = DT_F16;
+            else if (strcmp(v, "bf16") == 0) o->dt = DT_BF16;
+            else { fprintf(stderr, "gen_model: --dtype is f32, f16 or bf16, not '%s'\n", v); return -1; }
+        } else if (strcmp(a, "--arch") == 0) {
+            if (strcmp(v, "model") == 0) o->ar = ARCH_MODEL;
+            else if (strcmp(v, "mlm") == 0) o->ar = ARCH_MLM;
+            else if (strcmp(v, "pretraining") == 0) o->ar = ARCH_PRETRAINING;
+            else { fprintf(stderr, "gen_model: --arch is model, mlm or pretraining, not '%s'\n", v); return -1; }
+        } else if (strcmp(a, "--act") == 0) {
+            if (strcmp(v, "gelu") && strcmp(v, "gelu_new") && strcmp(v, "relu")) {
+                fprintf(stderr, "gen_model: --act is gelu, gelu_new or relu, not '%s'\n", v);
+                return -1;
+            }
+            o->act = v;
+        } else if (strcmp(a, "--st-pooling") == 0) {
+            if (strcmp(v, "mean") && strcmp(v, "cls") && strcmp(v, "max")) {
+                fprintf(stderr, "gen_model: --st-pooling is mean, cls or max, not '%s'\n", v);
+                return -1;
+            }
+            o->st_pooling = v;
+        } else goto bad;
+        if (rc) return -1;
+        i += takes;
+    }
+    if (!o->outdir || !o->vocab_path) goto bad;
+    if (o->hidden % o->heads) {
+        fprintf(stderr, "gen_model: --heads %d does not divide --hidden %d\n", o->heads, o->hidden);
+        return -1;
+    }
+    if (!o->intermediate) o->intermediate = 4 * o->hidden;
+    if (o->model_max_length < 0) o->model_max_length = o->max_positions;
+    if (o->ar != ARCH_MODEL) o->prefix = 1;
+    if (o->pooler < 0) o->pooler = o->ar != ARCH_MLM;
+    if (o->ar == ARCH_PRETRAINING && !o->pooler) {
+        fprintf(stderr, "gen_model: the next-sentence head of --arch pretraining needs the pooler\n");
+        return -1;
+    }
+    if (o->untied && o->ar == ARCH_MODEL) {
+        fprintf(stderr, "gen_model: --untied needs --arch mlm or pretraining\n");
+        return -1;
+    }
+    if ((o->normalize || max_seq > 0) && !o->st_pooling) {
+        fprintf(stderr, "gen_model: --normalize and --max-seq-length need --st-pooling\n");
+        return -1;
+    }
+    o->max_seq_length = max_seq > 0 ? max_seq : (o->model_max_length ? o->model_max_length : o->max_positions);
+    return 0;
+bad:
+    usage(stderr);
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    if (parse_args(argc, argv, &o)) return 2;
+    if (make_dir(o.outdir) || copy_vocab(&o)) return 1;
+    tensor_list l = {0};
+    int rc = build_tensors(&o, &l);
+    if (rc) fprintf(stderr, "gen_model: out of memory\n");
+    if (!rc) rc = write_safetensors(&o, &l);
+    if (!rc) rc = write_config(&o);
+    if (!rc) rc = write_tokenizer_config(&o);
+    if (!rc && o.st_pooling) rc = write_sentence_transformers(&o);
+    free(l.t);
+    return rc ? 1 : 0;
+}

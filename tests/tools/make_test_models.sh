@@ -1,0 +1,61 @@
+#!/bin/sh
+# make_test_models.sh OUTDIR - builds gen_model and writes the fixed set of
+# test models into OUTDIR (about 100 MB, well under a second or two).
+#
+# Every model uses the bert-base-uncased vocabulary, so the real tokenizer
+# applies; the weights are pseudo-random but identical on every machine, and
+# tests/golden/ holds what the reference implementation computes from them.
+# Changing anything here means regenerating the goldens
+# (tests/golden/make_goldens.sh).
+#
+# The vocabulary comes from tests/fixtures/bert-base-uncased/vocab.txt, or
+# from $BERT_TEST_VOCAB when set.
+set -eu
+
+if [ $# -ne 1 ]; then
+    echo "usage: $0 OUTDIR" >&2
+    exit 2
+fi
+out=$1
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+vocab=${BERT_TEST_VOCAB:-$root/tests/fixtures/bert-base-uncased/vocab.txt}
+if [ ! -f "$vocab" ]; then
+    echo "$0: no vocabulary at $vocab: add the bert-base-uncased vocab.txt there or set BERT_TEST_VOCAB" >&2
+    exit 1
+fi
+
+mkdir -p "$out"
+gen=$out/gen_model
+# -ffp-contract=off: a fused multiply-add would change the last bit of weights.
+${CC:-cc} -std=c11 -O2 -ffp-contract=off -o "$gen" "$here/gen_model.c" -lm
+
+# BertModel names, no prefix, with pooler; float32.
+"$gen" "$out/bert-plain-f32" --vocab "$vocab" --seed 11 \
+    --layers 2 --hidden 128 --heads 2 --intermediate 512 --max-positions 512 --dtype f32
+
+# A sentence-transformers model like all-MiniLM-L6-v2: mean pooling,
+# Normalize, max_seq_length 128, float16, the int64 position_ids buffer.
+"$gen" "$out/st-mean-f16" --vocab "$vocab" --seed 22 \
+    --layers 4 --hidden 256 --heads 4 --intermediate 1024 --max-positions 512 --dtype f16 \
+    --position-ids --st-pooling mean --normalize --max-seq-length 128
+
+# BertForMaskedLM, decoder tied to the word embeddings, tanh GELU, no
+# model_max_length (max_length falls back to max_position_embeddings = 256).
+"$gen" "$out/mlm-tied-f32" --vocab "$vocab" --seed 33 \
+    --layers 3 --hidden 192 --heads 6 --intermediate 768 --max-positions 256 --model-max-length 0 \
+    --dtype f32 --arch mlm --act gelu_new
+
+# BertForPreTraining with its own decoder, old gamma/beta LayerNorm names,
+# bfloat16; max_length = min(model_max_length 512, 128 positions).
+"$gen" "$out/pretrain-untied-bf16" --vocab "$vocab" --seed 46 \
+    --layers 2 --hidden 128 --heads 4 --intermediate 512 --max-positions 128 --model-max-length 512 \
+    --dtype bf16 --arch pretraining --untied --old-layernorm
+
+# A sentence-transformers model like bge: CLS pooling, Normalize, relu,
+# tensors under "bert.", max_seq_length 64.
+"$gen" "$out/st-cls-relu" --vocab "$vocab" --seed 55 \
+    --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 512 --dtype f32 \
+    --prefix --act relu --st-pooling cls --normalize --max-seq-length 64
+
+rm -f "$gen"
