@@ -140,8 +140,8 @@ static int check_inputs(const bert_model *m, const int32_t *ids, const int32_t *
     for (int i = 0; i < n_seqs; i++) {
         if (lengths[i] < 1 || lengths[i] > c->max_position_embeddings) {
             *err = bert_errorf("sequence %d has %d tokens but the model takes 1 to %d "
-                        "(max_position_embeddings); shorten the input or lower max_length",
-                        i, lengths[i], c->max_position_embeddings);
+                               "(max_position_embeddings); shorten the input or lower max_length",
+                               i, lengths[i], c->max_position_embeddings);
             return -1;
         }
         *total += (size_t)lengths[i];
@@ -154,13 +154,13 @@ static int check_inputs(const bert_model *m, const int32_t *ids, const int32_t *
     for (size_t t = 0; t < *total; t++) {
         if (ids[t] < 0 || ids[t] >= c->vocab_size) {
             *err = bert_errorf("token id %d at position %zu is outside the model's vocabulary (0 to %d); "
-                        "vocab.txt does not match the weights", (int)ids[t], t, c->vocab_size - 1);
+                               "vocab.txt does not match the weights", (int)ids[t], t, c->vocab_size - 1);
             return -1;
         }
         if (type_ids && (type_ids[t] < 0 || type_ids[t] >= c->type_vocab_size)) {
             *err = bert_errorf("segment id %d at position %zu is not below the model's type_vocab_size "
-                        "%d; this model does not take that many segments",
-                        (int)type_ids[t], t, c->type_vocab_size);
+                               "%d; this model does not take that many segments",
+                               (int)type_ids[t], t, c->type_vocab_size);
             return -1;
         }
     }
@@ -186,7 +186,7 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
     size_t th = total * (size_t)H;
     if (reserve(&s->work, &s->work_cap, 5 * th + total * (size_t)FF + (size_t)longest * longest) != 0) {
         *err = bert_errorf("out of memory: encoding %zu tokens needs %zu MB of scratch", total,
-                    (5 * th + total * (size_t)FF + (size_t)longest * longest) * sizeof(float) >> 20);
+                           (5 * th + total * (size_t)FF + (size_t)longest * longest) * sizeof(float) >> 20);
         return NULL;
     }
     float *x = s->work, *q = x + th, *k = q + th, *v = k + th, *a = v + th;
@@ -280,7 +280,7 @@ int bert_mlm_logits(const bert_model *m, bert_scratch *s, const float *hidden,
     *err = NULL;
     if (!m || !m->mlm_bias) {
         *err = bert_errorf("this model has no masked-language-model head (cls.predictions.*); use a "
-                    "checkpoint saved from BertForMaskedLM or BertForPreTraining");
+                           "checkpoint saved from BertForMaskedLM or BertForPreTraining");
         return -1;
     }
     if (!s || !hidden || !rows || !out || n < 1) { *err = bert_errorf("bert_mlm_logits: missing argument"); return -1; }

@@ -44,11 +44,17 @@ typedef struct {
     float *converted;     /* one block for every converted tensor */
 } model_priv;
 
+/* dir/name in a new string, or NULL when memory ran out. */
 static char *join(const char *dir, const char *name)
 {
-    size_t d = strlen(dir);
+    size_t d = strlen(dir), n = strlen(name);
     while (d > 1 && dir[d - 1] == '/') d--;
-    return bert_errorf("%.*s/%s", (int)d, dir, name);
+    char *s = malloc(d + n + 2);
+    if (!s) return NULL;
+    memcpy(s, dir, d);
+    s[d] = '/';
+    memcpy(s + d + 1, name, n + 1);
+    return s;
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -78,7 +84,7 @@ int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
     if (json_parse_file(path, &doc, &missing, &jerr) != 0) {
         if (missing)
             *err = bert_errorf("%s does not exist; a model directory needs the config.json of its "
-                        "Hugging Face checkpoint", path);
+                               "Hugging Face checkpoint", path);
         else
             *err = bert_errorf("%s; fix or download the file again", jerr ? jerr : "out of memory");
         free(jerr);
@@ -94,7 +100,7 @@ int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
     const char *type = json_str(doc, type_node, NULL);
     if (type_node >= 0 && (!type || strcmp(type, "bert") != 0)) {
         *err = bert_errorf("%s: model_type is \"%s\" but only BERT models (model_type \"bert\") are "
-                    "supported", path, type ? type : "(not a string)");
+                           "supported", path, type ? type : "(not a string)");
         goto done;
     }
     /* Without model_type, the sizes themselves are what make it a BERT. */
@@ -114,7 +120,7 @@ int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
         int optional = !need_sizes || strcmp(sizes[i].key, "type_vocab_size") == 0;
         if (node < 0 && !optional) {
             *err = bert_errorf("%s has neither model_type nor %s; add \"model_type\": \"bert\" or the "
-                        "missing size", path, sizes[i].key);
+                               "missing size", path, sizes[i].key);
             goto done;
         }
         long long v = node < 0 ? sizes[i].bert_default : json_int(doc, node, -1);
@@ -126,7 +132,7 @@ int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
     }
     if (cfg->hidden_size % cfg->num_heads != 0) {
         *err = bert_errorf("%s: hidden_size %d is not a multiple of num_attention_heads %d", path,
-                    cfg->hidden_size, cfg->num_heads);
+                           cfg->hidden_size, cfg->num_heads);
         goto done;
     }
 
@@ -149,7 +155,7 @@ int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
         cfg->hidden_act = BERT_ACT_RELU;
     else {
         *err = bert_errorf("%s: hidden_act \"%s\" is not supported; use \"gelu\", \"gelu_new\", "
-                    "\"gelu_pytorch_tanh\", \"gelu_fast\" or \"relu\"", path, act);
+                           "\"gelu_pytorch_tanh\", \"gelu_fast\" or \"relu\"", path, act);
         goto done;
     }
     rc = 0;
@@ -186,7 +192,7 @@ static int read_optional(const char *model_dir, const char *name, json_doc **doc
 
 static int read_pooling(const char *model_dir, const char *pooling_dir, bert_st_config *st, char **err)
 {
-    char *name = bert_errorf("%s/config.json", pooling_dir);
+    char *name = join(pooling_dir, "config.json");
     if (!name) { *err = bert_errorf("out of memory"); return -1; }
     json_doc *doc = NULL;
     int found = read_optional(model_dir, name, &doc, err);
@@ -204,12 +210,12 @@ static int read_pooling(const char *model_dir, const char *pooling_dir, bert_st_
     for (size_t i = 0; i < sizeof modes / sizeof *modes && rc == 0; i++) {
         if (json_bool(doc, json_member(doc, 0, modes[i].key), 0) != 1) continue;
         if (modes[i].mode < 0) {
-            *err = bert_errorf("%s/%s asks for %s, which is not supported; pass the pooling option "
-                        "(mean, cls or max) to bert_load", model_dir, name, modes[i].key);
+            *err = bert_errorf("%s/%s asks for %s, which is not supported: only mean, cls and "
+                               "max pooling are", model_dir, name, modes[i].key);
             rc = -1;
         } else if (chosen++) {
-            *err = bert_errorf("%s/%s combines several pooling modes, which is not supported; pass "
-                        "one pooling option (mean, cls or max) to bert_load", model_dir, name);
+            *err = bert_errorf("%s/%s combines several pooling modes, which is not supported: "
+                               "only one of mean, cls or max can be used", model_dir, name);
             rc = -1;
         } else {
             st->pooling = (bert_pooling)modes[i].mode;
@@ -228,7 +234,7 @@ int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err)
 
     json_doc *doc = NULL;
     char *pooling_dir = NULL;
-    int found = read_optional(model_dir, "modules.json", &doc, err);
+    int found = read_optional(model_dir, "modules.json", &doc, err), rc = 0;
     if (found < 0) return -1;
     if (found) {
         st->present = 1;
@@ -237,26 +243,29 @@ int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err)
             json_free(doc);
             return -1;
         }
-        for (int c = doc->nodes[0].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
+        for (int c = doc->nodes[0].first_child; c >= 0 && rc == 0; c = doc->nodes[c].next_sibling) {
             const char *type = json_str(doc, json_member(doc, c, "type"), "");
             if (ends_with(type, "Pooling")) {
                 const char *p = json_str(doc, json_member(doc, c, "path"), "1_Pooling");
                 free(pooling_dir);
-                pooling_dir = bert_errorf("%s", p);
-                if (!pooling_dir) { *err = bert_errorf("out of memory"); break; }
+                pooling_dir = strdup(p);
+                if (!pooling_dir) {
+                    *err = bert_errorf("out of memory reading %s/modules.json", model_dir);
+                    rc = -1;
+                }
             } else if (ends_with(type, "Normalize")) {
                 st->normalize = 1;
             } else if (!ends_with(type, "Transformer")) {
                 /* A Dense or other projection we cannot run would give
                  * vectors that silently differ from the model's. */
                 *err = bert_errorf("%s/modules.json has a module of type \"%s\", which is not "
-                            "supported (only Transformer, Pooling and Normalize are)", model_dir, type);
-                break;
+                                   "supported (only Transformer, Pooling and Normalize are)", model_dir, type);
+                rc = -1;
             }
         }
         json_free(doc);
         doc = NULL;
-        if (*err) { free(pooling_dir); return -1; }
+        if (rc != 0) { free(pooling_dir); return -1; }
     }
 
     int pooled = read_pooling(model_dir, pooling_dir ? pooling_dir : "1_Pooling", st, err);
@@ -271,7 +280,7 @@ int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err)
         long long v = node < 0 ? 0 : json_int(doc, node, -1);
         if (v < 0 || v > MAX_POSITIONS) {
             *err = bert_errorf("%s/sentence_bert_config.json: max_seq_length must be a positive integer",
-                        model_dir);
+                               model_dir);
             json_free(doc);
             return -1;
         }
@@ -328,14 +337,14 @@ static int bind(binder *b, const float **dst, const char *name, int in_bert, int
     if (!t) {
         if (!required) return 1;
         *b->err = bert_errorf("%s has no tensor %s%s (nor its LayerNorm gamma/beta or bert.-prefixed "
-                       "form); the file is not a BERT checkpoint or is incomplete", b->file,
-                       in_bert ? b->prefix : "", name);
+                              "form); the file is not a BERT checkpoint or is incomplete", b->file,
+                              in_bert ? b->prefix : "", name);
         return -1;
     }
     if (t->dtype != ST_F32 && t->dtype != ST_F16 && t->dtype != ST_BF16) {
         *b->err = bert_errorf("%s: tensor %s is stored as %s; only F32, F16 and BF16 weights are "
-                       "supported: convert the checkpoint with torch_dtype=float32", b->file,
-                       b->name, t->dtype_name);
+                              "supported: convert the checkpoint with torch_dtype=float32", b->file,
+                              b->name, t->dtype_name);
         return -1;
     }
     int ok = d1 ? t->ndim == 2 && t->shape[0] == d0 && t->shape[1] == d1
@@ -348,12 +357,12 @@ static int bind(binder *b, const float **dst, const char *name, int in_bert, int
                                      (long long)t->shape[i]);
         if (d1)
             *b->err = bert_errorf("%s: tensor %s has shape [%s] but config.json (%s) implies [%d, %d]; "
-                           "the weights and config.json belong to different models",
-                           b->file, b->name, got, why, d0, d1);
+                                  "the weights and config.json belong to different models",
+                                  b->file, b->name, got, why, d0, d1);
         else
             *b->err = bert_errorf("%s: tensor %s has shape [%s] but config.json (%s) implies [%d]; "
-                           "the weights and config.json belong to different models",
-                           b->file, b->name, got, why, d0);
+                                  "the weights and config.json belong to different models",
+                                  b->file, b->name, got, why, d0);
         return -1;
     }
     b->list[b->count].dst = dst;
@@ -422,7 +431,7 @@ static int materialize(binder *b, model_priv *priv, bert_model *m)
         priv->converted = malloc(floats * sizeof(float));
         if (!priv->converted) {
             *b->err = bert_errorf("out of memory converting %zu MB of %s weights to float32",
-                           floats * sizeof(float) >> 20, b->file);
+                                  floats * sizeof(float) >> 20, b->file);
             return -1;
         }
     }

@@ -271,13 +271,19 @@ done:
     return rc;
 }
 
-/* Hugging Face's "longest_first" pair truncation: drop tokens from the end
- * of the longer segment (of the second one on a tie) until both fit. */
+/* Hugging Face's "longest_first" pair truncation as the Rust tokenizer does
+ * it: when the shorter segment fits in half the room, only the longer one is
+ * cut; otherwise both get half, the longer one (the second on a tie) the odd
+ * token. */
 static void truncate_pair(size_t *la, size_t *lb, size_t room)
 {
-    while (*la + *lb > room) {
-        if (*la > *lb) (*la)--;
-        else (*lb)--;
+    if (*la + *lb <= room) return;
+    size_t *shorter = *la > *lb ? lb : la, *longer = *la > *lb ? la : lb;
+    if (2 * *shorter <= room) {
+        *longer = room - *shorter;
+    } else {
+        *shorter = room / 2;
+        *longer = room / 2 + room % 2;
     }
 }
 

@@ -89,7 +89,7 @@ static int parse_entry(const json_doc *doc, int node, const unsigned char *data,
         if (strcmp(dtypes[i].name, dt) == 0) { t->dtype = dtypes[i].dtype; esize = dtypes[i].size; }
     if (!esize)
         return fail(err, "%s: tensor '%s' has dtype \"%s\", which this reader does not know; "
-                    "save the model as float32, float16 or bfloat16", label, name, dt);
+                         "save the model as float32, float16 or bfloat16", label, name, dt);
     t->dtype_name = dt;
 
     int shape = json_member(doc, node, "shape");
@@ -97,13 +97,13 @@ static int parse_entry(const json_doc *doc, int node, const unsigned char *data,
         return fail(err, "%s: tensor '%s' has no shape array" CORRUPT, label, name);
     if (json_length(doc, shape) > ST_MAX_DIMS)
         return fail(err, "%s: tensor '%s' has %d dimensions, more than the %d supported" CORRUPT,
-                    label, name, json_length(doc, shape), ST_MAX_DIMS);
+                         label, name, json_length(doc, shape), ST_MAX_DIMS);
     size_t count = 1;
     for (int c = doc->nodes[shape].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
         long long d = doc->nodes[c].type == JSON_INTEGER ? doc->nodes[c].integer : -1;
         if (d < 0)
             return fail(err, "%s: tensor '%s' has a shape entry that is not a non-negative integer" CORRUPT,
-                        label, name);
+                             label, name);
         if (d > 0 && count > SIZE_MAX / esize / (uint64_t)d)
             return fail(err, "%s: tensor '%s' has a shape too large to address" CORRUPT, label, name);
         count *= (size_t)d;
@@ -118,19 +118,19 @@ static int parse_entry(const json_doc *doc, int node, const unsigned char *data,
     if (offs < 0 || doc->nodes[offs].type != JSON_ARRAY || json_length(doc, offs) != 2 ||
         doc->nodes[b].type != JSON_INTEGER || doc->nodes[e].type != JSON_INTEGER)
         return fail(err, "%s: tensor '%s' needs data_offsets [begin, end] as two integers" CORRUPT,
-                    label, name);
+                         label, name);
     long long begin = doc->nodes[b].integer, end = doc->nodes[e].integer;
     if (begin < 0 || end < begin)
         return fail(err, "%s: tensor '%s' has data_offsets [%lld, %lld], which is not a range" CORRUPT,
-                    label, name, begin, end);
+                         label, name, begin, end);
     if ((unsigned long long)end > data_size)
         return fail(err, "%s: tensor '%s' ends at byte %lld of the data but the file holds only %zu "
-                    "data bytes; the file is truncated: download or export it again",
-                    label, name, end, data_size);
+                         "data bytes; the file is truncated: download or export it again",
+                         label, name, end, data_size);
     if ((unsigned long long)(end - begin) != t->nbytes)
         return fail(err, "%s: tensor '%s' (%s, %zu elements = %zu bytes) has data_offsets "
-                    "spanning %lld bytes" CORRUPT,
-                    label, name, dt, count, t->nbytes, end - begin);
+                         "spanning %lld bytes" CORRUPT,
+                         label, name, dt, count, t->nbytes, end - begin);
     t->data = data + begin;
     return 0;
 }
@@ -149,8 +149,8 @@ static int check_overlaps(st_file *f, const unsigned char *data, const char *lab
         if (t->nbytes == 0) continue;
         if (last && t->data < last->data + last->nbytes)
             rc = fail(err, "%s: tensors '%s' and '%s' share bytes %zu..%zu of the data" CORRUPT, label,
-                      last->name, t->name, (size_t)(t->data - data),
-                      (size_t)(last->data + last->nbytes - data) - 1);
+                           last->name, t->name, (size_t)(t->data - data),
+                           (size_t)(last->data + last->nbytes - data) - 1);
         if (!last || t->data + t->nbytes > last->data + last->nbytes) last = t;
     }
     free(order);
@@ -167,11 +167,11 @@ int st_parse(const unsigned char *buf, size_t size, const char *label, st_file *
     for (int i = 7; i >= 0; i--) n = n << 8 | buf[i];
     if (n > size - 8)
         return fail(err, "%s: the header claims %llu bytes but the file has only %zu after the "
-                    "length; the file is truncated: download or export it again",
-                    label, (unsigned long long)n, size - 8);
+                         "length; the file is truncated: download or export it again",
+                         label, (unsigned long long)n, size - 8);
     if (n > ST_MAX_HEADER)
         return fail(err, "%s: the header claims %llu bytes, more than the %llu a safetensors header "
-                    "may have" CORRUPT, label, (unsigned long long)n, (unsigned long long)ST_MAX_HEADER);
+                         "may have" CORRUPT, label, (unsigned long long)n, (unsigned long long)ST_MAX_HEADER);
     if (n < 2 || buf[8] != '{')
         return fail(err, "%s: the header is not a JSON object" CORRUPT, label);
 
@@ -229,8 +229,8 @@ int st_open(const char *path, st_file **out, char **err)
     if (fd < 0) {
         if (errno == ENOENT)
             return fail(err, "%s does not exist; the model directory needs its weights as "
-                        "model.safetensors (convert pytorch_model.bin with save_pretrained(..., "
-                        "safe_serialization=True))", path);
+                             "model.safetensors (convert pytorch_model.bin with save_pretrained(..., "
+                             "safe_serialization=True))", path);
         return fail(err, "cannot open %s: %s", path, strerror(errno));
     }
     struct stat sb;

@@ -7,7 +7,10 @@
  * Text streams through those stages one character at a time, so memory stays
  * bounded by the longest word and time is linear in the input.  The one
  * stage that looks across characters is NFD's canonical reordering, which
- * holds back a run of combining marks until the next starter.
+ * holds back a run of combining marks until the next starter.  Added tokens
+ * marked "normalized" are the exception: they are found in the normalized
+ * text, so a tokenizer that has them keeps each stretch between raw-matched
+ * tokens whole before pre-tokenizing it.
  */
 #include "tokenizer.h"
 
@@ -23,11 +26,21 @@
 #include <string.h>
 
 typedef struct {
-    char *text;
+    char *text;      /* what is matched: the content, or its normalized form */
     size_t len;
     int32_t id;
     int special;     /* dropped by decode when skipping special tokens */
+    int normalized;  /* matched in the normalized text, not the raw text */
 } added_token;
+
+/* Added tokens grouped by first byte, longest first, so that the first
+ * candidate that matches at a position is the leftmost-longest match.  Also
+ * used, sorted by id, for the ids whose text differs from vocab.txt's. */
+typedef struct {
+    added_token *tokens;
+    size_t n;
+    size_t bucket[257];   /* tokens[bucket[b] .. bucket[b+1]) start with byte b */
+} token_set;
 
 struct bert_tokenizer {
     bert_vocab vocab;
@@ -44,12 +57,15 @@ struct bert_tokenizer {
     size_t decoder_prefix_len;
     int decoder_cleanup;
     int cleanup_spaces;          /* transformers' clean_up_tokenization_spaces */
-    /* Tokens matched whole in the raw text, grouped by first byte, longest
-     * first, so the first candidate that matches is the leftmost-longest. */
+    /* Added tokens, never split: as listed while loading, then sorted into
+     * those matched in the raw text and those matched after normalization. */
     added_token *added;
     size_t n_added;
-    size_t bucket[257];          /* added[bucket[b] .. bucket[b+1]) start with byte b */
-    unsigned char *special_id;   /* per id: 1 for a special token */
+    token_set raw, norm;
+    /* A normalized added token reads as its normalized form, as the
+     * reference's id_to_token gives it (and so decode). */
+    token_set renamed;
+    unsigned char *special_id;   /* per id: 1 when its text is a special token's */
 };
 
 int bert_ids_push(bert_ids *v, int32_t id)
@@ -175,14 +191,16 @@ static int add_extra(load_state *ls, const char *name)
     return 0;
 }
 
-/* Registers a token to be matched whole in the raw text.  An id past the end
- * of vocab.txt extends the vocabulary, as tokenizer.json's added tokens do. */
-static int add_token(bert_tokenizer *t, const char *text, size_t len, int32_t id, int special, char **err)
+/* Registers an added token, never split.  An id past the end of vocab.txt
+ * extends the vocabulary, as tokenizer.json's added tokens do. */
+static int add_token(bert_tokenizer *t, const char *text, size_t len, int32_t id, int special, int normalized,
+                     char **err)
 {
     if (len == 0) return 0;
     for (size_t i = 0; i < t->n_added; i++) {
         if (t->added[i].len == len && memcmp(t->added[i].text, text, len) == 0) {
             t->added[i].special |= special;
+            t->added[i].normalized = normalized;
             return 0;
         }
     }
@@ -202,6 +220,7 @@ static int add_token(bert_tokenizer *t, const char *text, size_t len, int32_t id
     a->len = len;
     a->id = id;
     a->special = special;
+    a->normalized = normalized;
     t->n_added++;
     return 0;
 oom:
@@ -414,7 +433,9 @@ static int read_tokenizer_json(bert_tokenizer *t, const char *dir, load_state *l
                 goto done;
             }
             int special = json_bool(doc, json_member(doc, c, "special"), 0);
-            if (add_token(t, content, strlen(content), (int32_t)id, special, err) != 0) goto done;
+            /* tokenizers' AddedToken defaults: normalized unless special. */
+            int normalized = json_bool(doc, json_member(doc, c, "normalized"), !special);
+            if (add_token(t, content, strlen(content), (int32_t)id, special, normalized, err) != 0) goto done;
         }
     }
     rc = 0;
@@ -434,6 +455,104 @@ static int by_first_byte_then_longest(const void *a, const void *b)
     return 0;
 }
 
+static void free_tokens(added_token *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(a[i].text);
+    free(a);
+}
+
+static char *normalize_text(const bert_tokenizer *t, const char *s, size_t len, size_t *out_len);
+
+static void index_set(token_set *set)
+{
+    if (set->n > 1) qsort(set->tokens, set->n, sizeof *set->tokens, by_first_byte_then_longest);
+    for (size_t i = 0, b = 0; b <= 256; b++) {
+        while (i < set->n && (unsigned char)set->tokens[i].text[0] < b) i++;
+        set->bucket[b] = i;
+    }
+}
+
+/* Splits the added tokens into the raw and the normalized set; a normalized
+ * token is matched by its content run through the normalizer, as tokenizers'
+ * AddedVocabulary does. */
+static int build_token_sets(bert_tokenizer *t)
+{
+    for (size_t i = 0; i < t->n_added; i++) {
+        const added_token *a = &t->added[i];
+        token_set *set = a->normalized ? &t->norm : &t->raw;
+        added_token copy = *a;
+        copy.text = a->normalized ? normalize_text(t, a->text, a->len, &copy.len) : dup_text(a->text, a->len);
+        if (!copy.text) return -1;
+        if (copy.len == 0) { free(copy.text); continue; }
+        added_token *p = realloc(set->tokens, (set->n + 1) * sizeof *p);
+        if (!p) { free(copy.text); return -1; }
+        set->tokens = p;
+        set->tokens[set->n++] = copy;
+    }
+    index_set(&t->raw);
+    index_set(&t->norm);
+    return 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    const added_token *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static const added_token *find_renamed(const bert_tokenizer *t, int32_t id)
+{
+    added_token key = {0};
+    key.id = id;
+    return t->renamed.n ? bsearch(&key, t->renamed.tokens, t->renamed.n, sizeof key, by_id) : NULL;
+}
+
+/* The text of an id as the reference shows it. */
+static const char *token_text(const bert_tokenizer *t, int32_t id, size_t *len)
+{
+    const added_token *r = find_renamed(t, id);
+    if (r) { *len = r->len; return r->text; }
+    *len = vocab_token_length(&t->vocab, id);
+    return vocab_token(&t->vocab, id);
+}
+
+/* Records the ids whose text is not vocab.txt's, then flags as special every
+ * id whose text is a special token's content: the reference's decode skips
+ * by text, so a normalized special token whose form changed is not skipped. */
+static int mark_specials(bert_tokenizer *t)
+{
+    const token_set *sets[2] = {&t->raw, &t->norm};
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < sets[k]->n; i++) {
+            const added_token *a = &sets[k]->tokens[i];
+            if (a->len == vocab_token_length(&t->vocab, a->id) && memcmp(a->text, vocab_token(&t->vocab, a->id), a->len) == 0)
+                continue;
+            int known = 0;
+            for (size_t j = 0; j < t->renamed.n; j++) known |= t->renamed.tokens[j].id == a->id;
+            if (known) continue;
+            added_token *p = realloc(t->renamed.tokens, (t->renamed.n + 1) * sizeof *p);
+            if (!p) return -1;
+            t->renamed.tokens = p;
+            p[t->renamed.n] = *a;
+            if (!(p[t->renamed.n].text = dup_text(a->text, a->len))) return -1;
+            t->renamed.n++;
+        }
+    }
+    if (t->renamed.n > 1) qsort(t->renamed.tokens, t->renamed.n, sizeof *t->renamed.tokens, by_id);
+    t->special_id = calloc((size_t)t->vocab.count, 1);
+    if (!t->special_id) return -1;
+    for (size_t i = 0; i < t->n_added; i++) {
+        const added_token *a = &t->added[i];
+        if (!a->special) continue;
+        for (int32_t id = 0; id < t->vocab.count; id++) {
+            size_t len;
+            const char *text = token_text(t, id, &len);
+            if (len == a->len && memcmp(text, a->text, len) == 0) t->special_id[id] = 1;
+        }
+    }
+    return 0;
+}
+
 /* Without tokenizer.json, the special tokens are the ones the config files
  * name (or BERT's defaults), where the vocabulary has them. */
 static int add_named_tokens(bert_tokenizer *t, load_state *ls, char **err)
@@ -441,11 +560,11 @@ static int add_named_tokens(bert_tokenizer *t, load_state *ls, char **err)
     for (int i = 0; i < N_NAMES; i++) {
         const char *name = ls->names[i] ? ls->names[i] : name_defaults[i];
         int32_t id = vocab_find(&t->vocab, name, strlen(name));
-        if (id >= 0 && add_token(t, name, strlen(name), id, 1, err) != 0) return -1;
+        if (id >= 0 && add_token(t, name, strlen(name), id, 1, 0, err) != 0) return -1;
     }
     for (size_t i = 0; i < ls->n_extra; i++) {
         int32_t id = vocab_find(&t->vocab, ls->extra[i], strlen(ls->extra[i]));
-        if (id >= 0 && add_token(t, ls->extra[i], strlen(ls->extra[i]), id, 1, err) != 0) return -1;
+        if (id >= 0 && add_token(t, ls->extra[i], strlen(ls->extra[i]), id, 1, 0, err) != 0) return -1;
     }
     return 0;
 }
@@ -514,15 +633,13 @@ int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
     t->specials.unk = t->unk;
     t->strip = t->settings.strip_accents < 0 ? t->settings.lowercase : t->settings.strip_accents;
 
-    qsort(t->added, t->n_added, sizeof *t->added, by_first_byte_then_longest);
-    for (size_t i = 0, b = 0; b <= 256; b++) {
-        while (i < t->n_added && (unsigned char)t->added[i].text[0] < b) i++;
-        t->bucket[b] = i;
+    if (build_token_sets(t) != 0 || mark_specials(t) != 0) {
+        *err = bert_errorf("out of memory loading the tokenizer");
+        goto fail;
     }
-    t->special_id = calloc((size_t)t->vocab.count, 1);
-    if (!t->special_id) { *err = bert_errorf("out of memory loading the tokenizer"); goto fail; }
-    for (size_t i = 0; i < t->n_added; i++)
-        if (t->added[i].special) t->special_id[t->added[i].id] = 1;
+    free_tokens(t->added, t->n_added);
+    t->added = NULL;
+    t->n_added = 0;
 
     load_state_free(&ls);
     free(vocab_path);
@@ -541,8 +658,10 @@ void bert_tokenizer_free(bert_tokenizer *t)
 {
     if (!t) return;
     vocab_free(&t->vocab);
-    for (size_t i = 0; i < t->n_added; i++) free(t->added[i].text);
-    free(t->added);
+    free_tokens(t->added, t->n_added);
+    free_tokens(t->raw.tokens, t->raw.n);
+    free_tokens(t->norm.tokens, t->norm.n);
+    free_tokens(t->renamed.tokens, t->renamed.n);
     free(t->prefix);
     free(t->decoder_prefix);
     free(t->special_id);
@@ -559,6 +678,9 @@ typedef struct {
     char *word;                 /* the word being built, UTF-8 */
     size_t word_len, word_cap;
     size_t word_chars;          /* its length in characters (counted on past the limit) */
+    int collect;                /* keep the normalized text instead of tokenizing it */
+    char *normalized;           /* the normalized text kept, UTF-8 */
+    size_t normalized_len, normalized_cap;
     int failed;                 /* out of memory */
 } encoder;
 
@@ -638,12 +760,27 @@ static void pre_tokenize(encoder *e, int32_t cp)
     }
 }
 
+/* The normalizer's output goes to the pre-tokenizer, or is kept when
+ * normalized added tokens must be found in it first. */
+static void emit(encoder *e, int32_t cp)
+{
+    if (!e->collect) { pre_tokenize(e, cp); return; }
+    if (e->normalized_len + 4 > e->normalized_cap) {
+        size_t cap = e->normalized_cap ? e->normalized_cap * 2 : 256;
+        char *p = realloc(e->normalized, cap);
+        if (!p) { e->failed = 1; return; }
+        e->normalized = p;
+        e->normalized_cap = cap;
+    }
+    e->normalized_len += utext_encode(cp, e->normalized + e->normalized_len);
+}
+
 static void lowercase(encoder *e, int32_t cp)
 {
-    if (!e->tok->settings.lowercase) { pre_tokenize(e, cp); return; }
+    if (!e->tok->settings.lowercase) { emit(e, cp); return; }
     int32_t low[2];
     int n = utext_lowercase(cp, low);
-    for (int i = 0; i < n; i++) pre_tokenize(e, low[i]);
+    for (int i = 0; i < n; i++) emit(e, low[i]);
 }
 
 /* Canonical ordering of the held marks (a stable sort by combining class),
@@ -722,14 +859,14 @@ static int is_ascii_word_char(unsigned char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
-/* A stretch of text between added tokens: normalize, pre-tokenize, WordPiece. */
-static void encode_segment(encoder *e, const unsigned char *s, size_t len)
+/* Normalizes s[0..len) into the pre-tokenizer (or the kept text). */
+static void normalize_all(encoder *e, const unsigned char *s, size_t len)
 {
     const bert_tokenizer *t = e->tok;
     for (size_t i = 0; i < len && !e->failed;) {
         /* ASCII letters and digits pass every stage unchanged but lowercasing. */
         unsigned char c = s[i];
-        if (is_ascii_word_char(c) && e->n_marks == 0 &&
+        if (!e->collect && is_ascii_word_char(c) && e->n_marks == 0 &&
             e->word_chars < (size_t)t->settings.max_input_chars_per_word && e->word_len < e->word_cap) {
             e->word[e->word_len++] = (char)(c >= 'A' && c <= 'Z' && t->settings.lowercase ? c + 32 : c);
             e->word_chars++;
@@ -741,17 +878,62 @@ static void encode_segment(encoder *e, const unsigned char *s, size_t len)
         normalize(e, cp);
     }
     flush_marks(e);
-    end_word(e);
 }
 
-/* The longest added token at s[0..len), or NULL. */
-static const added_token *match_added(const bert_tokenizer *t, const unsigned char *s, size_t len)
+/* The longest token of `set` at s[0..len), or NULL. */
+static const added_token *match_token(const token_set *set, const unsigned char *s, size_t len)
 {
-    for (size_t i = t->bucket[s[0]]; i < t->bucket[s[0] + 1]; i++) {
-        const added_token *a = &t->added[i];
+    for (size_t i = set->bucket[s[0]]; i < set->bucket[s[0] + 1]; i++) {
+        const added_token *a = &set->tokens[i];
         if (a->len <= len && memcmp(a->text, s, a->len) == 0) return a;
     }
     return NULL;
+}
+
+/* Pre-tokenizes already normalized (valid UTF-8) text. */
+static void pre_tokenize_all(encoder *e, const unsigned char *s, size_t len)
+{
+    for (size_t i = 0; i < len && !e->failed;) {
+        int32_t cp;
+        i += utext_decode(s + i, len - i, &cp);
+        pre_tokenize(e, cp);
+    }
+}
+
+/* A stretch of text between raw-matched added tokens: normalize, then find
+ * the normalized added tokens, pre-tokenize the rest and run WordPiece. */
+static void encode_segment(encoder *e, const unsigned char *s, size_t len)
+{
+    const token_set *norm = &e->tok->norm;
+    if (norm->n == 0) {
+        normalize_all(e, s, len);
+        end_word(e);
+        return;
+    }
+    e->collect = 1;
+    e->normalized_len = 0;
+    normalize_all(e, s, len);
+    e->collect = 0;
+    const unsigned char *n = (const unsigned char *)e->normalized;
+    size_t nlen = e->normalized_len, piece = 0;
+    for (size_t i = 0; i < nlen && !e->failed;) {
+        const added_token *a = match_token(norm, n + i, nlen - i);
+        if (!a) { i++; continue; }
+        pre_tokenize_all(e, n + piece, i - piece);
+        end_word(e);
+        push(e, a->id);
+        i += a->len;
+        piece = i;
+    }
+    pre_tokenize_all(e, n + piece, nlen - piece);
+    end_word(e);
+}
+
+static void encoder_free(encoder *e)
+{
+    free(e->marks);
+    free(e->word);
+    free(e->normalized);
 }
 
 int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t len, bert_ids *out)
@@ -766,7 +948,7 @@ int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t le
      * character, so matching the raw bytes finds what matching the decoded
      * text would. */
     for (size_t i = 0; i < len && !e.failed;) {
-        const added_token *a = tok->n_added ? match_added(tok, s + i, len - i) : NULL;
+        const added_token *a = tok->raw.n ? match_token(&tok->raw, s + i, len - i) : NULL;
         if (!a) { i++; continue; }
         encode_segment(&e, s + segment, i - segment);
         push(&e, a->id);
@@ -774,9 +956,22 @@ int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t le
         segment = i;
     }
     if (!e.failed) encode_segment(&e, s + segment, len - segment);
-    free(e.marks);
-    free(e.word);
+    encoder_free(&e);
     return e.failed ? -1 : 0;
+}
+
+/* An added token's content as the normalizer leaves it (malloc'd). */
+static char *normalize_text(const bert_tokenizer *t, const char *s, size_t len, size_t *out_len)
+{
+    encoder e;
+    memset(&e, 0, sizeof e);
+    e.tok = t;
+    e.collect = 1;
+    normalize_all(&e, (const unsigned char *)s, len);
+    char *text = e.failed ? NULL : dup_text(e.normalized ? e.normalized : "", e.normalized_len);
+    *out_len = e.normalized_len;
+    encoder_free(&e);
+    return text;
 }
 
 /* ---- decoding ------------------------------------------------------------ */
@@ -847,9 +1042,9 @@ char *bert_tokenizer_decode(const bert_tokenizer *tok, const int32_t *ids, size_
     buf_add(&b, "", 0);
     int first = 1;
     for (size_t i = 0; i < n && !b.failed; i++) {
-        const char *token = vocab_token(&tok->vocab, ids[i]);
+        size_t tl;
+        const char *token = token_text(tok, ids[i], &tl);
         if (!token || (skip_special && tok->special_id[ids[i]])) continue;
-        size_t tl = vocab_token_length(&tok->vocab, ids[i]);
         size_t at = b.len;
         if (!tok->decoder_wordpiece) {
             if (!first) buf_add(&b, " ", 1);
@@ -881,7 +1076,11 @@ char *bert_tokenizer_decode(const bert_tokenizer *tok, const int32_t *ids, size_
 
 size_t bert_tokenizer_vocab_size(const bert_tokenizer *tok) { return (size_t)tok->vocab.count; }
 
-const char *bert_tokenizer_token(const bert_tokenizer *tok, int32_t id) { return vocab_token(&tok->vocab, id); }
+const char *bert_tokenizer_token(const bert_tokenizer *tok, int32_t id)
+{
+    size_t len;
+    return token_text(tok, id, &len);
+}
 
 int32_t bert_tokenizer_find(const bert_tokenizer *tok, const char *token, size_t len)
 {

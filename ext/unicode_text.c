@@ -155,6 +155,47 @@ static const utext_override mark_overrides[] = {
     {0x1E4EC, 0x1E4EF, 0},
     {0x1E944, 0x1E94A, 0},
 };
+static const utext_override combining_overrides[] = {
+    {0x07FD, 0x07FD, 0},
+    {0x0898, 0x089F, 0},
+    {0x08CA, 0x08D3, 0},
+    {0x09FE, 0x09FE, 0},
+    {0x0C3C, 0x0C3C, 0},
+    {0x0D3B, 0x0D3C, 0},
+    {0x0EBA, 0x0EBA, 0},
+    {0x1715, 0x1715, 0},
+    {0x1ABF, 0x1ACE, 0},
+    {0x1DF6, 0x1DFA, 0},
+    {0xA82C, 0xA82C, 0},
+    {0x10D24, 0x10D27, 0},
+    {0x10EAB, 0x10EAC, 0},
+    {0x10EFD, 0x10EFF, 0},
+    {0x10F46, 0x10F50, 0},
+    {0x10F82, 0x10F85, 0},
+    {0x11070, 0x11070, 0},
+    {0x1133B, 0x1133B, 0},
+    {0x1145E, 0x1145E, 0},
+    {0x11839, 0x1183A, 0},
+    {0x1193D, 0x1193E, 0},
+    {0x11943, 0x11943, 0},
+    {0x119E0, 0x119E0, 0},
+    {0x11A34, 0x11A34, 0},
+    {0x11A47, 0x11A47, 0},
+    {0x11A99, 0x11A99, 0},
+    {0x11D42, 0x11D42, 0},
+    {0x11D44, 0x11D45, 0},
+    {0x11D97, 0x11D97, 0},
+    {0x11F41, 0x11F42, 0},
+    {0x16FF0, 0x16FF1, 0},
+    {0x1E08F, 0x1E08F, 0},
+    {0x1E130, 0x1E136, 0},
+    {0x1E2AE, 0x1E2AE, 0},
+    {0x1E2EC, 0x1E2EF, 0},
+    {0x1E4EC, 0x1E4EF, 0},
+};
+static const utext_override decomposition_overrides[] = {
+    {0x11938, 0x11938, 0},
+};
 static const utext_override lower_overrides[] = {
     {0x1C89, 0x1C89, 1},
     {0xA7CB, 0xA7CB, -42343},
@@ -298,12 +339,17 @@ int utext_is_nonspacing_mark(int32_t cp)
 int utext_combining_class(int32_t cp)
 {
     if (cp < 0x300) return 0;
+    const utext_override *o = find_override(combining_overrides, COUNT(combining_overrides), cp);
+    if (o) return o->value;
     return utf8proc_get_property(cp)->combining_class;
 }
 
 int utext_decompose(int32_t cp, int32_t out[UTEXT_MAX_DECOMPOSITION])
 {
-    if (cp < 0xC0) { out[0] = cp; return 1; }
+    if (cp < 0xC0 || find_override(decomposition_overrides, COUNT(decomposition_overrides), cp)) {
+        out[0] = cp;
+        return 1;
+    }
     int boundclass = 0;
     utf8proc_ssize_t n = utf8proc_decompose_char(cp, out, UTEXT_MAX_DECOMPOSITION, UTF8PROC_DECOMPOSE, &boundclass);
     if (n < 1 || n > UTEXT_MAX_DECOMPOSITION) { out[0] = cp; return 1; }

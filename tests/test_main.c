@@ -14,6 +14,8 @@ int sqlite3_bert_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
 
 #define SUITES(X) \
     X(json) \
+    X(tokenizer) \
+    X(golden) \
     X(model) \
     X(sql) \
     X(threads) \

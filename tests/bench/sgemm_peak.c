@@ -76,8 +76,8 @@ int main(int argc, char **argv)
         if (t < best) best = t;
     }
     double gflops = 2.0 * m * n * k / best * 1e-9;
-    printf("RESULT engine=sgemm shape=%dx%dx%d%s threads=%d core=%s seconds=%.6f gflops=%.2f\n",
-           m, n, k, transposed ? "nt" : "", openblas_get_num_threads(), openblas_get_corename(), best, gflops);
+    printf("RESULT engine=sgemm shape=%dx%dx%d%s runs=%d threads=%d core=%s seconds=%.6f gflops=%.2f\n",
+           m, n, k, transposed ? "nt" : "", runs, openblas_get_num_threads(), openblas_get_corename(), best, gflops);
     free(a); free(b); free(c);
     return 0;
 }

@@ -17,7 +17,7 @@
 
 #define NCP 0x110000
 
-static unsigned char ref_control[NCP], ref_punct[NCP], ref_mark[NCP];
+static unsigned char ref_control[NCP], ref_punct[NCP], ref_mark[NCP], ref_reorder[NCP], ref_decomposes[NCP];
 static int32_t ref_lower[NCP];
 
 static int raw_control(int32_t c)
@@ -39,6 +39,8 @@ static int raw_punct(int32_t c)
 static int raw_mark(int32_t c) { return utf8proc_category(c) == UTF8PROC_CATEGORY_MN; }
 
 static int32_t raw_lower(int32_t c) { return utf8proc_tolower(c); }
+
+static int raw_reorder(int32_t c) { return utf8proc_get_property(c)->combining_class != 0; }
 
 static int decomposes(int32_t c)
 {
@@ -83,7 +85,11 @@ int main(void)
         } else if (n >= 3 && strcmp(kind, "punct") == 0) {
             for (unsigned c = a; c <= b; c++) ref_punct[c] = 1;
         } else if (n >= 3 && strcmp(kind, "mark") == 0) {
-            for (unsigned c = a; c <= b; c++) ref_mark[c] = 1;
+            for (unsigned c = a; c <= b; c++) ref_mark[c] = ref_decomposes[c] = 1;
+        } else if (n >= 3 && strcmp(kind, "reorder") == 0) {
+            for (unsigned c = a; c <= b; c++) ref_reorder[c] = 1;
+        } else if (strcmp(kind, "strip") == 0) {
+            ref_decomposes[a] = 1;
         } else if (strcmp(kind, "lower") == 0) {
             if (n == 3) ref_lower[a] = (int32_t)b;
             else if (a != 0x130) { fprintf(stderr, "unexpected multi-character lowercase of U+%04X\n", a); return 1; }
@@ -98,6 +104,17 @@ int main(void)
     table("control_overrides", ref_control, raw_control, 0);
     table("punct_overrides", ref_punct, raw_punct, 0);
     table("mark_overrides", ref_mark, raw_mark, 1);
+    table("combining_overrides", ref_reorder, raw_reorder, 1);
+    /* strip_accents changes a character that decomposes or is a mark; what
+     * utf8proc decomposes but the reference leaves alone is newer than the
+     * reference's decomposition table.  (Hangul syllables are not listed.) */
+    for (int32_t c = 0xAC00; c <= 0xD7A3; c++) ref_decomposes[c] = 1;
+    for (int32_t c = 0; c < NCP; c++)
+        if (!ref_decomposes[c] && !(c >= 0xD800 && c <= 0xDFFF) && !raw_mark(c) && decomposes(c)) ref_decomposes[c] = 2;
+    printf("static const utext_override decomposition_overrides[] = {\n");
+    for (int32_t c = 0; c < NCP; c++)
+        if (ref_decomposes[c] == 2) printf("    {0x%04X, 0x%04X, 0},\n", (unsigned)c, (unsigned)c);
+    printf("};\n");
 
     printf("static const utext_override lower_overrides[] = {\n");
     int32_t lo = -1, delta = 0;

@@ -18,6 +18,8 @@
 //   punct LO HI     the pre-tokenizer isolates these (punctuation)
 //   chinese LO HI   handle_chinese_chars puts spaces around these
 //   mark LO HI      strip_accents removes these entirely
+//   reorder LO HI   NFD's canonical ordering moves these (combining class
+//                   not 0); characters that decompose are left out
 //   strip CP OUT    strip_accents output when neither CP nor empty (Hangul
 //                   syllables left out: their decomposition is algorithmic)
 //   lower CP OUT    lowercase output when not CP itself
@@ -27,7 +29,7 @@ import { join } from 'path';
 
 const require = createRequire(join(process.cwd(), 'package.json'));
 const ref = process.env.NPM_REF ? join(process.env.NPM_REF, 'tokenizers') : 'tokenizers';
-const { bertNormalizer, bertPreTokenizer } = require(ref);
+const { bertNormalizer, bertPreTokenizer, nfdNormalizer } = require(ref);
 
 const only = (o) => bertNormalizer({ cleanText: false, handleChineseChars: false,
                                      stripAccents: false, lowercase: false, ...o });
@@ -36,11 +38,17 @@ const chinese = only({ handleChineseChars: true });
 const strip = only({ stripAccents: true });
 const lower = only({ lowercase: true });
 const pre = bertPreTokenizer();
+const nfd = nfdNormalizer();
+// NFD moves a mark of combining class > 1 in front of U+0334 (class 1), and
+// one of class 1..229 in front of U+0301 (class 230): together they tell
+// which characters canonical reordering treats as marks at all.
+const reorders = (s) => nfd.normalizeString(s + '\u0334') !== s + '\u0334' ||
+                        nfd.normalizeString('\u0301' + s) !== '\u0301' + s;
 
 const hex = (cp) => cp.toString(16).toUpperCase();
 const cps = (s) => [...s].map((c) => hex(c.codePointAt(0))).join(' ');
 
-const ranges = { drop: [], space: [], split: [], punct: [], chinese: [], mark: [] };
+const ranges = { drop: [], space: [], split: [], punct: [], chinese: [], mark: [], reorder: [] };
 const add = (name, cp) => {
     const r = ranges[name];
     if (r.length && r[r.length - 1][1] === cp - 1) r[r.length - 1][1] = cp;
@@ -62,6 +70,7 @@ for (let cp = 0; cp <= 0x10ffff; cp++) {
     const st = strip.normalizeString(s);
     if (st === '') add('mark', cp);
     else if (st !== s && !(cp >= 0xac00 && cp <= 0xd7a3)) strips.push(`strip ${hex(cp)} ${cps(st)}`);
+    if (nfd.normalizeString(s) === s && reorders(s)) add('reorder', cp);
     const lo = lower.normalizeString(s);
     if (lo !== s) lowers.push(`lower ${hex(cp)} ${cps(lo)}`);
 }

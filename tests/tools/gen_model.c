@@ -19,7 +19,9 @@
  * attention is neither uniform nor one-hot; every bias is non-zero and every
  * LayerNorm weight is 1 + noise, so a dropped bias or a forgotten LayerNorm
  * weight shows; position and segment embeddings carry a quarter and a tenth
- * of the embedding variance, so wrong position or type ids show; the MLM
+ * of the embedding variance, so wrong position or type ids show; embeddings
+ * are as small as in trained checkpoints (std 0.05), so the embedding
+ * LayerNorm's epsilon matters and a wrong one shows; the MLM
  * logits have a spread of about 3 plus a decoder bias of std 1, so the top-k
  * candidates have probabilities of a few percent and clear gaps.
  */
@@ -50,6 +52,7 @@ typedef struct {
     const char *act;
     const char *st_pooling;     /* NULL: not a sentence-transformers model */
     int normalize, max_seq_length;
+    double embedding_std;       /* word embeddings; positions 0.6x, segments 0.4x */
     uint64_t seed;
     int vocab_size;             /* lines of the vocabulary file */
 } options;
@@ -177,9 +180,10 @@ static int build_tensors(const options *o, tensor_list *l)
     int rc = 0;
     double sh = inv_sqrt(o->hidden), si = inv_sqrt(o->intermediate);
 
-    rc |= add(l, p, "embeddings.word_embeddings.weight", V, H, FILL_NORMAL, 0.25);
-    rc |= add(l, p, "embeddings.position_embeddings.weight", P, H, FILL_NORMAL, 0.15);
-    rc |= add(l, p, "embeddings.token_type_embeddings.weight", 2, H, FILL_NORMAL, 0.1);
+    double se = o->embedding_std;
+    rc |= add(l, p, "embeddings.word_embeddings.weight", V, H, FILL_NORMAL, se);
+    rc |= add(l, p, "embeddings.position_embeddings.weight", P, H, FILL_NORMAL, 0.6 * se);
+    rc |= add(l, p, "embeddings.token_type_embeddings.weight", 2, H, FILL_NORMAL, 0.4 * se);
     snprintf(name, sizeof name, "embeddings.LayerNorm.%s", ln_w(o));
     rc |= add(l, p, name, H, 0, FILL_ONE_PLUS, 0.1);
     snprintf(name, sizeof name, "embeddings.LayerNorm.%s", ln_b(o));
@@ -505,6 +509,8 @@ static void usage(FILE *f)
         "  --st-pooling mean|cls|max  write the sentence-transformers files with this pooling\n"
         "  --normalize           add a Normalize module to modules.json\n"
         "  --max-seq-length N    sentence_bert_config.json max_seq_length (model max length)\n"
+        "  --embedding-std X     std of the word embeddings (0.05, as in trained BERTs);\n"
+        "                        position and segment embeddings get 0.6 and 0.4 times it\n"
         "  --seed N              random seed (1)\n");
 }
 
@@ -532,6 +538,7 @@ static int parse_args(int argc, char **argv, options *o)
     o->act = "gelu";
     o->pooler = -1;
     o->seed = 1;
+    o->embedding_std = 0.05;
     int max_seq = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -555,7 +562,15 @@ static int parse_args(int argc, char **argv, options *o)
         else if (strcmp(a, "--max-positions") == 0) rc = parse_int(v, a, 2, &o->max_positions);
         else if (strcmp(a, "--model-max-length") == 0) rc = parse_int(v, a, 0, &o->model_max_length);
         else if (strcmp(a, "--max-seq-length") == 0) rc = parse_int(v, a, 2, &max_seq);
-        else if (strcmp(a, "--seed") == 0) {
+        else if (strcmp(a, "--embedding-std") == 0) {
+            char *end;
+            errno = 0;
+            o->embedding_std = strtod(v, &end);
+            if (errno || *end || !(o->embedding_std > 0 && o->embedding_std < 100)) {
+                fprintf(stderr, "gen_model: --embedding-std needs a positive number, not '%s'\n", v);
+                return -1;
+            }
+        } else if (strcmp(a, "--seed") == 0) {
             char *end;
             errno = 0;
             o->seed = strtoull(v, &end, 10);

@@ -25,37 +25,49 @@ if [ ! -f "$vocab" ]; then
     exit 1
 fi
 
+# Models are written to a scratch directory and moved into place at the end,
+# so a test that has the previous files mapped keeps reading intact ones.
 mkdir -p "$out"
-gen=$out/gen_model
+new=$out/.new.$$
+rm -rf "$new"
+mkdir "$new"
+trap 'rm -rf "$new"' EXIT
+gen=$new/gen_model
 # -ffp-contract=off: a fused multiply-add would change the last bit of weights.
 ${CC:-cc} -std=c11 -O2 -ffp-contract=off -o "$gen" "$here/gen_model.c" -lm
 
 # BertModel names, no prefix, with pooler; float32.
-"$gen" "$out/bert-plain-f32" --vocab "$vocab" --seed 11 \
+"$gen" "$new/bert-plain-f32" --vocab "$vocab" --seed 11 \
     --layers 2 --hidden 128 --heads 2 --intermediate 512 --max-positions 512 --dtype f32
 
 # A sentence-transformers model like all-MiniLM-L6-v2: mean pooling,
 # Normalize, max_seq_length 128, float16, the int64 position_ids buffer.
-"$gen" "$out/st-mean-f16" --vocab "$vocab" --seed 22 \
+"$gen" "$new/st-mean-f16" --vocab "$vocab" --seed 22 \
     --layers 4 --hidden 256 --heads 4 --intermediate 1024 --max-positions 512 --dtype f16 \
     --position-ids --st-pooling mean --normalize --max-seq-length 128
 
-# BertForMaskedLM, decoder tied to the word embeddings, tanh GELU, no
-# model_max_length (max_length falls back to max_position_embeddings = 256).
-"$gen" "$out/mlm-tied-f32" --vocab "$vocab" --seed 33 \
+# BertForMaskedLM, decoder tied to the word embeddings (larger, so that the
+# logits spread), tanh GELU, no model_max_length (max_length falls back to
+# max_position_embeddings = 256).
+"$gen" "$new/mlm-tied-f32" --vocab "$vocab" --seed 33 \
     --layers 3 --hidden 192 --heads 6 --intermediate 768 --max-positions 256 --model-max-length 0 \
-    --dtype f32 --arch mlm --act gelu_new
+    --dtype f32 --arch mlm --act gelu_new --embedding-std 0.25
 
 # BertForPreTraining with its own decoder, old gamma/beta LayerNorm names,
 # bfloat16; max_length = min(model_max_length 512, 128 positions).
-"$gen" "$out/pretrain-untied-bf16" --vocab "$vocab" --seed 46 \
+"$gen" "$new/pretrain-untied-bf16" --vocab "$vocab" --seed 49 \
     --layers 2 --hidden 128 --heads 4 --intermediate 512 --max-positions 128 --model-max-length 512 \
     --dtype bf16 --arch pretraining --untied --old-layernorm
 
 # A sentence-transformers model like bge: CLS pooling, Normalize, relu,
 # tensors under "bert.", max_seq_length 64.
-"$gen" "$out/st-cls-relu" --vocab "$vocab" --seed 55 \
+"$gen" "$new/st-cls-relu" --vocab "$vocab" --seed 55 \
     --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 512 --dtype f32 \
     --prefix --act relu --st-pooling cls --normalize --max-seq-length 64
 
 rm -f "$gen"
+for dir in "$new"/*; do
+    name=$(basename "$dir")
+    rm -rf "${out:?}/$name"
+    mv "$dir" "$out/$name"
+done

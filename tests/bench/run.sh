@@ -1,0 +1,198 @@
+#!/bin/sh
+# run.sh - `make bench`: embedding throughput of the extension against
+# PyTorch and ONNX Runtime, on the same random weights, the same sentences
+# (tests/bench/sentences.txt) and the same thread count.
+#
+#   sh tests/bench/run.sh          (make bench builds bert.so first)
+#
+# Environment:
+#   BENCH_THREADS     threads for every engine (default: all cores)
+#   BENCH_SENTENCES   use only the first N sentences (default: all)
+#   BENCH_MODELS      which models, among "bert-base minilm" (default: both)
+#   BENCH_ORT_VERSION onnxruntime-node version to install (default 1.30.0)
+#
+# Writes into build/bench/: the two models (made by tests/tools/gen_model.c:
+# bert-base size, 12 layers x 768, and MiniLM size, 6 layers x 384), the
+# peers' installation (node_modules), raw.txt (every measurement) and
+# results.txt (the table it prints at the end).
+#
+# Peers: Debian's python3-torch (installed with apt-get when run as root;
+# otherwise: sudo apt-get install python3-torch python3-numpy) and
+# onnxruntime-node from npm (npm install --ignore-scripts onnxruntime-node,
+# into build/bench/node_modules).  A missing peer is skipped with a note.
+# None of this is part of `make test`.
+set -eu
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+out=build/bench
+here=tests/bench
+threads=${BENCH_THREADS:-$(nproc)}
+limit=${BENCH_SENTENCES:-0}
+models=${BENCH_MODELS:-bert-base minilm}
+ort_version=${BENCH_ORT_VERSION:-1.30.0}
+vocab=${BERT_TEST_VOCAB:-tests/fixtures/bert-base-uncased/vocab.txt}
+CC=${CC:-cc}
+python=/usr/bin/python3
+
+case $threads in
+    ''|*[!0-9]*|0) echo "run.sh: BENCH_THREADS must be a positive integer, not '$threads'" >&2; exit 2 ;;
+esac
+if [ ! -f bert.so ]; then
+    echo "run.sh: no ./bert.so: build it with make (make bench does)" >&2
+    exit 1
+fi
+if [ ! -f "$vocab" ]; then
+    echo "run.sh: no vocabulary at $vocab: add the bert-base-uncased vocab.txt there or set BERT_TEST_VOCAB" >&2
+    exit 1
+fi
+
+mkdir -p "$out/models"
+raw=$out/raw.txt
+log=$out/log.txt
+: > "$raw"
+: > "$log"
+start=$(date +%s)
+step() { echo "[$(( $(date +%s) - start ))s] $*"; }
+
+# Runs a measuring program: its lines go to the screen and to raw.txt, its
+# stderr to log.txt.  Returns its status (sh has no pipefail for a tee).
+record() {
+    status=0
+    "$@" > "$out/step.txt" 2>> "$log" || status=$?
+    cat "$out/step.txt"
+    cat "$out/step.txt" >> "$raw"
+    if [ $status != 0 ]; then
+        echo "run.sh: $1 failed (status $status); the end of $log:" >&2
+        tail -n 15 "$log" >&2
+    fi
+    return $status
+}
+
+# One setting for every engine: OpenBLAS (ours, the sgemm ceiling, and the
+# BLAS under Debian's torch), OpenMP (torch), ORT's intra-op pool (below).
+OPENBLAS_NUM_THREADS=$threads
+OMP_NUM_THREADS=$threads
+export OPENBLAS_NUM_THREADS OMP_NUM_THREADS
+
+# ---- the C programs
+warn="-std=c11 -O2 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla -D_POSIX_C_SOURCE=200809L"
+blas_cflags=$(pkg-config --cflags openblas 2>/dev/null || true)
+blas_libs=$(pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+step "building the benchmark programs"
+# shellcheck disable=SC2086
+$CC $warn $blas_cflags -o "$out/sgemm_peak" "$here/sgemm_peak.c" $blas_libs
+# shellcheck disable=SC2086
+$CC $warn -o "$out/bench_embed" "$here/bench_embed.c" -lsqlite3 -lm
+$CC -std=c11 -O2 -ffp-contract=off -o "$out/gen_model" tests/tools/gen_model.c -lm
+
+# ---- the models: pseudo-random weights, the same bytes on every machine
+make_model() {    # NAME, then gen_model options
+    name=$1
+    shift
+    dir=$out/models/$name
+    # Made again when the generator, its options or the vocabulary change.
+    stamp="$(cksum < tests/tools/gen_model.c) $(cksum < "$vocab") $*"
+    if [ -f "$dir/.made" ] && [ "$(cat "$dir/.made")" = "$stamp" ]; then
+        return
+    fi
+    rm -rf "$dir"
+    "$out/gen_model" "$dir" --vocab "$vocab" --max-positions 512 --dtype f32 "$@" >> "$log"
+    echo "$stamp" > "$dir/.made"
+}
+step "making the models"
+make_model bert-base --seed 101 --layers 12 --hidden 768 --heads 12 --intermediate 3072
+# Shaped like all-MiniLM-L6-v2: mean pooling and Normalize.
+make_model minilm --seed 102 --layers 6 --hidden 384 --heads 12 --intermediate 1536 \
+    --st-pooling mean --normalize --max-seq-length 256
+
+# ---- the peers
+have_torch=0
+if $python -c 'import torch, numpy' 2>/dev/null; then
+    have_torch=1
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    step "installing python3-torch with apt-get"
+    if apt-get update -qq >> "$log" 2>&1 && apt-get install -y -qq python3-torch python3-numpy >> "$log" 2>&1; then
+        have_torch=1
+    fi
+fi
+[ $have_torch = 1 ] || echo "note: no PyTorch; install it with: sudo apt-get install python3-torch python3-numpy (PyTorch and ONNX Runtime skipped)"
+
+have_ort=0
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        step "installing nodejs and npm with apt-get"
+        if apt-get update -qq >> "$log" 2>&1; then
+            apt-get install -y -qq nodejs npm >> "$log" 2>&1 || true
+        fi
+    fi
+fi
+if [ -f "$out/node_modules/onnxruntime-node/package.json" ]; then
+    have_ort=1
+elif command -v npm >/dev/null; then
+    step "installing onnxruntime-node@$ort_version into $out/node_modules"
+    if npm install --ignore-scripts --no-audit --no-fund --prefix "$out" "onnxruntime-node@$ort_version" >> "$log" 2>&1; then
+        have_ort=1
+    fi
+fi
+[ $have_ort = 1 ] || echo "note: no onnxruntime-node; install node and npm, then: npm install --ignore-scripts --prefix $out onnxruntime-node (ONNX Runtime skipped)"
+[ $have_torch = 1 ] || have_ort=0     # the ONNX file is exported from PyTorch
+
+# ---- the ceiling
+step "measuring the cblas_sgemm ceiling ($threads thread(s))"
+"$out/sgemm_peak" 2048 10 > "$out/step.txt"
+sed 's/$/ env=bench/' "$out/step.txt" | tee -a "$raw"
+if [ -n "${OPENBLAS_CORETYPE:-}" ]; then
+    # The environment forces an OpenBLAS kernel; show what the CPU itself gets.
+    env -u OPENBLAS_CORETYPE "$out/sgemm_peak" 2048 10 > "$out/step.txt"
+    sed 's/$/ env=autodetect/' "$out/step.txt" | tee -a "$raw"
+fi
+
+# ---- the measurements, model by model
+args=""
+for name in $models; do
+    dir=$out/models/$name
+    if [ ! -d "$dir" ]; then
+        echo "run.sh: unknown model '$name' in BENCH_MODELS (bert-base, minilm)" >&2
+        exit 2
+    fi
+    args="$args $name=$dir"
+    step "$name: ours, row by row and batched"
+    record "$out/bench_embed" ./bert.so "$dir" "$here/sentences.txt" "$name" "$out" "$limit" || exit 1
+    rm -f "$out/$name.onnx"
+    if [ $have_torch = 1 ]; then
+        step "$name: PyTorch, batch 1 and 32"
+        onnx=""
+        [ $have_ort = 1 ] && onnx="--onnx $out/$name.onnx"
+        # shellcheck disable=SC2086
+        record $python "$here/torch_bench.py" "$dir" "$out/$name.ids.json" "$name" --threads "$threads" \
+            --ours "$out/$name.ours.f32" $onnx || true
+    fi
+    if [ $have_ort = 1 ] && [ -f "$out/$name.onnx" ]; then
+        step "$name: ONNX Runtime, batch 1 and 32"
+        record node "$here/ort_bench.js" "$out/$name.onnx" "$out/$name.ids.json" "$name" "$threads" \
+            "$out/$name.ours.f32" || true
+        rm -f "$out/$name.onnx"
+    fi
+done
+
+# ---- the tokenizer on its own, when its benchmark is there
+rm -f "$out/tokenizer.txt"
+if [ -f "$here/bench_tokenizer.c" ]; then
+    step "tokenizer"
+    ext_flags="$warn -D_DEFAULT_SOURCE -DSQLITE_CORE $(pkg-config --cflags sqlite3 openblas libutf8proc 2>/dev/null || true)"
+    ext_libs="$(pkg-config --libs openblas libutf8proc 2>/dev/null || echo -lopenblas -lutf8proc) -lsqlite3 -lpthread -lm"
+    # shellcheck disable=SC2086
+    if $CC $ext_flags -o "$out/bench_tokenizer" "$here/bench_tokenizer.c" ext/*.c $ext_libs >> "$log" 2>&1; then
+        "$out/bench_tokenizer" > "$out/tokenizer.txt" 2>&1 || echo "(bench_tokenizer failed: see above)" >> "$out/tokenizer.txt"
+    else
+        echo "(bench_tokenizer.c did not build: see $log)" > "$out/tokenizer.txt"
+    fi
+fi
+
+rm -f "$out/step.txt"
+step "done"
+echo
+# shellcheck disable=SC2086
+$python "$here/report.py" "$raw" "$out" "$threads" $args
+echo "(written to $out/results.txt; details of the runs in $log)"
