@@ -52,8 +52,10 @@ $(MODELS): tests/tools/gen_model.c tests/tools/make_test_models.sh tests/fixture
 	sh tests/tools/make_test_models.sh build/models
 	@touch $@
 
+# One BLAS thread by default: the test models are small, and idle OpenBLAS
+# workers spinning between calls would only slow the suite down.
 test: deps bert.so $(BUILD)/run_tests $(MODELS)
-	$(BUILD)/run_tests $(SUITE)
+	OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} $(BUILD)/run_tests $(SUITE)
 
 demo: deps bert.so
 	sqlite3 -bail :memory: < sql/demo.sql

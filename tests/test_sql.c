@@ -12,6 +12,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define PLAIN "build/models/bert-plain-f32"
 #define ST_MEAN "build/models/st-mean-f16"
@@ -124,6 +127,23 @@ static void default_from_environment(void)
     unsetenv("BERT_MODEL");
 }
 
+/* The process's resident set size, from /proc/self/statm (Linux). */
+static long resident_kib(void)
+{
+    long pages_total = 0, pages_resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return 0;
+    if (fscanf(f, "%ld %ld", &pages_total, &pages_resident) != 2) pages_resident = 0;
+    fclose(f);
+    return pages_resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static long file_kib_of(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)(st.st_size / 1024) : 0;
+}
+
 static void sharing(void)
 {
     t_case("two connections share one mapping of the weights");
@@ -135,6 +155,24 @@ static void sharing(void)
     expect(b, "SELECT length(bert_embed('two', 'other-name'))", "512");
     expect(a, "SELECT refs FROM bert_models", "2");
     T_CHECK(weight_cache_count() == before + 1, "%d weight files mapped, expected %d", weight_cache_count(), before + 1);
+
+    t_case("a second connection on the same float32 weights adds no copy of them");
+    sqlite3 *c = t_open(), *d = t_open();
+    expect(c, "SELECT bert_load('m', '" MLM "')", "m");
+    expect(d, "SELECT bert_load('m', '" MLM "')", "m");
+    /* Fill-mask reads every weight, the tied decoder included. */
+    long before_c = resident_kib();
+    expect(c, "SELECT json_array_length(bert_fill_mask('a [MASK] b', 1, 'm'))", "1");
+    long after_c = resident_kib();
+    expect(d, "SELECT json_array_length(bert_fill_mask('a [MASK] b', 1, 'm'))", "1");
+    long after_d = resident_kib();
+    long file_kib = file_kib_of(MLM "/model.safetensors");
+    printf("  memory: model file %ld KiB; first connection +%ld KiB, second connection +%ld KiB\n",
+           file_kib, after_c - before_c, after_d - after_c);
+    T_CHECK(after_d - after_c < file_kib / 4, "the second connection grew the process by %ld KiB "
+            "(file %ld KiB)", after_d - after_c, file_kib);
+    sqlite3_close(c);
+    sqlite3_close(d);
 
     t_case("closing a connection gives its reference back");
     sqlite3_close(b);
