@@ -31,7 +31,7 @@ EXT_HDR   := $(wildcard ext/*.h)
 TEST_SRC  := $(wildcard tests/test_*.c)
 MODELS    := build/models/.done
 
-.PHONY: all test demo bench install uninstall clean deps
+.PHONY: all test demo bench bench-tokenizer install uninstall clean deps
 all: bert.so
 
 deps:
@@ -60,7 +60,14 @@ test: deps bert.so $(BUILD)/run_tests $(MODELS)
 demo: deps bert.so
 	sqlite3 -bail :memory: < sql/demo.sql
 
-bench: bert.so
+$(BUILD)/bench_tokenizer: tests/bench/bench_tokenizer.c $(EXT_SRC) $(EXT_HDR)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ tests/bench/bench_tokenizer.c ext/tokenizer.c ext/vocab.c ext/unicode_text.c ext/sqlite_json.c ext/error.c -lsqlite3 $(LIBS) $(LDFLAGS)
+
+bench-tokenizer: $(BUILD)/bench_tokenizer
+	$(BUILD)/bench_tokenizer
+
+bench: bert.so $(BUILD)/bench_tokenizer
 	sh tests/bench/run.sh
 
 install: bert.so
