@@ -6,6 +6,7 @@
 #include "error.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,18 +28,22 @@ int pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allow_lon
     if (entry_need_tokenizer(e, err) != 0) return -1;
     const bert_special_ids *sp = bert_tokenizer_specials(e->tokenizer);
     if (need_special(e, sp->cls, "[CLS]", err) || need_special(e, sp->sep, "[SEP]", err)) return -1;
-    if (bert_ids_push(out, sp->cls) != 0 || bert_tokenizer_encode(e->tokenizer, text, len, out) != 0) {
+    /* [CLS] and the pieces that fit before [SEP], plus one to tell that the
+     * text was longer: tokenizing stops there, so memory stays bounded by
+     * max_length whatever the text's size. */
+    size_t limit = (size_t)e->max_length - 1;
+    size_t stop = e->truncate || !allow_long ? limit + 1 : SIZE_MAX;
+    if (bert_ids_push(out, sp->cls) != 0 || bert_tokenizer_encode_max(e->tokenizer, text, len, stop, out) != 0) {
         *err = bert_errorf("out of memory tokenizing a text of %zu bytes", len);
         return -1;
     }
-    size_t limit = (size_t)e->max_length - 1;
     if (out->len > limit) {
         if (e->truncate) {
             out->len = limit;
         } else if (!allow_long) {
-            *err = bert_errorf("the text is %zu tokens long, more than max_length %d of model '%s': "
+            *err = bert_errorf("the text is longer than max_length %d tokens of model '%s': "
                                "shorten it, or register the model with '{\"truncate\": true}' to cut "
-                               "it silently", out->len + 1, e->max_length, e->name);
+                               "it silently", e->max_length, e->name);
             return -1;
         }
     }
@@ -303,14 +308,17 @@ int pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char
     }
     const bert_special_ids *sp = bert_tokenizer_specials(e->tokenizer);
     if (need_special(e, sp->cls, "[CLS]", err) || need_special(e, sp->sep, "[SEP]", err)) goto done;
-    if (bert_tokenizer_encode(e->tokenizer, a, alen, &ia) != 0 ||
-        bert_tokenizer_encode(e->tokenizer, b, blen, &ib) != 0) goto oom;
-    size_t la = ia.len, lb = ib.len, room = e->max_length > 3 ? (size_t)e->max_length - 3 : 0;
+    size_t room = e->max_length > 3 ? (size_t)e->max_length - 3 : 0;
+    /* Neither segment can keep more than `room` tokens, so reading one past
+     * that decides every truncation while bounding the memory. */
+    if (bert_tokenizer_encode_max(e->tokenizer, a, alen, room + 1, &ia) != 0 ||
+        bert_tokenizer_encode_max(e->tokenizer, b, blen, room + 1, &ib) != 0) goto oom;
+    size_t la = ia.len, lb = ib.len;
     if (la + lb > room) {
         if (!e->truncate) {
-            *err = bert_errorf("the sentence pair is %zu tokens long, more than max_length %d of "
-                               "model '%s': shorten it, or register the model with "
-                               "'{\"truncate\": true}'", la + lb + 3, e->max_length, e->name);
+            *err = bert_errorf("the sentence pair is longer than max_length %d tokens of model '%s': "
+                               "shorten it, or register the model with '{\"truncate\": true}'",
+                               e->max_length, e->name);
             goto done;
         }
         truncate_pair(&la, &lb, room);

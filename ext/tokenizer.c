@@ -682,11 +682,15 @@ typedef struct {
     char *normalized;           /* the normalized text kept, UTF-8 */
     size_t normalized_len, normalized_cap;
     int failed;                 /* out of memory */
+    size_t limit;               /* stop once out holds this many ids */
+    int full;                   /* the limit was reached */
 } encoder;
 
 static void push(encoder *e, int32_t id)
 {
-    if (!e->failed && bert_ids_push(e->out, id) != 0) e->failed = 1;
+    if (e->failed || e->full) return;
+    if (e->out->len >= e->limit) { e->full = 1; return; }
+    if (bert_ids_push(e->out, id) != 0) e->failed = 1;
 }
 
 /* Greedy longest-match-first WordPiece over one word; a word with any part
@@ -863,7 +867,7 @@ static int is_ascii_word_char(unsigned char c)
 static void normalize_all(encoder *e, const unsigned char *s, size_t len)
 {
     const bert_tokenizer *t = e->tok;
-    for (size_t i = 0; i < len && !e->failed;) {
+    for (size_t i = 0; i < len && !e->failed && !e->full;) {
         /* ASCII letters and digits pass every stage unchanged but lowercasing. */
         unsigned char c = s[i];
         if (!e->collect && is_ascii_word_char(c) && e->n_marks == 0 &&
@@ -893,7 +897,7 @@ static const added_token *match_token(const token_set *set, const unsigned char 
 /* Pre-tokenizes already normalized (valid UTF-8) text. */
 static void pre_tokenize_all(encoder *e, const unsigned char *s, size_t len)
 {
-    for (size_t i = 0; i < len && !e->failed;) {
+    for (size_t i = 0; i < len && !e->failed && !e->full;) {
         int32_t cp;
         i += utext_decode(s + i, len - i, &cp);
         pre_tokenize(e, cp);
@@ -916,7 +920,7 @@ static void encode_segment(encoder *e, const unsigned char *s, size_t len)
     e->collect = 0;
     const unsigned char *n = (const unsigned char *)e->normalized;
     size_t nlen = e->normalized_len, piece = 0;
-    for (size_t i = 0; i < nlen && !e->failed;) {
+    for (size_t i = 0; i < nlen && !e->failed && !e->full;) {
         const added_token *a = match_token(norm, n + i, nlen - i);
         if (!a) { i++; continue; }
         pre_tokenize_all(e, n + piece, i - piece);
@@ -938,16 +942,23 @@ static void encoder_free(encoder *e)
 
 int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t len, bert_ids *out)
 {
+    return bert_tokenizer_encode_max(tok, text, len, SIZE_MAX, out);
+}
+
+int bert_tokenizer_encode_max(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
+                              bert_ids *out)
+{
     encoder e;
     memset(&e, 0, sizeof e);
     e.tok = tok;
     e.out = out;
+    e.limit = max_ids;
     const unsigned char *s = (const unsigned char *)text;
     size_t segment = 0;
     /* Added tokens start with an ASCII or lead byte, never inside a
      * character, so matching the raw bytes finds what matching the decoded
      * text would. */
-    for (size_t i = 0; i < len && !e.failed;) {
+    for (size_t i = 0; i < len && !e.failed && !e.full;) {
         const added_token *a = tok->raw.n ? match_token(&tok->raw, s + i, len - i) : NULL;
         if (!a) { i++; continue; }
         encode_segment(&e, s + segment, i - segment);
@@ -955,7 +966,7 @@ int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t le
         i += a->len;
         segment = i;
     }
-    if (!e.failed) encode_segment(&e, s + segment, len - segment);
+    if (!e.failed && !e.full) encode_segment(&e, s + segment, len - segment);
     encoder_free(&e);
     return e.failed ? -1 : 0;
 }

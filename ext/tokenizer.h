@@ -48,6 +48,12 @@ void bert_tokenizer_free(bert_tokenizer *tok);
  * Linear in len.  Returns 0, or -1 when out of memory. */
 int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t len, bert_ids *out);
 
+/* The same, but stops reading the text once `out` holds max_ids ids, so a
+ * caller that truncates anyway does not pay for (or hold) the whole text's
+ * tokens. */
+int bert_tokenizer_encode_max(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
+                              bert_ids *out);
+
 /* Hugging Face's decode(): joins "##" pieces, drops special tokens when
  * skip_special is set, applies clean_up_tokenization_spaces when the
  * tokenizer config asks for it (the default).  Returns a malloc'd string. */
