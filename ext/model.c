@@ -17,6 +17,7 @@
 #include "model.h"
 #include "error.h"
 #include "json.h"
+#include "path.h"
 #include "safetensors.h"
 
 #include <math.h>
@@ -44,19 +45,6 @@ typedef struct {
     float *converted;     /* one block for every converted tensor */
 } model_priv;
 
-/* dir/name in a new string, or NULL when memory ran out. */
-static char *join(const char *dir, const char *name)
-{
-    size_t d = strlen(dir), n = strlen(name);
-    while (d > 1 && dir[d - 1] == '/') d--;
-    char *s = malloc(d + n + 2);
-    if (!s) return NULL;
-    memcpy(s, dir, d);
-    s[d] = '/';
-    memcpy(s + d + 1, name, n + 1);
-    return s;
-}
-
 static int ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), k = strlen(suffix);
@@ -76,7 +64,7 @@ int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
 {
     *err = NULL;
     memset(cfg, 0, sizeof *cfg);
-    char *path = join(model_dir, "config.json");
+    char *path = path_join(model_dir, "config.json");
     if (!path) { *err = bert_errorf("out of memory"); return -1; }
     json_doc *doc = NULL;
     int missing = 0, rc = -1;
@@ -171,28 +159,19 @@ done:
  * absent, -1 on error. */
 static int read_optional(const char *model_dir, const char *name, json_doc **doc, char **err)
 {
-    char *path = join(model_dir, name);
-    if (!path) { *err = bert_errorf("out of memory"); return -1; }
-    int missing = 0;
-    char *jerr = NULL;
-    int rc = 1;
-    if (json_parse_file(path, doc, &missing, &jerr) != 0) {
-        rc = missing ? 0 : -1;
-        if (!missing) *err = bert_errorf("%s; fix the file or remove it", jerr ? jerr : "out of memory");
-    } else if ((*doc)->nodes[0].type != JSON_OBJECT && (*doc)->nodes[0].type != JSON_ARRAY) {
-        *err = bert_errorf("%s is neither a JSON object nor an array", path);
+    int rc = json_read_model_file(model_dir, name, doc, err);
+    if (rc == 1 && (*doc)->nodes[0].type != JSON_OBJECT && (*doc)->nodes[0].type != JSON_ARRAY) {
+        *err = bert_errorf("%s/%s is neither a JSON object nor an array", model_dir, name);
         json_free(*doc);
         *doc = NULL;
         rc = -1;
     }
-    free(jerr);
-    free(path);
     return rc;
 }
 
 static int read_pooling(const char *model_dir, const char *pooling_dir, bert_st_config *st, char **err)
 {
-    char *name = join(pooling_dir, "config.json");
+    char *name = path_join(pooling_dir, "config.json");
     if (!name) { *err = bert_errorf("out of memory"); return -1; }
     json_doc *doc = NULL;
     int found = read_optional(model_dir, name, &doc, err);
@@ -551,7 +530,7 @@ int bert_model_load(const char *model_dir, bert_model **out, char **err)
     *err = NULL;
     bert_model *m = calloc(1, sizeof *m);
     model_priv *priv = calloc(1, sizeof *priv);
-    char *path = join(model_dir, "model.safetensors");
+    char *path = path_join(model_dir, "model.safetensors");
     binder b = {.err = err};
     if (!m || !priv || !path) {
         free(m);

@@ -114,18 +114,12 @@ done:
  * registration so that max_length is known before the tokenizer is loaded. */
 static int read_model_max_length(const char *dir)
 {
-    size_t n = strlen(dir) + sizeof "/tokenizer_config.json";
-    char *path = malloc(n);
-    if (!path) return 0;
-    snprintf(path, n, "%s/tokenizer_config.json", dir);
     json_doc *doc = NULL;
-    int missing = 0;
     char *err = NULL;
     long long v = 0;
-    if (json_parse_file(path, &doc, &missing, &err) == 0)
+    if (json_read_model_file(dir, "tokenizer_config.json", &doc, &err) == 1)
         v = json_int(doc, json_member(doc, 0, "model_max_length"), 0);
     free(err);
-    free(path);
     json_free(doc);
     return v > 0 && v < (1 << 30) ? (int)v : 0;
 }

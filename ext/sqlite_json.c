@@ -7,6 +7,8 @@
  */
 #include "sqlite_api.h"
 #include "json.h"
+#include "error.h"
+#include "path.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -228,6 +230,23 @@ fail:
     free(buf);
     fclose(f);
     return -1;
+}
+
+int json_read_model_file(const char *dir, const char *name, json_doc **doc, char **err)
+{
+    *doc = NULL;
+    *err = NULL;
+    char *path = path_join(dir, name);
+    if (!path) { *err = bert_errorf("out of memory reading %s", name); return -1; }
+    int missing = 0, rc = 1;
+    char *perr = NULL;
+    if (json_parse_file(path, doc, &missing, &perr) != 0) {
+        rc = missing ? 0 : -1;
+        if (!missing) *err = bert_errorf("%s; fix the file or remove it", perr ? perr : "out of memory");
+    }
+    free(perr);
+    free(path);
+    return rc;
 }
 
 void json_free(json_doc *doc)

@@ -16,6 +16,7 @@
 
 #include "error.h"
 #include "json.h"
+#include "path.h"
 #include "unicode_text.h"
 #include "vocab.h"
 
@@ -98,14 +99,6 @@ static char *dup_text(const char *s, size_t n)
     memcpy(d, s, n);
     d[n] = '\0';
     return d;
-}
-
-static char *path_join(const char *dir, const char *file)
-{
-    size_t n = strlen(dir) + strlen(file) + 2;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/%s", dir, file);
-    return p;
 }
 
 static char *read_whole_file(const char *path, size_t *len, char **err)
@@ -250,22 +243,25 @@ static int read_bool_or_null(const json_doc *doc, int node, int fallback)
     return json_bool(doc, node, fallback);
 }
 
+/* Reads an optional JSON object file of the model directory: 1 read, 0 absent, -1 error. */
+static int read_object(const char *dir, const char *name, json_doc **doc, char **err)
+{
+    int rc = json_read_model_file(dir, name, doc, err);
+    if (rc == 1 && (*doc)->nodes[0].type != JSON_OBJECT) {
+        *err = bert_errorf("%s/%s is not a JSON object; fix or delete the file", dir, name);
+        json_free(*doc);
+        *doc = NULL;
+        rc = -1;
+    }
+    return rc;
+}
+
 static int read_tokenizer_config(bert_tokenizer *t, const char *dir, load_state *ls, char **err)
 {
-    char *path = path_join(dir, "tokenizer_config.json");
-    if (!path) { *err = bert_errorf("out of memory loading the tokenizer"); return -1; }
     json_doc *doc = NULL;
-    int missing = 0, rc = -1;
-    char *perr = NULL;
-    if (json_parse_file(path, &doc, &missing, &perr) != 0) {
-        if (missing) rc = 0;
-        else *err = bert_errorf("%s; fix or delete the file", perr ? perr : "out of memory");
-        goto done;
-    }
-    if (doc->nodes[0].type != JSON_OBJECT) {
-        *err = bert_errorf("%s is not a JSON object; fix or delete the file", path);
-        goto done;
-    }
+    int rc = read_object(dir, "tokenizer_config.json", &doc, err);
+    if (rc <= 0) return rc;
+    rc = -1;
     bert_tokenizer_settings *s = &t->settings;
     s->lowercase = json_bool(doc, json_member(doc, 0, "do_lower_case"), s->lowercase);
     s->strip_accents = read_bool_or_null(doc, json_member(doc, 0, "strip_accents"), s->strip_accents);
@@ -290,30 +286,21 @@ static int read_tokenizer_config(bert_tokenizer *t, const char *dir, load_state 
     }
     rc = 0;
 done:
-    free(perr);
     json_free(doc);
-    free(path);
     return rc;
 }
 
 static int read_special_tokens_map(const char *dir, load_state *ls, char **err)
 {
-    char *path = path_join(dir, "special_tokens_map.json");
-    if (!path) { *err = bert_errorf("out of memory loading the tokenizer"); return -1; }
     json_doc *doc = NULL;
-    int missing = 0, rc = -1;
-    char *perr = NULL;
-    if (json_parse_file(path, &doc, &missing, &perr) != 0) {
-        if (missing) rc = 0;
-        else *err = bert_errorf("%s; fix or delete the file", perr ? perr : "out of memory");
-    } else if (read_token_names(doc, ls) != 0) {
+    int rc = read_object(dir, "special_tokens_map.json", &doc, err);
+    if (rc <= 0) return rc;
+    rc = 0;
+    if (read_token_names(doc, ls) != 0) {
         *err = bert_errorf("out of memory loading the tokenizer");
-    } else {
-        rc = 0;
+        rc = -1;
     }
-    free(perr);
     json_free(doc);
-    free(path);
     return rc;
 }
 
@@ -340,20 +327,12 @@ static int set_prefix(char **slot, size_t *len, const char *value)
  * and [SEP] and choose their own length. */
 static int read_tokenizer_json(bert_tokenizer *t, const char *dir, load_state *ls, char **err)
 {
-    char *path = path_join(dir, "tokenizer.json");
-    if (!path) { *err = bert_errorf("out of memory loading the tokenizer"); return -1; }
     json_doc *doc = NULL;
-    int missing = 0, rc = -1;
-    char *perr = NULL;
-    if (json_parse_file(path, &doc, &missing, &perr) != 0) {
-        if (missing) rc = 0;
-        else *err = bert_errorf("%s; fix or delete the file", perr ? perr : "out of memory");
-        goto done;
-    }
-    if (doc->nodes[0].type != JSON_OBJECT) {
-        *err = bert_errorf("%s is not a JSON object; fix or delete the file", path);
-        goto done;
-    }
+    int rc = read_object(dir, "tokenizer.json", &doc, err);
+    if (rc <= 0) return rc;
+    rc = -1;
+    char *path = path_join(dir, "tokenizer.json");
+    if (!path) { *err = bert_errorf("out of memory loading the tokenizer"); json_free(doc); return -1; }
     bert_tokenizer_settings *s = &t->settings;
 
     int norm = json_member(doc, 0, "normalizer");
@@ -440,7 +419,6 @@ static int read_tokenizer_json(bert_tokenizer *t, const char *dir, load_state *l
     }
     rc = 0;
 done:
-    free(perr);
     json_free(doc);
     free(path);
     return rc;

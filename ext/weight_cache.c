@@ -3,6 +3,8 @@
  */
 #include "weight_cache.h"
 
+#include "path.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -32,10 +34,8 @@ static char *format_error(const char *fmt, const char *a, const char *b)
 const bert_model *weight_cache_acquire(const char *model_dir, char **err)
 {
     *err = NULL;
-    size_t n = strlen(model_dir) + sizeof "/model.safetensors";
-    char *path = malloc(n);
+    char *path = path_join(model_dir, "model.safetensors");
     if (!path) return NULL;
-    snprintf(path, n, "%s/model.safetensors", model_dir);
     struct stat st;
     if (stat(path, &st) != 0) {
         *err = format_error("cannot open %s: %s; the model directory needs its model.safetensors "
