@@ -62,7 +62,7 @@ demo: deps bert.so
 
 $(BUILD)/bench_tokenizer: tests/bench/bench_tokenizer.c $(EXT_SRC) $(EXT_HDR)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ tests/bench/bench_tokenizer.c ext/tokenizer.c ext/vocab.c ext/unicode_text.c ext/sqlite_json.c ext/error.c -lsqlite3 $(LIBS) $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ tests/bench/bench_tokenizer.c $(EXT_SRC) -lsqlite3 $(LIBS) $(LDFLAGS)
 
 bench-tokenizer: $(BUILD)/bench_tokenizer
 	$(BUILD)/bench_tokenizer

@@ -80,11 +80,32 @@ static void layer_norm(float *out, const float *in, const float *w, const float 
     }
 }
 
+/* erf as a rational function of x (the approximation Eigen and XNNPACK
+ * use), clamped to [-4, 4] where erf is +-1 in float: within 5e-7 of erf,
+ * and free of calls, so the compiler vectorizes the GELU loop.  libm's erff
+ * was a tenth of a bert-base forward pass. */
+static inline float erf_rational(float x)
+{
+    x = x < -4.0f ? -4.0f : x > 4.0f ? 4.0f : x;
+    float x2 = x * x;
+    float p = x2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
+    p = x2 * p - 2.10102402082508e-06f;
+    p = x2 * p - 5.69250639462346e-05f;
+    p = x2 * p - 7.34990630326855e-04f;
+    p = x2 * p - 2.95459980854025e-03f;
+    p = x2 * p - 1.60960333262415e-02f;
+    float q = x2 * -1.45660718464996e-05f - 2.13374055278905e-04f;
+    q = x2 * q - 1.68282697438203e-03f;
+    q = x2 * q - 7.37332916720468e-03f;
+    q = x2 * q - 1.42647390514189e-02f;
+    return x * p / q;
+}
+
 static void activate(float *x, size_t n, bert_activation act)
 {
     switch (act) {
     case BERT_ACT_GELU:
-        for (size_t i = 0; i < n; i++) x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * (float)M_SQRT1_2));
+        for (size_t i = 0; i < n; i++) x[i] = 0.5f * x[i] * (1.0f + erf_rational(x[i] * (float)M_SQRT1_2));
         break;
     case BERT_ACT_GELU_TANH:
         for (size_t i = 0; i < n; i++) {

@@ -19,6 +19,7 @@ int sqlite3_bert_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
     X(model) \
     X(sql) \
     X(threads) \
+    X(robustness) \
     X(examples)
 
 #define DECLARE(name) void suite_##name(void);

@@ -176,17 +176,23 @@ for name in $models; do
     fi
 done
 
-# ---- the tokenizer on its own, when its benchmark is there
+# ---- the tokenizer on its own, when its benchmark is there (make bench
+# builds it as build/bench_tokenizer; run directly, this script builds it)
 rm -f "$out/tokenizer.txt"
 if [ -f "$here/bench_tokenizer.c" ]; then
     step "tokenizer"
-    ext_flags="$warn -D_DEFAULT_SOURCE -DSQLITE_CORE $(pkg-config --cflags sqlite3 openblas libutf8proc 2>/dev/null || true)"
-    ext_libs="$(pkg-config --libs openblas libutf8proc 2>/dev/null || echo -lopenblas -lutf8proc) -lsqlite3 -lpthread -lm"
-    # shellcheck disable=SC2086
-    if $CC $ext_flags -o "$out/bench_tokenizer" "$here/bench_tokenizer.c" ext/*.c $ext_libs >> "$log" 2>&1; then
-        "$out/bench_tokenizer" > "$out/tokenizer.txt" 2>&1 || echo "(bench_tokenizer failed: see above)" >> "$out/tokenizer.txt"
+    tok=build/bench_tokenizer
+    if [ ! -x "$tok" ] || [ -n "$(find "$here/bench_tokenizer.c" ext -newer "$tok" -name '*.[ch]' 2>/dev/null)" ]; then
+        tok=$out/bench_tokenizer
+        ext_flags="$warn -D_DEFAULT_SOURCE -DSQLITE_CORE $(pkg-config --cflags sqlite3 openblas libutf8proc 2>/dev/null || true)"
+        ext_libs="$(pkg-config --libs openblas libutf8proc 2>/dev/null || echo -lopenblas -lutf8proc) -lsqlite3 -lpthread -lm"
+        # shellcheck disable=SC2086
+        $CC $ext_flags -o "$tok" "$here/bench_tokenizer.c" ext/*.c $ext_libs >> "$log" 2>&1 || tok=""
+    fi
+    if [ -n "$tok" ]; then
+        "$tok" > "$out/tokenizer.txt" 2>&1 || echo "(bench_tokenizer failed: see above)" >> "$out/tokenizer.txt"
     else
-        echo "(bench_tokenizer.c did not build: see $log)" > "$out/tokenizer.txt"
+        echo "(tests/bench/bench_tokenizer.c did not build: see $log)" > "$out/tokenizer.txt"
     fi
 fi
 

@@ -1,0 +1,63 @@
+#!/bin/sh
+# run.sh TARGET SECONDS [libFuzzer options...]
+#
+# Builds tests/fuzz/fuzz_TARGET.c with the extension's sources under clang's
+# libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer, and fuzzes it
+# for SECONDS on one core.  TARGET is tokenizer, safetensors, json_config or
+# sql.  The committed seeds in tests/fuzz/corpus/TARGET are read, never
+# written; what the run learns goes to build/fuzz/corpus/TARGET, and an input
+# that crashes, leaks, hangs or breaks an invariant to build/fuzz/artifacts/.
+#
+# Needs clang and its fuzzer runtime (Debian: clang, libclang-rt-14-dev) and
+# the test models (make test, or make build/models/.done).  EXT=dir fuzzes
+# another copy of the extension's sources; CLANG=clang-14 picks the compiler.
+set -eu
+
+if [ $# -lt 2 ]; then
+    echo "usage: $0 TARGET SECONDS [libFuzzer options]   (TARGET: tokenizer safetensors json_config sql)" >&2
+    exit 2
+fi
+target=$1
+seconds=$2
+shift 2
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$root"
+
+src=tests/fuzz/fuzz_$target.c
+if [ ! -f "$src" ]; then
+    echo "$0: no fuzz target $src" >&2
+    exit 2
+fi
+ext=${EXT:-ext}
+clang=${CLANG:-clang}
+if ! command -v "$clang" >/dev/null 2>&1; then
+    echo "$0: $clang not found: apt-get install clang libclang-rt-14-dev" >&2
+    exit 2
+fi
+if [ ! -f build/models/.done ]; then
+    make build/models/.done
+fi
+
+pkgs="sqlite3 openblas libutf8proc"
+cflags=$(pkg-config --cflags $pkgs 2>/dev/null || true)
+libs=$(pkg-config --libs openblas libutf8proc 2>/dev/null || echo "-lopenblas -lutf8proc")
+
+mkdir -p build/fuzz/corpus/"$target" build/fuzz/artifacts
+rm -rf build/fuzz/scratch
+bin=build/fuzz/fuzz_$target
+# -Wno-unused-command-line-argument: pkg-config's flags are shared with gcc.
+"$clang" -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+    -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla -Wno-unused-command-line-argument \
+    -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DSQLITE_CORE $cflags -I"$ext" \
+    -o "$bin" "$src" "$ext"/*.c -lsqlite3 $libs -lpthread -lm
+
+dict=
+if [ -f tests/fuzz/$target.dict ]; then dict=-dict=tests/fuzz/$target.dict; fi
+# One BLAS thread: the machine's other core belongs to whoever else runs.
+OPENBLAS_NUM_THREADS=1 \
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+"$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix=build/fuzz/artifacts/"$target"- $dict "$@" \
+    build/fuzz/corpus/"$target" tests/fuzz/corpus/"$target"
