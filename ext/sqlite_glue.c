@@ -429,10 +429,7 @@ static void fn_next_sentence(sqlite3_context *ctx, int argc, sqlite3_value **arg
     size_t alen, blen;
     if (text_arg(ctx, "bert_next_sentence", argv, 0, &a, &alen) != 0 ||
         text_arg(ctx, "bert_next_sentence", argv, 1, &b, &blen) != 0) return;
-    /* Reading argument 2 may convert argument 1's text; fetch both again. */
     if (!a || !b) { sqlite3_result_null(ctx); return; }
-    a = (const char *)sqlite3_value_text(argv[0]);
-    alen = (size_t)sqlite3_value_bytes(argv[0]);
     bert_entry *e = model_arg(ctx, argc, argv, 2);
     if (!e) return;
     double p;
