@@ -13,6 +13,11 @@
 /* Tokens packed into one encoder call by pipeline_embed_batch. */
 #define BATCH_TOKENS 4096
 
+/* Most tokens bert_fill_mask decodes for one call: every candidate carries
+ * the whole sequence, so masks x top_k x length must be bounded, or a text
+ * of masks with a large top_k takes minutes and gigabytes. */
+#define FILL_MASK_MAX_TOKENS ((size_t)1 << 22)
+
 static int need_special(const bert_entry *e, int32_t id, const char *what, char **err)
 {
     if (id >= 0) return 0;
@@ -220,6 +225,12 @@ int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
     }
     const int vocab = m->cfg.vocab_size;
     if (top_k > vocab) top_k = vocab;
+    if ((size_t)n_masks * (size_t)top_k * ids.len > FILL_MASK_MAX_TOKENS) {
+        *err = bert_errorf("%d [MASK]s x top_k %d over %zu tokens asks for more than %zu candidate "
+                           "tokens: lower top_k or use fewer masks", n_masks, top_k, ids.len,
+                           FILL_MASK_MAX_TOKENS);
+        goto done;
+    }
     rows = malloc((size_t)n_masks * sizeof *rows);
     logits = malloc((size_t)n_masks * (size_t)vocab * sizeof *logits);
     probs = malloc((size_t)vocab * sizeof *probs);

@@ -225,7 +225,8 @@ int st_open(const char *path, st_file **out, char **err)
 {
     *out = NULL;
     *err = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO is refused below instead of waited on. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT)
             return fail(err, "%s does not exist; the model directory needs its weights as "

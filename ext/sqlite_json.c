@@ -6,6 +6,7 @@
  * hand-written JSON parser while the rest of ext/ stays ignorant of SQLite.
  */
 #include "sqlite_api.h"
+#include "file.h"
 #include "json.h"
 #include "error.h"
 #include "path.h"
@@ -191,45 +192,20 @@ int json_parse_file(const char *path, json_doc **out, int *missing, char **err)
     *out = NULL;
     if (missing) *missing = 0;
     if (err) *err = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (errno == ENOENT && missing) { *missing = 1; return -1; }
-        if (err) *err = dup_printf("cannot open %s: %s", path, strerror(errno));
+    size_t len;
+    char *ferr = NULL;
+    char *buf = file_read(path, (size_t)1 << 30, &len, missing, &ferr);
+    if (!buf) {
+        if (err) *err = ferr;
+        else free(ferr);
         return -1;
     }
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            size_t ncap = cap ? cap * 2 : 65536;
-            if (ncap > ((size_t)1 << 30)) {
-                if (err) *err = dup_printf("%s is too large for a JSON file%s", path, "");
-                goto fail;
-            }
-            char *p = realloc(buf, ncap);
-            if (!p) { if (err) *err = dup_printf("out of memory reading %s%s", path, ""); goto fail; }
-            buf = p;
-            cap = ncap;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) break;
-    }
-    if (ferror(f)) {
-        if (err) *err = dup_printf("cannot read %s: %s", path, strerror(errno));
-        goto fail;
-    }
-    fclose(f);
     char *perr = NULL;
     int rc = json_parse(buf, len, out, &perr);
     free(buf);
     if (rc != 0 && err) *err = dup_printf("%s: %s", path, perr ? perr : "out of memory");
     free(perr);
     return rc;
-fail:
-    free(buf);
-    fclose(f);
-    return -1;
 }
 
 int json_read_model_file(const char *dir, const char *name, json_doc **doc, char **err)
@@ -285,7 +261,11 @@ long long json_int(const json_doc *doc, int node, long long fallback)
     if (!doc || node < 0 || node >= doc->count) return fallback;
     const json_node *n = &doc->nodes[node];
     if (n->type == JSON_INTEGER) return n->integer;
-    if (n->type == JSON_REAL && n->number == (double)(long long)n->number) return (long long)n->number;
+    /* The range test comes first: converting 1e300 (or inf) to long long is
+     * undefined behaviour. */
+    if (n->type == JSON_REAL && n->number >= -9223372036854775808.0 && n->number < 9223372036854775808.0 &&
+        n->number == (double)(long long)n->number)
+        return (long long)n->number;
     return fallback;
 }
 

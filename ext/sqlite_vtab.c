@@ -25,6 +25,7 @@
 typedef struct {
     sqlite3_vtab base;
     bert_connection *conn;
+    sqlite3 *db;            /* what the interrupt poll asks */
 } glue_vtab;
 
 static int vtab_connect(sqlite3 *db, void *aux, const char *schema, sqlite3_vtab **out, char **err)
@@ -36,6 +37,7 @@ static int vtab_connect(sqlite3 *db, void *aux, const char *schema, sqlite3_vtab
     if (!v) return SQLITE_NOMEM;
     memset(v, 0, sizeof *v);
     v->conn = aux;
+    v->db = db;
     *out = &v->base;
     return SQLITE_OK;
 }
@@ -96,10 +98,19 @@ static void unpack_arguments(int mask, int n_args, sqlite3_value **argv, sqlite3
 enum { M_NAME, M_PATH, M_LOADED, M_HIDDEN, M_LAYERS, M_HEADS, M_VOCAB, M_MAX_LENGTH,
        M_POOLING, M_NORMALIZE, M_HAS_MLM, M_HAS_NSP, M_DTYPE, M_REFS };
 
+/* One row, copied when the scan starts: a function in the same query
+ * (SELECT bert_unload(name) FROM bert_models) may free the entry it shows. */
+typedef struct {
+    char *name, *path;
+    int loaded, hidden, layers, heads, vocab, max_length, normalize, refs;
+    int has_mlm, has_nsp;        /* -1 while the weights are not loaded */
+    const char *pooling, *dtype; /* static strings; dtype NULL when not loaded */
+} model_row;
+
 typedef struct {
     sqlite3_vtab_cursor base;
-    bert_entry *entry;
-    sqlite3_int64 rowid;
+    model_row *rows;
+    int count, at;
 } models_cursor;
 
 static int models_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
@@ -128,54 +139,87 @@ static int cursor_close(sqlite3_vtab_cursor *c)
     return SQLITE_OK;
 }
 
+static void models_clear(models_cursor *c)
+{
+    for (int i = 0; i < c->count; i++) {
+        sqlite3_free(c->rows[i].name);
+        sqlite3_free(c->rows[i].path);
+    }
+    sqlite3_free(c->rows);
+    c->rows = NULL;
+    c->count = c->at = 0;
+}
+
+static int models_close(sqlite3_vtab_cursor *cur)
+{
+    models_clear((models_cursor *)cur);
+    return cursor_close(cur);
+}
+
 static int models_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
 {
     (void)idx; (void)idx_str; (void)argc; (void)argv;
     models_cursor *c = (models_cursor *)cur;
-    c->entry = ((glue_vtab *)cur->pVtab)->conn->registry.head;
-    c->rowid = 1;
+    models_clear(c);
+    int n = 0;
+    for (const bert_entry *e = ((glue_vtab *)cur->pVtab)->conn->registry.head; e; e = e->next) n++;
+    if (n == 0) return SQLITE_OK;
+    c->rows = sqlite3_malloc64((sqlite3_uint64)n * sizeof *c->rows);
+    if (!c->rows) return SQLITE_NOMEM;
+    for (const bert_entry *e = ((glue_vtab *)cur->pVtab)->conn->registry.head; e; e = e->next) {
+        const bert_model *m = e->model;
+        model_row *r = &c->rows[c->count++];
+        r->name = sqlite3_mprintf("%s", e->name);
+        r->path = sqlite3_mprintf("%s", e->path);
+        if (!r->name || !r->path) return SQLITE_NOMEM;   /* models_clear frees the rest */
+        r->loaded = m != NULL;
+        r->hidden = e->cfg.hidden_size;
+        r->layers = e->cfg.num_layers;
+        r->heads = e->cfg.num_heads;
+        r->vocab = e->cfg.vocab_size;
+        r->max_length = e->max_length;
+        r->normalize = e->normalize;
+        r->pooling = bert_pooling_name(e->pooling);
+        r->has_mlm = m ? m->mlm_decoder_w != NULL && m->mlm_dense_w != NULL : -1;
+        r->has_nsp = m ? m->nsp_w != NULL && m->pooler_w != NULL : -1;
+        r->dtype = m ? m->dtype : NULL;
+        r->refs = m ? weight_cache_refs(m) : 0;
+    }
     return SQLITE_OK;
 }
 
 static int models_next(sqlite3_vtab_cursor *cur)
 {
-    models_cursor *c = (models_cursor *)cur;
-    c->entry = c->entry->next;
-    c->rowid++;
+    ((models_cursor *)cur)->at++;
     return SQLITE_OK;
 }
 
 static int models_eof(sqlite3_vtab_cursor *cur)
 {
-    return ((models_cursor *)cur)->entry == NULL;
+    const models_cursor *c = (const models_cursor *)cur;
+    return c->at >= c->count;
 }
 
 static int models_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
-    const bert_entry *e = ((models_cursor *)cur)->entry;
-    const bert_model *m = e->model;
+    const models_cursor *c = (const models_cursor *)cur;
+    const model_row *r = &c->rows[c->at];
     switch (col) {
-    case M_NAME: sqlite3_result_text(ctx, e->name, -1, SQLITE_TRANSIENT); break;
-    case M_PATH: sqlite3_result_text(ctx, e->path, -1, SQLITE_TRANSIENT); break;
-    case M_LOADED: sqlite3_result_int(ctx, m != NULL); break;
-    case M_HIDDEN: sqlite3_result_int(ctx, e->cfg.hidden_size); break;
-    case M_LAYERS: sqlite3_result_int(ctx, e->cfg.num_layers); break;
-    case M_HEADS: sqlite3_result_int(ctx, e->cfg.num_heads); break;
-    case M_VOCAB: sqlite3_result_int(ctx, e->cfg.vocab_size); break;
-    case M_MAX_LENGTH: sqlite3_result_int(ctx, e->max_length); break;
-    case M_POOLING: sqlite3_result_text(ctx, bert_pooling_name(e->pooling), -1, SQLITE_STATIC); break;
-    case M_NORMALIZE: sqlite3_result_int(ctx, e->normalize); break;
+    case M_NAME: sqlite3_result_text(ctx, r->name, -1, SQLITE_TRANSIENT); break;
+    case M_PATH: sqlite3_result_text(ctx, r->path, -1, SQLITE_TRANSIENT); break;
+    case M_LOADED: sqlite3_result_int(ctx, r->loaded); break;
+    case M_HIDDEN: sqlite3_result_int(ctx, r->hidden); break;
+    case M_LAYERS: sqlite3_result_int(ctx, r->layers); break;
+    case M_HEADS: sqlite3_result_int(ctx, r->heads); break;
+    case M_VOCAB: sqlite3_result_int(ctx, r->vocab); break;
+    case M_MAX_LENGTH: sqlite3_result_int(ctx, r->max_length); break;
+    case M_POOLING: sqlite3_result_text(ctx, r->pooling, -1, SQLITE_STATIC); break;
+    case M_NORMALIZE: sqlite3_result_int(ctx, r->normalize); break;
     /* What the weights hold is known once they are loaded; NULL before. */
-    case M_HAS_MLM:
-        if (m) sqlite3_result_int(ctx, m->mlm_decoder_w != NULL && m->mlm_dense_w != NULL);
-        break;
-    case M_HAS_NSP:
-        if (m) sqlite3_result_int(ctx, m->nsp_w != NULL && m->pooler_w != NULL);
-        break;
-    case M_DTYPE:
-        if (m) sqlite3_result_text(ctx, m->dtype, -1, SQLITE_STATIC);
-        break;
-    case M_REFS: sqlite3_result_int(ctx, m ? weight_cache_refs(m) : 0); break;
+    case M_HAS_MLM: if (r->has_mlm >= 0) sqlite3_result_int(ctx, r->has_mlm); break;
+    case M_HAS_NSP: if (r->has_nsp >= 0) sqlite3_result_int(ctx, r->has_nsp); break;
+    case M_DTYPE: if (r->dtype) sqlite3_result_text(ctx, r->dtype, -1, SQLITE_STATIC); break;
+    case M_REFS: sqlite3_result_int(ctx, r->refs); break;
     default: break;
     }
     return SQLITE_OK;
@@ -183,7 +227,7 @@ static int models_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
 
 static int models_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
 {
-    *rowid = ((models_cursor *)cur)->rowid;
+    *rowid = ((models_cursor *)cur)->at + 1;
     return SQLITE_OK;
 }
 
@@ -196,7 +240,7 @@ static int models_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 
 static sqlite3_module models_module = {
     .xConnect = models_connect, .xBestIndex = models_best_index, .xDisconnect = vtab_disconnect,
-    .xOpen = models_open, .xClose = cursor_close, .xFilter = models_filter, .xNext = models_next,
+    .xOpen = models_open, .xClose = models_close, .xFilter = models_filter, .xNext = models_next,
     .xEof = models_eof, .xColumn = models_column, .xRowid = models_rowid,
 };
 
@@ -271,7 +315,7 @@ static int fill_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, i
     const char *text = (const char *)sqlite3_value_text(args[0]);
     size_t len = (size_t)sqlite3_value_bytes(args[0]);
     if (!text) return SQLITE_NOMEM;
-    if (pipeline_fill_mask(e, text, len, top_k, &c->result, glue_interrupt_fn(), NULL, &err) != 0) {
+    if (pipeline_fill_mask(e, text, len, top_k, &c->result, glue_interrupt_fn(), v->db, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
@@ -328,7 +372,10 @@ typedef struct {
     int *items;          /* node index of each text, in input order */
     int count;
     int row;
-    bert_entry *entry;
+    /* The model is looked up by name for every chunk: a function in the same
+     * query may unload it between two chunks. */
+    char *model;
+    int dim;
     float *vectors;      /* EMBED_CHUNK embeddings, of rows chunk_start.. */
     int chunk_start, chunk_len;
 } embed_cursor;
@@ -362,11 +409,12 @@ static void embed_reset(embed_cursor *c)
     json_free(c->doc);
     free(c->items);
     free(c->vectors);
+    sqlite3_free(c->model);
     c->doc = NULL;
     c->items = NULL;
     c->vectors = NULL;
-    c->count = c->row = c->chunk_start = c->chunk_len = 0;
-    c->entry = NULL;
+    c->model = NULL;
+    c->count = c->row = c->chunk_start = c->chunk_len = c->dim = 0;
 }
 
 static int embed_close(sqlite3_vtab_cursor *cur)
@@ -387,7 +435,14 @@ static int embed_chunk(embed_cursor *c)
         lens[i] = strlen(texts[i]);
     }
     char *err = NULL;
-    if (pipeline_embed_batch(c->entry, texts, lens, n, c->vectors, glue_interrupt_fn(), NULL, &err) != 0) {
+    bert_entry *e = registry_find(&v->conn->registry, c->model, &err);
+    if (!e || e->cfg.hidden_size != c->dim) {
+        free(err);
+        vtab_error(&v->base, bert_errorf("bert_embed_each: model '%s' was unloaded or replaced while the "
+                                         "query was reading it", c->model));
+        return SQLITE_ERROR;
+    }
+    if (pipeline_embed_batch(e, texts, lens, n, c->vectors, glue_interrupt_fn(), v->db, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
@@ -416,11 +471,14 @@ static int embed_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, 
                                          "(json_group_object(id, body))"));
         return SQLITE_ERROR;
     }
-    if (!(c->entry = glue_find_model(v->conn, args[1], &err))) { vtab_error(&v->base, err); return SQLITE_ERROR; }
+    bert_entry *e = glue_find_model(v->conn, args[1], &err);
+    if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
+    c->dim = e->cfg.hidden_size;
+    c->model = sqlite3_mprintf("%s", e->name);
     int n = json_length(c->doc, 0);
     c->items = malloc(((size_t)n + 1) * sizeof *c->items);
-    c->vectors = malloc((size_t)EMBED_CHUNK * (size_t)c->entry->cfg.hidden_size * sizeof(float));
-    if (!c->items || !c->vectors) return SQLITE_NOMEM;
+    c->vectors = malloc((size_t)EMBED_CHUNK * (size_t)c->dim * sizeof(float));
+    if (!c->model || !c->items || !c->vectors) return SQLITE_NOMEM;
     for (int node = c->doc->nodes[0].first_child; node >= 0; node = c->doc->nodes[node].next_sibling) {
         if (c->doc->nodes[node].type == JSON_NULL) continue;   /* NULL texts give no row */
         if (c->doc->nodes[node].type != JSON_TEXT) {
@@ -450,7 +508,7 @@ static int embed_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
     embed_cursor *c = (embed_cursor *)cur;
     const json_node *node = &c->doc->nodes[c->items[c->row]];
-    int dim = c->entry->cfg.hidden_size;
+    int dim = c->dim;
     switch (col) {
     case E_KEY:
         if (node->key) sqlite3_result_text(ctx, node->key, -1, SQLITE_TRANSIENT);

@@ -15,6 +15,7 @@
 #include "tokenizer.h"
 
 #include "error.h"
+#include "file.h"
 #include "json.h"
 #include "path.h"
 #include "unicode_text.h"
@@ -61,7 +62,8 @@ struct bert_tokenizer {
     /* Added tokens, never split: as listed while loading, then sorted into
      * those matched in the raw text and those matched after normalization. */
     added_token *added;
-    size_t n_added;
+    size_t n_added, added_cap;
+    bert_vocab added_index;      /* while loading: an added token's text -> its index in added */
     token_set raw, norm;
     /* A normalized added token reads as its normalized form, as the
      * reference's id_to_token gives it (and so decode). */
@@ -101,42 +103,17 @@ static char *dup_text(const char *s, size_t n)
     return d;
 }
 
+/* vocab.txt of the largest published vocabularies is a few MB. */
+#define VOCAB_MAX_BYTES ((size_t)1 << 30)
+
 static char *read_whole_file(const char *path, size_t *len, char **err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    int missing = 0;
+    char *data = file_read(path, VOCAB_MAX_BYTES, len, &missing, err);
+    if (missing)
         *err = bert_errorf("cannot open %s: %s; a model directory needs the vocab.txt of its tokenizer, "
-                           "as Hugging Face publishes it", path, strerror(errno));
-        return NULL;
-    }
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 1 << 16;
-            char *p = ncap > cap ? realloc(buf, ncap) : NULL;
-            if (!p) {
-                *err = bert_errorf("out of memory reading %s", path);
-                goto fail;
-            }
-            buf = p;
-            cap = ncap;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    if (ferror(f)) {
-        *err = bert_errorf("cannot read %s: %s", path, strerror(errno));
-        goto fail;
-    }
-    fclose(f);
-    *len = n;
-    return buf;
-fail:
-    free(buf);
-    fclose(f);
-    return NULL;
+                           "as Hugging Face publishes it", path, strerror(ENOENT));
+    return data;
 }
 
 /* A special token's name as tokenizer_config.json writes it: a string, or an
@@ -156,7 +133,7 @@ static const char *const name_defaults[N_NAMES] = {"[CLS]", "[SEP]", "[MASK]", "
 typedef struct {
     char *names[N_NAMES];        /* from the config files, NULL when unset */
     char **extra;                /* additional_special_tokens */
-    size_t n_extra;
+    size_t n_extra, extra_cap;
     int have_json_added;         /* tokenizer.json listed its added tokens */
 } load_state;
 
@@ -176,10 +153,14 @@ static int set_name(char **slot, const char *value)
 
 static int add_extra(load_state *ls, const char *name)
 {
-    char **p = realloc(ls->extra, (ls->n_extra + 1) * sizeof *p);
-    if (!p) return -1;
-    ls->extra = p;
-    if (!(p[ls->n_extra] = dup_text(name, strlen(name)))) return -1;
+    if (ls->n_extra == ls->extra_cap) {
+        size_t cap = ls->extra_cap ? 2 * ls->extra_cap : 16;
+        char **p = realloc(ls->extra, cap * sizeof *p);
+        if (!p) return -1;
+        ls->extra = p;
+        ls->extra_cap = cap;
+    }
+    if (!(ls->extra[ls->n_extra] = dup_text(name, strlen(name)))) return -1;
     ls->n_extra++;
     return 0;
 }
@@ -190,12 +171,12 @@ static int add_token(bert_tokenizer *t, const char *text, size_t len, int32_t id
                      char **err)
 {
     if (len == 0) return 0;
-    for (size_t i = 0; i < t->n_added; i++) {
-        if (t->added[i].len == len && memcmp(t->added[i].text, text, len) == 0) {
-            t->added[i].special |= special;
-            t->added[i].normalized = normalized;
-            return 0;
-        }
+    /* A hash lookup, not a scan: a tokenizer.json may list many thousands. */
+    int32_t known = vocab_find(&t->added_index, text, len);
+    if (known >= 0) {
+        t->added[known].special |= special;
+        t->added[known].normalized = normalized;
+        return 0;
     }
     if (id == t->vocab.count) {
         if (vocab_append(&t->vocab, text, len) < 0) goto oom;
@@ -205,11 +186,19 @@ static int add_token(bert_tokenizer *t, const char *text, size_t len, int32_t id
                            text, (long)id, (long)t->vocab.count);
         return -1;
     }
-    added_token *p = realloc(t->added, (t->n_added + 1) * sizeof *p);
-    if (!p) goto oom;
-    t->added = p;
+    if (t->n_added == t->added_cap) {
+        size_t cap = t->added_cap ? 2 * t->added_cap : 16;
+        added_token *p = realloc(t->added, cap * sizeof *p);
+        if (!p) goto oom;
+        t->added = p;
+        t->added_cap = cap;
+    }
     added_token *a = &t->added[t->n_added];
     if (!(a->text = dup_text(text, len))) goto oom;
+    if (vocab_append(&t->added_index, text, len) != (int32_t)t->n_added) {
+        free(a->text);
+        goto oom;
+    }
     a->len = len;
     a->id = id;
     a->special = special;
@@ -455,6 +444,12 @@ static void index_set(token_set *set)
  * AddedVocabulary does. */
 static int build_token_sets(bert_tokenizer *t)
 {
+    /* Room for all in each set at once: growing by one would copy the set
+     * for every token. */
+    size_t room = t->n_added ? t->n_added : 1;
+    if (!(t->raw.tokens = malloc(room * sizeof *t->raw.tokens)) ||
+        !(t->norm.tokens = malloc(room * sizeof *t->norm.tokens)))
+        return -1;
     for (size_t i = 0; i < t->n_added; i++) {
         const added_token *a = &t->added[i];
         token_set *set = a->normalized ? &t->norm : &t->raw;
@@ -462,9 +457,6 @@ static int build_token_sets(bert_tokenizer *t)
         copy.text = a->normalized ? normalize_text(t, a->text, a->len, &copy.len) : dup_text(a->text, a->len);
         if (!copy.text) return -1;
         if (copy.len == 0) { free(copy.text); continue; }
-        added_token *p = realloc(set->tokens, (set->n + 1) * sizeof *p);
-        if (!p) { free(copy.text); return -1; }
-        set->tokens = p;
         set->tokens[set->n++] = copy;
     }
     index_set(&t->raw);
@@ -499,36 +491,47 @@ static const char *token_text(const bert_tokenizer *t, int32_t id, size_t *len)
  * by text, so a normalized special token whose form changed is not skipped. */
 static int mark_specials(bert_tokenizer *t)
 {
+    /* Linear in the vocabulary and the added tokens: flags per id and a hash
+     * of the special texts instead of a scan for each added token. */
+    unsigned char *renamed = calloc((size_t)t->vocab.count, 1);
+    bert_vocab special_texts;
+    memset(&special_texts, 0, sizeof special_texts);
+    int rc = -1;
+    if (!renamed) goto done;
+    if (!(t->renamed.tokens = malloc((t->raw.n + t->norm.n + 1) * sizeof *t->renamed.tokens))) goto done;
     const token_set *sets[2] = {&t->raw, &t->norm};
     for (int k = 0; k < 2; k++) {
         for (size_t i = 0; i < sets[k]->n; i++) {
             const added_token *a = &sets[k]->tokens[i];
             if (a->len == vocab_token_length(&t->vocab, a->id) && memcmp(a->text, vocab_token(&t->vocab, a->id), a->len) == 0)
                 continue;
-            int known = 0;
-            for (size_t j = 0; j < t->renamed.n; j++) known |= t->renamed.tokens[j].id == a->id;
-            if (known) continue;
-            added_token *p = realloc(t->renamed.tokens, (t->renamed.n + 1) * sizeof *p);
-            if (!p) return -1;
-            t->renamed.tokens = p;
-            p[t->renamed.n] = *a;
-            if (!(p[t->renamed.n].text = dup_text(a->text, a->len))) return -1;
+            if (renamed[a->id]) continue;
+            renamed[a->id] = 1;
+            added_token *r = &t->renamed.tokens[t->renamed.n];
+            *r = *a;
+            if (!(r->text = dup_text(a->text, a->len))) goto done;
             t->renamed.n++;
         }
     }
     if (t->renamed.n > 1) qsort(t->renamed.tokens, t->renamed.n, sizeof *t->renamed.tokens, by_id);
-    t->special_id = calloc((size_t)t->vocab.count, 1);
-    if (!t->special_id) return -1;
     for (size_t i = 0; i < t->n_added; i++) {
         const added_token *a = &t->added[i];
-        if (!a->special) continue;
-        for (int32_t id = 0; id < t->vocab.count; id++) {
-            size_t len;
-            const char *text = token_text(t, id, &len);
-            if (len == a->len && memcmp(text, a->text, len) == 0) t->special_id[id] = 1;
-        }
+        if (a->special && vocab_find(&special_texts, a->text, a->len) < 0 &&
+            vocab_append(&special_texts, a->text, a->len) < 0)
+            goto done;
     }
-    return 0;
+    t->special_id = calloc((size_t)t->vocab.count, 1);
+    if (!t->special_id) goto done;
+    for (int32_t id = 0; special_texts.count && id < t->vocab.count; id++) {
+        size_t len;
+        const char *text = token_text(t, id, &len);
+        if (vocab_find(&special_texts, text, len) >= 0) t->special_id[id] = 1;
+    }
+    rc = 0;
+done:
+    free(renamed);
+    vocab_free(&special_texts);
+    return rc;
 }
 
 /* Without tokenizer.json, the special tokens are the ones the config files
@@ -617,7 +620,8 @@ int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
     }
     free_tokens(t->added, t->n_added);
     t->added = NULL;
-    t->n_added = 0;
+    t->n_added = t->added_cap = 0;
+    vocab_free(&t->added_index);
 
     load_state_free(&ls);
     free(vocab_path);
@@ -636,6 +640,7 @@ void bert_tokenizer_free(bert_tokenizer *t)
 {
     if (!t) return;
     vocab_free(&t->vocab);
+    vocab_free(&t->added_index);
     free_tokens(t->added, t->n_added);
     free_tokens(t->raw.tokens, t->raw.n);
     free_tokens(t->norm.tokens, t->norm.n);
@@ -697,7 +702,10 @@ static void wordpiece(encoder *e, const char *w, size_t len, size_t chars)
             do end--; while (end > start && (w[end] & 0xC0) == 0x80);
         }
         if (id < 0) {
+            /* The word's pieces give way to one [UNK], which fits where they
+             * did even when the limit stopped them. */
             e->out->len = mark;
+            e->full = 0;
             push(e, t->unk);
             return;
         }
@@ -898,6 +906,7 @@ static void encode_segment(encoder *e, const unsigned char *s, size_t len)
     e->collect = 0;
     const unsigned char *n = (const unsigned char *)e->normalized;
     size_t nlen = e->normalized_len, piece = 0;
+    if (nlen == 0) return;   /* e->normalized may be NULL: no pointer arithmetic on it */
     for (size_t i = 0; i < nlen && !e->failed && !e->full;) {
         const added_token *a = match_token(norm, n + i, nlen - i);
         if (!a) { i++; continue; }
