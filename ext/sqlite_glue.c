@@ -65,6 +65,10 @@ static void fail(sqlite3_context *ctx, char *msg)
     if (msg) sqlite3_result_error(ctx, msg, -1);
     else sqlite3_result_error_nomem(ctx);
     free(msg);
+#if SQLITE_VERSION_NUMBER >= 3041000
+    /* An abandoned forward pass is reported the way SQLite reports interrupts. */
+    if (sqlite3_is_interrupted(sqlite3_context_db_handle(ctx))) sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
+#endif
 }
 
 static void fail_text(sqlite3_context *ctx, const char *msg)
