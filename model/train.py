@@ -5,6 +5,9 @@ on one CPU thread, with a fixed seed, resumable from its checkpoints.
     /usr/bin/python3 model/train.py --steps N            # fresh run
     /usr/bin/python3 model/train.py --steps N --resume   # continue model/work/ckpt.pt
 
+--steps on a resume may differ from the first run's: the learning rate then
+decays linearly from the resumed step to the new end.
+
 Reads model/work/{train.bin,vocab.txt} (see prepare.sh).  The order of the
 examples is a function of (seed, epoch) and the masks of (seed, step), so a
 resumed run sees exactly the batches the uninterrupted run would have seen.
@@ -173,6 +176,7 @@ def main():
     ap.add_argument("--nsp-prob", type=float, default=0.3, help="share of examples made sentence pairs")
     ap.add_argument("--ckpt-minutes", type=float, default=10.0)
     ap.add_argument("--stop-after-minutes", type=float, default=0, help="leave after this long (0: run to the end)")
+    ap.add_argument("--stop-at-step", type=int, default=0, help="checkpoint and leave at this step")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--work", default=WORK)
     args = ap.parse_args()
@@ -260,7 +264,8 @@ def main():
                   f"tokens {state['tokens']} time {state['seconds']:.0f}s "
                   f"tok/s {state['tokens'] / max(1e-9, state['seconds']):.0f}", file=log, flush=True)
             acc = {"mlm": 0.0, "nsp": 0.0, "n": 0, "nspn": 0}
-        stop = args.stop_after_minutes and time.time() - t0 > 60 * args.stop_after_minutes
+        stop = ((args.stop_after_minutes and time.time() - t0 > 60 * args.stop_after_minutes)
+                or state["step"] == args.stop_at_step)
         if time.time() - last_ckpt > 60 * args.ckpt_minutes or state["step"] == args.steps or stop:
             save(ckpt_path, model, opt, state, args)
             last_ckpt = time.time()
