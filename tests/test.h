@@ -11,6 +11,7 @@
 #define BERT_TEST_H
 
 #include <sqlite3.h>
+#include <stdarg.h>
 #include <stddef.h>
 
 /* Starts a named case; the previous case of the suite is tallied. */
@@ -36,6 +37,15 @@ char *t_query(sqlite3 *db, const char *sql, ...);
 /* Runs `sql`, returns the first column of the first row as a double (NAN on
  * error or no row). */
 double t_query_double(sqlite3 *db, const char *sql, ...);
+
+/* Checks that `sql` (with one optional text parameter, NULL for none) gives
+ * exactly `expected`. */
+void t_expect(sqlite3 *db, const char *sql, const char *param, const char *expected);
+
+/* Checks that `sql` fails with a message holding each of the NULL-ended
+ * fragments that follow. */
+void t_expect_error(sqlite3 *db, const char *sql, const char *param, ...);
+void t_expect_errorv(sqlite3 *db, const char *sql, const char *param, va_list fragments);
 
 /* Reads a whole file; NULL when it cannot. *len may be NULL. */
 char *t_read_file(const char *path, size_t *len);

@@ -150,6 +150,32 @@ double t_query_double(sqlite3 *db, const char *sql, ...)
     return v;
 }
 
+void t_expect(sqlite3 *db, const char *sql, const char *param, const char *expected)
+{
+    char *got = t_query(db, sql, param, (const char *)NULL);
+    T_CHECK(strcmp(got, expected) == 0, "%s\n    gave     %.300s\n    expected %s", sql, got, expected);
+    free(got);
+}
+
+void t_expect_errorv(sqlite3 *db, const char *sql, const char *param, va_list fragments)
+{
+    char *got = t_query(db, sql, param, (const char *)NULL);
+    int ok = strncmp(got, "ERROR: ", 7) == 0;
+    const char *fragment;
+    while ((fragment = va_arg(fragments, const char *)) != NULL)
+        if (!strstr(got, fragment)) ok = 0;
+    T_CHECK(ok, "%s\n    gave %.600s", sql, got);
+    free(got);
+}
+
+void t_expect_error(sqlite3 *db, const char *sql, const char *param, ...)
+{
+    va_list ap;
+    va_start(ap, param);
+    t_expect_errorv(db, sql, param, ap);
+    va_end(ap);
+}
+
 char *t_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

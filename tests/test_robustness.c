@@ -65,28 +65,6 @@ static char *query(sqlite3 *db, const char *sql, const char *param)
     return t_query(db, sql, param, (const char *)NULL);
 }
 
-static void expect(sqlite3 *db, const char *sql, const char *param, const char *expected)
-{
-    char *got = query(db, sql, param);
-    T_CHECK(strcmp(got, expected) == 0, "%s\n    gave     %.300s\n    expected %s", sql, got, expected);
-    free(got);
-}
-
-/* Checks that `sql` fails with a message holding every NULL-ended fragment. */
-static void expect_error(sqlite3 *db, const char *sql, const char *param, ...)
-{
-    char *got = query(db, sql, param);
-    int ok = starts_with(got, "ERROR: ");
-    va_list ap;
-    va_start(ap, param);
-    const char *fragment;
-    while ((fragment = va_arg(ap, const char *)) != NULL)
-        if (!strstr(got, fragment)) ok = 0;
-    va_end(ap);
-    T_CHECK(ok, "%s\n    gave %.600s", sql, got);
-    free(got);
-}
-
 /* Resident and peak resident memory, address space: /proc/self/status
  * fields in KiB (Linux), -1 when unknown. */
 static long status_kib(const char *field)
@@ -155,7 +133,7 @@ static int query_in_child(sqlite3 *db, const char *sql, const char *param, unsig
 /* The connection still computes after whatever happened on it. */
 static void expect_alive(sqlite3 *db)
 {
-    expect(db, "SELECT length(bert_embed('still working', 'good')) || ' ' || "
+    t_expect(db, "SELECT length(bert_embed('still working', 'good')) || ' ' || "
                "json_array_length(bert_tokenize('still working', 'good'))", NULL, "512 4");
 }
 
@@ -283,68 +261,68 @@ static int write_edited_st(sqlite3 *db, const char *dir, const st_image *im, con
 static void null_and_types(sqlite3 *db)
 {
     t_case("NULL in any text argument gives NULL");
-    expect(db, "SELECT quote(bert_embed(NULL, 'good')) || quote(bert_tokenize(NULL, 'good')) || "
+    t_expect(db, "SELECT quote(bert_embed(NULL, 'good')) || quote(bert_tokenize(NULL, 'good')) || "
                "quote(bert_token_ids(NULL)) || quote(bert_similarity(NULL, 'x', 'good')) || "
                "quote(bert_similarity('x', NULL, 'good')) || quote(bert_fill_mask(NULL, 5, 'mlm')) || "
                "quote(bert_next_sentence(NULL, 'b', 'pre')) || quote(bert_next_sentence('a', NULL, 'pre')) || "
                "quote(bert_vector_to_json(NULL))", NULL, "NULLNULLNULLNULLNULLNULLNULLNULLNULL");
-    expect(db, "SELECT count(*) FROM bert_fill_mask_each(NULL, 5, 'mlm')", NULL, "0");
-    expect(db, "SELECT count(*) FROM bert_embed_each(NULL, 'good')", NULL, "0");
-    expect(db, "SELECT count(*) FROM bert_embed_each('[null, null]', 'good')", NULL, "0");
+    t_expect(db, "SELECT count(*) FROM bert_fill_mask_each(NULL, 5, 'mlm')", NULL, "0");
+    t_expect(db, "SELECT count(*) FROM bert_embed_each(NULL, 'good')", NULL, "0");
+    t_expect(db, "SELECT count(*) FROM bert_embed_each('[null, null]', 'good')", NULL, "0");
 
     t_case("a NULL model name means the default model");
     sqlite3 *one = t_open();
-    expect(one, "SELECT bert_load('only', '" GOOD "')", NULL, "only");
-    expect(one, "SELECT bert_embed('x', NULL) = bert_embed('x', 'only')", NULL, "1");
+    t_expect(one, "SELECT bert_load('only', '" GOOD "')", NULL, "only");
+    t_expect(one, "SELECT bert_embed('x', NULL) = bert_embed('x', 'only')", NULL, "1");
     sqlite3_close(one);
 
     t_case("BLOB text arguments are errors that name the argument");
-    expect_error(db, "SELECT bert_embed(x'00ff', 'good')", NULL, "bert_embed", "argument 1", "BLOB", NULL);
-    expect_error(db, "SELECT bert_tokenize(zeroblob(10), 'good')", NULL, "bert_tokenize", "argument 1", NULL);
-    expect_error(db, "SELECT bert_token_ids(x'', 'good')", NULL, "bert_token_ids", "argument 1", NULL);
-    expect_error(db, "SELECT bert_fill_mask(x'41', 5, 'mlm')", NULL, "bert_fill_mask", "argument 1", NULL);
-    expect_error(db, "SELECT bert_next_sentence('a', x'41', 'pre')", NULL, "bert_next_sentence", "argument 2", NULL);
-    expect_error(db, "SELECT * FROM bert_fill_mask_each(x'41', 5, 'mlm')", NULL, "TEXT", NULL);
+    t_expect_error(db, "SELECT bert_embed(x'00ff', 'good')", NULL, "bert_embed", "argument 1", "BLOB", NULL);
+    t_expect_error(db, "SELECT bert_tokenize(zeroblob(10), 'good')", NULL, "bert_tokenize", "argument 1", NULL);
+    t_expect_error(db, "SELECT bert_token_ids(x'', 'good')", NULL, "bert_token_ids", "argument 1", NULL);
+    t_expect_error(db, "SELECT bert_fill_mask(x'41', 5, 'mlm')", NULL, "bert_fill_mask", "argument 1", NULL);
+    t_expect_error(db, "SELECT bert_next_sentence('a', x'41', 'pre')", NULL, "bert_next_sentence", "argument 2", NULL);
+    t_expect_error(db, "SELECT * FROM bert_fill_mask_each(x'41', 5, 'mlm')", NULL, "TEXT", NULL);
     expect_alive(db);
 
     t_case("numbers as text arguments are read as their text, as elsewhere in SQLite");
-    expect(db, "SELECT bert_tokenize(42, 'good') = bert_tokenize('42', 'good')", NULL, "1");
-    expect(db, "SELECT length(bert_embed(1.5, 'good'))", NULL, "512");
-    expect(db, "SELECT typeof(bert_similarity(1, 2, 'good'))", NULL, "real");
+    t_expect(db, "SELECT bert_tokenize(42, 'good') = bert_tokenize('42', 'good')", NULL, "1");
+    t_expect(db, "SELECT length(bert_embed(1.5, 'good'))", NULL, "512");
+    t_expect(db, "SELECT typeof(bert_similarity(1, 2, 'good'))", NULL, "real");
 
     t_case("a model name that is not TEXT is an error");
-    expect_error(db, "SELECT bert_embed('x', 42)", NULL, "model name", "TEXT", NULL);
-    expect_error(db, "SELECT bert_embed('x', x'676f6f64')", NULL, "model name", "TEXT", NULL);
-    expect_error(db, "SELECT bert_tokenize('x', 1.5)", NULL, "model name", NULL);
-    expect_error(db, "SELECT * FROM bert_embed_each('[\"x\"]', 7)", NULL, "model name", NULL);
+    t_expect_error(db, "SELECT bert_embed('x', 42)", NULL, "model name", "TEXT", NULL);
+    t_expect_error(db, "SELECT bert_embed('x', x'676f6f64')", NULL, "model name", "TEXT", NULL);
+    t_expect_error(db, "SELECT bert_tokenize('x', 1.5)", NULL, "model name", NULL);
+    t_expect_error(db, "SELECT * FROM bert_embed_each('[\"x\"]', 7)", NULL, "model name", NULL);
 
     t_case("bert_load and bert_unload refuse what is not TEXT");
-    expect_error(db, "SELECT bert_load(NULL, '" GOOD "')", NULL, "argument 1", "TEXT", NULL);
-    expect_error(db, "SELECT bert_load('x', NULL)", NULL, "argument 2", "TEXT", NULL);
-    expect_error(db, "SELECT bert_load('x', x'00')", NULL, "argument 2", NULL);
-    expect_error(db, "SELECT bert_load('x', '" GOOD "', 42)", NULL, "argument 3", NULL);
-    expect_error(db, "SELECT bert_unload(NULL)", NULL, "TEXT", NULL);
-    expect_error(db, "SELECT bert_load('', '" GOOD "')", NULL, "empty", NULL);
+    t_expect_error(db, "SELECT bert_load(NULL, '" GOOD "')", NULL, "argument 1", "TEXT", NULL);
+    t_expect_error(db, "SELECT bert_load('x', NULL)", NULL, "argument 2", "TEXT", NULL);
+    t_expect_error(db, "SELECT bert_load('x', x'00')", NULL, "argument 2", NULL);
+    t_expect_error(db, "SELECT bert_load('x', '" GOOD "', 42)", NULL, "argument 3", NULL);
+    t_expect_error(db, "SELECT bert_unload(NULL)", NULL, "TEXT", NULL);
+    t_expect_error(db, "SELECT bert_load('', '" GOOD "')", NULL, "empty", NULL);
     expect_alive(db);
 }
 
 static void unknown_models(sqlite3 *db)
 {
     t_case("unknown model names are named in the error, with the registered ones");
-    expect_error(db, "SELECT bert_embed('x', 'nope')", NULL, "unknown model 'nope'", "'good'", "bert_load", NULL);
-    expect_error(db, "SELECT bert_fill_mask('[MASK]', 5, 'nope')", NULL, "unknown model 'nope'", NULL);
-    expect_error(db, "SELECT * FROM bert_fill_mask_each('[MASK]', 5, 'nope')", NULL, "unknown model 'nope'", NULL);
-    expect_error(db, "SELECT * FROM bert_embed_each('[\"a\"]', 'nope')", NULL, "unknown model 'nope'", NULL);
+    t_expect_error(db, "SELECT bert_embed('x', 'nope')", NULL, "unknown model 'nope'", "'good'", "bert_load", NULL);
+    t_expect_error(db, "SELECT bert_fill_mask('[MASK]', 5, 'nope')", NULL, "unknown model 'nope'", NULL);
+    t_expect_error(db, "SELECT * FROM bert_fill_mask_each('[MASK]', 5, 'nope')", NULL, "unknown model 'nope'", NULL);
+    t_expect_error(db, "SELECT * FROM bert_embed_each('[\"a\"]', 'nope')", NULL, "unknown model 'nope'", NULL);
     /* Quotes and printf directives in a name are shown, not interpreted. */
-    expect_error(db, "SELECT bert_embed('x', ?1)", "%s%n%x'\"", "unknown model '%s%n%x'\"'", NULL);
-    expect_error(db, "SELECT bert_embed('x', '')", NULL, "unknown model ''", NULL);
-    expect(db, "SELECT bert_unload('nope')", NULL, "0");
+    t_expect_error(db, "SELECT bert_embed('x', ?1)", "%s%n%x'\"", "unknown model '%s%n%x'\"'", NULL);
+    t_expect_error(db, "SELECT bert_embed('x', '')", NULL, "unknown model ''", NULL);
+    t_expect(db, "SELECT bert_unload('nope')", NULL, "0");
 
     t_case("no model at all: the error says how to register one");
     unsetenv("BERT_MODEL");
     sqlite3 *empty = t_open();
-    expect_error(empty, "SELECT bert_embed('x')", NULL, "no model is registered", "bert_load", NULL);
-    expect_error(empty, "SELECT bert_tokenize('x')", NULL, "no model is registered", NULL);
+    t_expect_error(empty, "SELECT bert_embed('x')", NULL, "no model is registered", "bert_load", NULL);
+    t_expect_error(empty, "SELECT bert_tokenize('x')", NULL, "no model is registered", NULL);
     sqlite3_close(empty);
     expect_alive(db);
 }
@@ -361,33 +339,33 @@ static void odd_text(sqlite3 *db)
     T_CHECK(!starts_with(a, "ERROR") && strcmp(a, b) == 0, "invalid bytes give %s\n    U+FFFD gives %s", a, b);
     free(a);
     free(b);
-    expect(db, "SELECT json_valid(bert_tokenize(?1, 'good')) AND length(bert_embed(?1, 'good')) = 512 "
+    t_expect(db, "SELECT json_valid(bert_tokenize(?1, 'good')) AND length(bert_embed(?1, 'good')) = 512 "
                "AND json_valid(bert_fill_mask(?1 || ' [MASK]', 3, 'mlm'))", bad, "1");
-    expect(db, "SELECT json_valid(bert_tokenize(CAST(x'c0afe080bfedbfbff8888080808080' AS TEXT), 'good'))", NULL, "1");
+    t_expect(db, "SELECT json_valid(bert_tokenize(CAST(x'c0afe080bfedbfbff8888080808080' AS TEXT), 'good'))", NULL, "1");
 
     t_case("a NUL inside the text is dropped like other control characters");
-    expect(db, "SELECT bert_tokenize(CAST(x'68656c6c6f00776f726c64' AS TEXT), 'good') = "
+    t_expect(db, "SELECT bert_tokenize(CAST(x'68656c6c6f00776f726c64' AS TEXT), 'good') = "
                "bert_tokenize(CAST(x'68656c6c6fefbfbd776f726c64' AS TEXT), 'good')", NULL, "1");
 
     t_case("empty text: [CLS] [SEP] only");
-    expect(db, "SELECT bert_tokenize('', 'good')", NULL, "[\"[CLS]\",\"[SEP]\"]");
-    expect(db, "SELECT length(bert_embed('', 'good'))", NULL, "512");
-    expect(db, "SELECT typeof(bert_similarity('', '', 'good'))", NULL, "real");
-    expect(db, "SELECT typeof(bert_next_sentence('', '', 'pre'))", NULL, "real");
-    expect_error(db, "SELECT bert_fill_mask('', 5, 'mlm')", NULL, "no [MASK]", NULL);
-    expect(db, "SELECT count(*) FROM bert_embed_each('[\"\", \"\"]', 'good')", NULL, "2");
+    t_expect(db, "SELECT bert_tokenize('', 'good')", NULL, "[\"[CLS]\",\"[SEP]\"]");
+    t_expect(db, "SELECT length(bert_embed('', 'good'))", NULL, "512");
+    t_expect(db, "SELECT typeof(bert_similarity('', '', 'good'))", NULL, "real");
+    t_expect(db, "SELECT typeof(bert_next_sentence('', '', 'pre'))", NULL, "real");
+    t_expect_error(db, "SELECT bert_fill_mask('', 5, 'mlm')", NULL, "no [MASK]", NULL);
+    t_expect(db, "SELECT count(*) FROM bert_embed_each('[\"\", \"\"]', 'good')", NULL, "2");
 
     t_case("text of nothing but special tokens");
     static const char specials[] = "[CLS][SEP][PAD][UNK][MASK] [SEP] [CLS]";
-    expect(db, "SELECT bert_tokenize(?1, 'good')", specials,
+    t_expect(db, "SELECT bert_tokenize(?1, 'good')", specials,
            "[\"[CLS]\",\"[CLS]\",\"[SEP]\",\"[PAD]\",\"[UNK]\",\"[MASK]\",\"[SEP]\",\"[CLS]\",\"[SEP]\"]");
-    expect(db, "SELECT length(bert_embed(?1, 'good'))", specials, "512");
-    expect(db, "SELECT json_array_length(bert_fill_mask(?1, 2, 'mlm'))", specials, "2");
-    expect(db, "SELECT typeof(bert_next_sentence(?1, ?1, 'pre'))", specials, "real");
+    t_expect(db, "SELECT length(bert_embed(?1, 'good'))", specials, "512");
+    t_expect(db, "SELECT json_array_length(bert_fill_mask(?1, 2, 'mlm'))", specials, "2");
+    t_expect(db, "SELECT typeof(bert_next_sentence(?1, ?1, 'pre'))", specials, "real");
     /* Every token a mask, far past max_length: one list per kept mask. */
-    expect(db, "SELECT json_array_length(bert_fill_mask(replace(hex(zeroblob(400)), '00', '[MASK]'), 1, 'mlm'))",
+    t_expect(db, "SELECT json_array_length(bert_fill_mask(replace(hex(zeroblob(400)), '00', '[MASK]'), 1, 'mlm'))",
            NULL, "254");
-    expect(db, "SELECT count(*) FROM bert_fill_mask_each(replace(hex(zeroblob(300)), '00', '[MASK]'), 2, 'mlm')",
+    t_expect(db, "SELECT count(*) FROM bert_fill_mask_each(replace(hex(zeroblob(300)), '00', '[MASK]'), 2, 'mlm')",
            NULL, "508");
     expect_alive(db);
 }
@@ -440,9 +418,9 @@ static void top_k(sqlite3 *db)
     char sql[256];
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         snprintf(sql, sizeof sql, "SELECT bert_fill_mask('a [MASK] b', %s, 'mlm')", bad[i]);
-        expect_error(db, sql, NULL, "top_k", NULL);
+        t_expect_error(db, sql, NULL, "top_k", NULL);
         snprintf(sql, sizeof sql, "SELECT count(*) FROM bert_fill_mask_each('a [MASK] b', %s, 'mlm')", bad[i]);
-        expect_error(db, sql, NULL, "top_k", NULL);
+        t_expect_error(db, sql, NULL, "top_k", NULL);
     }
 
     t_case("fill-mask output is bounded: many masks with a huge top_k are refused at once");
@@ -457,35 +435,35 @@ static void top_k(sqlite3 *db)
     }
 
     t_case("top_k NULL is the default; more than the vocabulary gives the whole vocabulary");
-    expect(db, "SELECT json_array_length(bert_fill_mask('a [MASK] b', NULL, 'mlm'))", NULL, "5");
-    expect(db, "SELECT json_array_length(bert_fill_mask('a [MASK] b', 1000000, 'mlm'))", NULL, "30522");
+    t_expect(db, "SELECT json_array_length(bert_fill_mask('a [MASK] b', NULL, 'mlm'))", NULL, "5");
+    t_expect(db, "SELECT json_array_length(bert_fill_mask('a [MASK] b', 1000000, 'mlm'))", NULL, "30522");
     expect_alive(db);
 }
 
 static void blobs(sqlite3 *db)
 {
     t_case("vectors of the wrong length are errors");
-    expect_error(db, "SELECT bert_similarity(x'000000', bert_embed('a', 'good'))", NULL, "3 bytes", "float32", NULL);
-    expect_error(db, "SELECT bert_similarity(bert_embed('a', 'good'), x'0000803f00')", NULL, "argument 2", NULL);
-    expect_error(db, "SELECT bert_similarity(x'', 'a', 'good')", NULL, "0 bytes", NULL);
-    expect_error(db, "SELECT bert_similarity(zeroblob(1024), bert_embed('a', 'good'))", NULL, "dimensions", NULL);
-    expect_error(db, "SELECT bert_similarity('a', x'0000803f', 'good')", NULL, "dimensions", NULL);
-    expect_error(db, "SELECT bert_vector_to_json(x'0000803f00')", NULL, "float32 BLOB", NULL);
-    expect_error(db, "SELECT bert_vector_to_json(7)", NULL, "float32 BLOB", NULL);
-    expect(db, "SELECT bert_vector_to_json(x'')", NULL, "[]");
+    t_expect_error(db, "SELECT bert_similarity(x'000000', bert_embed('a', 'good'))", NULL, "3 bytes", "float32", NULL);
+    t_expect_error(db, "SELECT bert_similarity(bert_embed('a', 'good'), x'0000803f00')", NULL, "argument 2", NULL);
+    t_expect_error(db, "SELECT bert_similarity(x'', 'a', 'good')", NULL, "0 bytes", NULL);
+    t_expect_error(db, "SELECT bert_similarity(zeroblob(1024), bert_embed('a', 'good'))", NULL, "dimensions", NULL);
+    t_expect_error(db, "SELECT bert_similarity('a', x'0000803f', 'good')", NULL, "dimensions", NULL);
+    t_expect_error(db, "SELECT bert_vector_to_json(x'0000803f00')", NULL, "float32 BLOB", NULL);
+    t_expect_error(db, "SELECT bert_vector_to_json(7)", NULL, "float32 BLOB", NULL);
+    t_expect(db, "SELECT bert_vector_to_json(x'')", NULL, "[]");
 
     t_case("zero, NaN and infinite vectors give NULL, not a crash");
-    expect(db, "SELECT quote(bert_similarity(zeroblob(512), bert_embed('a', 'good')))", NULL, "NULL");
-    expect(db, "SELECT quote(bert_similarity(x'0000c07f0000803f', x'0000803f0000803f'))", NULL, "NULL");
-    expect(db, "SELECT quote(bert_similarity(x'0000807f0000803f', x'0000803f0000803f'))", NULL, "NULL");
-    expect(db, "SELECT bert_vector_to_json(x'0000c07f0000807f000080ff')", NULL, "[null,null,null]");
+    t_expect(db, "SELECT quote(bert_similarity(zeroblob(512), bert_embed('a', 'good')))", NULL, "NULL");
+    t_expect(db, "SELECT quote(bert_similarity(x'0000c07f0000803f', x'0000803f0000803f'))", NULL, "NULL");
+    t_expect(db, "SELECT quote(bert_similarity(x'0000807f0000803f', x'0000803f0000803f'))", NULL, "NULL");
+    t_expect(db, "SELECT bert_vector_to_json(x'0000c07f0000807f000080ff')", NULL, "[null,null,null]");
 
     t_case("bert_embed_each refuses what is not a JSON array or object of texts");
-    expect_error(db, "SELECT * FROM bert_embed_each('nope', 'good')", NULL, "JSON array", NULL);
-    expect_error(db, "SELECT * FROM bert_embed_each('\"a text\"', 'good')", NULL, "JSON array", NULL);
-    expect_error(db, "SELECT * FROM bert_embed_each('[\"a\", [\"b\"]]', 'good')", NULL, "item 2", "not a text", NULL);
-    expect_error(db, "SELECT * FROM bert_embed_each('{\"k\": 1}', 'good')", NULL, "not a text", NULL);
-    expect_error(db, "SELECT * FROM bert_embed_each(replace(hex(zeroblob(3000)), '00', '[') , 'good')", NULL,
+    t_expect_error(db, "SELECT * FROM bert_embed_each('nope', 'good')", NULL, "JSON array", NULL);
+    t_expect_error(db, "SELECT * FROM bert_embed_each('\"a text\"', 'good')", NULL, "JSON array", NULL);
+    t_expect_error(db, "SELECT * FROM bert_embed_each('[\"a\", [\"b\"]]', 'good')", NULL, "item 2", "not a text", NULL);
+    t_expect_error(db, "SELECT * FROM bert_embed_each('{\"k\": 1}', 'good')", NULL, "not a text", NULL);
+    t_expect_error(db, "SELECT * FROM bert_embed_each(replace(hex(zeroblob(3000)), '00', '[') , 'good')", NULL,
                  "JSON array", NULL);
     expect_alive(db);
 }
@@ -496,14 +474,14 @@ static void unload_while_reading(void)
 {
     t_case("bert_unload over bert_models unloads every model");
     sqlite3 *db = t_open();
-    expect(db, "SELECT bert_load('a', '" GOOD "') || bert_load('b', '" MLM "') || bert_load('c', '" GOOD "')",
+    t_expect(db, "SELECT bert_load('a', '" GOOD "') || bert_load('b', '" MLM "') || bert_load('c', '" GOOD "')",
            NULL, "abc");
-    expect(db, "SELECT length(bert_embed('x', 'a')) + length(bert_embed('x', 'c'))", NULL, "1024");
-    expect(db, "SELECT sum(u) FROM (SELECT bert_unload(name) AS u FROM bert_models)", NULL, "3");
-    expect(db, "SELECT count(*) FROM bert_models", NULL, "0");
+    t_expect(db, "SELECT length(bert_embed('x', 'a')) + length(bert_embed('x', 'c'))", NULL, "1024");
+    t_expect(db, "SELECT sum(u) FROM (SELECT bert_unload(name) AS u FROM bert_models)", NULL, "3");
+    t_expect(db, "SELECT count(*) FROM bert_models", NULL, "0");
 
     t_case("bert_unload of the model a bert_embed_each is reading");
-    expect(db, "SELECT bert_load('a', '" GOOD "')", NULL, "a");
+    t_expect(db, "SELECT bert_load('a', '" GOOD "')", NULL, "a");
     char sql[512];
     snprintf(sql, sizeof sql, TEXTS_SQL, 600);
     char *texts = query(db, sql, NULL);
@@ -515,8 +493,8 @@ static void unload_while_reading(void)
     free(texts);
 
     t_case("bert_unload of the model a bert_fill_mask_each is reading");
-    expect(db, "SELECT bert_load('m', '" MLM "')", NULL, "m");
-    expect(db, "SELECT count(*) || ' ' || sum(length(token_str) > 0) || ' ' || sum(u) FROM (SELECT token_str, "
+    t_expect(db, "SELECT bert_load('m', '" MLM "')", NULL, "m");
+    t_expect(db, "SELECT count(*) || ' ' || sum(length(token_str) > 0) || ' ' || sum(u) FROM (SELECT token_str, "
                "bert_unload('m') AS u FROM bert_fill_mask_each('a [MASK] b', 3, 'm'))", NULL, "3 3 1");
     sqlite3_close(db);
 }
@@ -544,20 +522,20 @@ static void options(sqlite3 *db)
         {"{\"pooling\": \"mean\"", "JSON"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-        expect_error(db, "SELECT bert_load('opt', '" GOOD "', ?1)", cases[i].json, cases[i].fragment, NULL);
-    expect(db, "SELECT count(*) FROM bert_models WHERE name = 'opt'", NULL, "0");
+        t_expect_error(db, "SELECT bert_load('opt', '" GOOD "', ?1)", cases[i].json, cases[i].fragment, NULL);
+    t_expect(db, "SELECT count(*) FROM bert_models WHERE name = 'opt'", NULL, "0");
 
     t_case("pooler pooling on a model without a pooler says what to use instead");
-    expect(db, "SELECT bert_load('nopooler', '" MLM "', '{\"pooling\": \"pooler\"}')", NULL, "nopooler");
-    expect_error(db, "SELECT bert_embed('x', 'nopooler')", NULL, "pooler", "cls", NULL);
-    expect(db, "SELECT bert_unload('nopooler')", NULL, "1");
+    t_expect(db, "SELECT bert_load('nopooler', '" MLM "', '{\"pooling\": \"pooler\"}')", NULL, "nopooler");
+    t_expect_error(db, "SELECT bert_embed('x', 'nopooler')", NULL, "pooler", "cls", NULL);
+    t_expect(db, "SELECT bert_unload('nopooler')", NULL, "1");
 
     t_case("a tiny max_length still gives [CLS] ... [SEP]");
-    expect(db, "SELECT bert_load('three', '" PRETRAIN "', '{\"max_length\": 3}')", NULL, "three");
-    expect(db, "SELECT bert_tokenize('many words here', 'three')", NULL, "[\"[CLS]\",\"many\",\"[SEP]\"]");
-    expect(db, "SELECT length(bert_embed('many words here', 'three'))", NULL, "512");
-    expect(db, "SELECT typeof(bert_next_sentence('one two', 'three four', 'three'))", NULL, "real");
-    expect(db, "SELECT bert_unload('three')", NULL, "1");
+    t_expect(db, "SELECT bert_load('three', '" PRETRAIN "', '{\"max_length\": 3}')", NULL, "three");
+    t_expect(db, "SELECT bert_tokenize('many words here', 'three')", NULL, "[\"[CLS]\",\"many\",\"[SEP]\"]");
+    t_expect(db, "SELECT length(bert_embed('many words here', 'three'))", NULL, "512");
+    t_expect(db, "SELECT typeof(bert_next_sentence('one two', 'three four', 'three'))", NULL, "real");
+    t_expect(db, "SELECT bert_unload('three')", NULL, "1");
     expect_alive(db);
 }
 
@@ -579,10 +557,10 @@ static void expect_weights_error(sqlite3 *db, const char *name, const char *dir,
     if (!load_ok(db, name, dir)) return;
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT bert_embed('hello world', '%s')", name);
-    expect_error(db, sql, NULL, f1, f2, (const char *)NULL);
-    expect_error(db, sql, NULL, f1, f2, (const char *)NULL);
+    t_expect_error(db, sql, NULL, f1, f2, (const char *)NULL);
+    t_expect_error(db, sql, NULL, f1, f2, (const char *)NULL);
     snprintf(sql, sizeof sql, "SELECT bert_unload('%s')", name);
-    expect(db, sql, NULL, "1");
+    t_expect(db, sql, NULL, "1");
     expect_alive(db);
 }
 
@@ -591,21 +569,21 @@ static void configs(sqlite3 *db)
     char dir[256];
 
     t_case("a missing directory");
-    expect_error(db, "SELECT bert_load('x', '" ROOT "/no-such-model')", NULL, "no-such-model", "not found", NULL);
-    expect_error(db, "SELECT bert_load('x', '" GOOD "/config.json')", NULL, "not found", NULL);
-    expect_error(db, "SELECT bert_load('x', '')", NULL, "not found", NULL);
-    expect_error(db, "SELECT bert_load('x', replace(hex(zeroblob(3000)), '00', 'a/'))", NULL, "not found", NULL);
+    t_expect_error(db, "SELECT bert_load('x', '" ROOT "/no-such-model')", NULL, "no-such-model", "not found", NULL);
+    t_expect_error(db, "SELECT bert_load('x', '" GOOD "/config.json')", NULL, "not found", NULL);
+    t_expect_error(db, "SELECT bert_load('x', '')", NULL, "not found", NULL);
+    t_expect_error(db, "SELECT bert_load('x', replace(hex(zeroblob(3000)), '00', 'a/'))", NULL, "not found", NULL);
 
     t_case("a missing config.json");
     model_dir(dir, sizeof dir, "no-config");
     remove(ROOT "/no-config/config.json");
-    expect_error(db, "SELECT bert_load('x', '" ROOT "/no-config')", NULL, "config.json", "does not exist", NULL);
+    t_expect_error(db, "SELECT bert_load('x', '" ROOT "/no-config')", NULL, "config.json", "does not exist", NULL);
 
     t_case("a config.json that is a directory");
     model_dir(dir, sizeof dir, "config-dir");
     remove(ROOT "/config-dir/config.json");
     mkdir(ROOT "/config-dir/config.json", 0755);
-    expect_error(db, "SELECT bert_load('x', '" ROOT "/config-dir')", NULL, "config.json", NULL);
+    t_expect_error(db, "SELECT bert_load('x', '" ROOT "/config-dir')", NULL, "config.json", NULL);
     rmdir(ROOT "/config-dir/config.json");
 
     t_case("malformed config.json values are named");
@@ -633,9 +611,9 @@ static void configs(sqlite3 *db)
     model_dir(dir, sizeof dir, "bad-config");
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         write_text(dir, "config.json", cases[i].json);
-        expect_error(db, "SELECT bert_load('x', '" ROOT "/bad-config')", NULL, cases[i].f1, cases[i].f2, NULL);
+        t_expect_error(db, "SELECT bert_load('x', '" ROOT "/bad-config')", NULL, cases[i].f1, cases[i].f2, NULL);
     }
-    expect(db, "SELECT count(*) FROM bert_models WHERE name = 'x'", NULL, "0");
+    t_expect(db, "SELECT count(*) FROM bert_models WHERE name = 'x'", NULL, "0");
 
     t_case("a config.json of another model: the weights' shapes disagree");
     model_dir(dir, sizeof dir, "other-config");
@@ -648,18 +626,18 @@ static void configs(sqlite3 *db)
     t_case("sentence-transformers files that cannot be honoured");
     model_dir(dir, sizeof dir, "bad-st");
     write_text(dir, "modules.json", "[{\"type\": \"sentence_transformers.models.Dense\", \"path\": \"2_Dense\"}]");
-    expect_error(db, "SELECT bert_load('x', '" ROOT "/bad-st')", NULL, "modules.json", "Dense", NULL);
+    t_expect_error(db, "SELECT bert_load('x', '" ROOT "/bad-st')", NULL, "modules.json", "Dense", NULL);
     write_text(dir, "modules.json", "{\"not\": \"a list\"}");
-    expect_error(db, "SELECT bert_load('x', '" ROOT "/bad-st')", NULL, "modules.json", "array", NULL);
+    t_expect_error(db, "SELECT bert_load('x', '" ROOT "/bad-st')", NULL, "modules.json", "array", NULL);
     write_text(dir, "modules.json", "[{\"type\": ");
-    expect_error(db, "SELECT bert_load('x', '" ROOT "/bad-st')", NULL, "modules.json", NULL);
+    t_expect_error(db, "SELECT bert_load('x', '" ROOT "/bad-st')", NULL, "modules.json", NULL);
     remove(ROOT "/bad-st/modules.json");
     mkdir(ROOT "/bad-st/1_Pooling", 0755);
     write_text(dir, "1_Pooling/config.json", "{\"pooling_mode_lasttoken\": true}");
-    expect_error(db, "SELECT bert_load('x', '" ROOT "/bad-st')", NULL, "pooling_mode_lasttoken", NULL);
+    t_expect_error(db, "SELECT bert_load('x', '" ROOT "/bad-st')", NULL, "pooling_mode_lasttoken", NULL);
     remove(ROOT "/bad-st/1_Pooling/config.json");
     write_text(dir, "sentence_bert_config.json", "{\"max_seq_length\": -5}");
-    expect_error(db, "SELECT bert_load('x', '" ROOT "/bad-st')", NULL, "max_seq_length", NULL);
+    t_expect_error(db, "SELECT bert_load('x', '" ROOT "/bad-st')", NULL, "max_seq_length", NULL);
     expect_alive(db);
 }
 
@@ -671,19 +649,19 @@ static void vocabularies(sqlite3 *db)
     model_dir(dir, sizeof dir, "no-vocab");
     remove(ROOT "/no-vocab/vocab.txt");
     if (load_ok(db, "novocab", dir)) {
-        expect_error(db, "SELECT bert_tokenize('x', 'novocab')", NULL, "vocab.txt", NULL);
-        expect_error(db, "SELECT bert_embed('x', 'novocab')", NULL, "vocab.txt", NULL);
-        expect_error(db, "SELECT * FROM bert_embed_each('[\"x\"]', 'novocab')", NULL, "vocab.txt", NULL);
-        expect(db, "SELECT bert_unload('novocab')", NULL, "1");
+        t_expect_error(db, "SELECT bert_tokenize('x', 'novocab')", NULL, "vocab.txt", NULL);
+        t_expect_error(db, "SELECT bert_embed('x', 'novocab')", NULL, "vocab.txt", NULL);
+        t_expect_error(db, "SELECT * FROM bert_embed_each('[\"x\"]', 'novocab')", NULL, "vocab.txt", NULL);
+        t_expect(db, "SELECT bert_unload('novocab')", NULL, "1");
     }
 
     t_case("vocab.txt empty");
     model_dir(dir, sizeof dir, "empty-vocab");
     write_text(dir, "vocab.txt", "");
     if (load_ok(db, "emptyvocab", dir)) {
-        expect_error(db, "SELECT bert_tokenize('x', 'emptyvocab')", NULL, "vocab.txt", "empty", NULL);
-        expect_error(db, "SELECT bert_tokenize('x', 'emptyvocab')", NULL, "vocab.txt", "empty", NULL);
-        expect(db, "SELECT bert_unload('emptyvocab')", NULL, "1");
+        t_expect_error(db, "SELECT bert_tokenize('x', 'emptyvocab')", NULL, "vocab.txt", "empty", NULL);
+        t_expect_error(db, "SELECT bert_tokenize('x', 'emptyvocab')", NULL, "vocab.txt", "empty", NULL);
+        t_expect(db, "SELECT bert_unload('emptyvocab')", NULL, "1");
     }
 
     t_case("vocab.txt that is a directory");
@@ -691,8 +669,8 @@ static void vocabularies(sqlite3 *db)
     remove(ROOT "/vocab-dir/vocab.txt");
     mkdir(ROOT "/vocab-dir/vocab.txt", 0755);
     if (load_ok(db, "vocabdir", dir)) {
-        expect_error(db, "SELECT bert_tokenize('x', 'vocabdir')", NULL, "vocab.txt", NULL);
-        expect(db, "SELECT bert_unload('vocabdir')", NULL, "1");
+        t_expect_error(db, "SELECT bert_tokenize('x', 'vocabdir')", NULL, "vocab.txt", NULL);
+        t_expect(db, "SELECT bert_unload('vocabdir')", NULL, "1");
     }
     rmdir(ROOT "/vocab-dir/vocab.txt");
 
@@ -700,15 +678,15 @@ static void vocabularies(sqlite3 *db)
     model_dir(dir, sizeof dir, "no-unk");
     write_text(dir, "vocab.txt", "hello\nworld\n");
     if (load_ok(db, "nounk", dir)) {
-        expect_error(db, "SELECT bert_tokenize('hello', 'nounk')", NULL, "[UNK]", "vocab.txt", NULL);
-        expect(db, "SELECT bert_unload('nounk')", NULL, "1");
+        t_expect_error(db, "SELECT bert_tokenize('hello', 'nounk')", NULL, "[UNK]", "vocab.txt", NULL);
+        t_expect(db, "SELECT bert_unload('nounk')", NULL, "1");
     }
     model_dir(dir, sizeof dir, "no-cls");
     write_text(dir, "vocab.txt", "[UNK]\nhello\n");
     if (load_ok(db, "nocls", dir)) {
-        expect_error(db, "SELECT bert_tokenize('hello', 'nocls')", NULL, "[CLS]", NULL);
-        expect_error(db, "SELECT bert_next_sentence('a', 'b', 'nocls')", NULL, NULL);
-        expect(db, "SELECT bert_unload('nocls')", NULL, "1");
+        t_expect_error(db, "SELECT bert_tokenize('hello', 'nocls')", NULL, "[CLS]", NULL);
+        t_expect_error(db, "SELECT bert_next_sentence('a', 'b', 'nocls')", NULL, NULL);
+        t_expect(db, "SELECT bert_unload('nocls')", NULL, "1");
     }
 
     t_case("vocab.txt of bytes that are not text still tokenizes");
@@ -725,9 +703,9 @@ static void vocabularies(sqlite3 *db)
         write_file(ROOT "/junk-vocab/vocab.txt", junk, sizeof junk);
     }
     if (load_ok(db, "junk", dir)) {
-        expect(db, "SELECT json_valid(bert_token_ids(?1, 'junk'))", "some text \xc3\xa9 ## [MASK]", "1");
-        expect(db, "SELECT typeof(bert_tokenize(?1, 'junk'))", "some text \xc3\xa9 ## [MASK]", "text");
-        expect(db, "SELECT bert_unload('junk')", NULL, "1");
+        t_expect(db, "SELECT json_valid(bert_token_ids(?1, 'junk'))", "some text \xc3\xa9 ## [MASK]", "1");
+        t_expect(db, "SELECT typeof(bert_tokenize(?1, 'junk'))", "some text \xc3\xa9 ## [MASK]", "text");
+        t_expect(db, "SELECT bert_unload('junk')", NULL, "1");
     }
 
     t_case("vocab.txt larger than the weights' vocabulary");
@@ -746,9 +724,9 @@ static void vocabularies(sqlite3 *db)
         free(more);
     }
     if (load_ok(db, "bigvocab", dir)) {
-        expect(db, "SELECT json_array_length(bert_token_ids('extra1', 'bigvocab'))", NULL, "3");
-        expect_error(db, "SELECT bert_embed('extra1', 'bigvocab')", NULL, "vocab.txt", "do not belong together", NULL);
-        expect(db, "SELECT bert_unload('bigvocab')", NULL, "1");
+        t_expect(db, "SELECT json_array_length(bert_token_ids('extra1', 'bigvocab'))", NULL, "3");
+        t_expect_error(db, "SELECT bert_embed('extra1', 'bigvocab')", NULL, "vocab.txt", "do not belong together", NULL);
+        t_expect(db, "SELECT bert_unload('bigvocab')", NULL, "1");
     }
 
     t_case("malformed tokenizer files are named");
@@ -771,8 +749,8 @@ static void vocabularies(sqlite3 *db)
         model_dir(dir, sizeof dir, "bad-tokenizer");
         write_text(dir, cases[i].file, cases[i].json);
         if (!load_ok(db, "badtok", dir)) continue;
-        expect_error(db, "SELECT bert_tokenize('hello', 'badtok')", NULL, cases[i].f1, cases[i].f2, NULL);
-        expect(db, "SELECT bert_unload('badtok')", NULL, "1");
+        t_expect_error(db, "SELECT bert_tokenize('hello', 'badtok')", NULL, cases[i].f1, cases[i].f2, NULL);
+        t_expect(db, "SELECT bert_unload('badtok')", NULL, "1");
     }
 
     t_case("model files that are FIFOs or devices are refused, not waited on or read without end");
@@ -840,7 +818,7 @@ static void vocabularies(sqlite3 *db)
         char want[128];
         snprintf(want, sizeof want, "[\"[CLS]\",\"hello\",\"tok5\",\"world\",\"tok%d\",\"[SEP]\"]", counts[k] - 1);
         T_CHECK(rc == 0 && strcmp(out, want) == 0, "%d added tokens: %s", counts[k], out);
-        expect(db, "SELECT bert_unload('many')", NULL, "1");
+        t_expect(db, "SELECT bert_unload('many')", NULL, "1");
     }
     printf("  tokenizer with 400 added tokens: %.3f s, with 40000: %.3f s\n", took[0], took[1]);
     T_CHECK(took[1] < 40 * took[0] + 1.0, "40000 added tokens took %.3f s, 400 took %.3f s", took[1], took[0]);
@@ -852,9 +830,9 @@ static void vocabularies(sqlite3 *db)
                "\"continuing_subword_prefix\": \"\"}, \"decoder\": {\"type\": \"WordPiece\", \"prefix\": \"\"}, "
                "\"added_tokens\": [{\"id\": 30522, \"content\": \"\", \"special\": true}]}");
     if (load_ok(db, "oddtok", dir)) {
-        expect(db, "SELECT json_valid(t) AND t ->> '$[0]' = '[CLS]' AND t ->> '$[#-1]' = '[SEP]' "
+        t_expect(db, "SELECT json_valid(t) AND t ->> '$[0]' = '[CLS]' AND t ->> '$[#-1]' = '[SEP]' "
                    "FROM (SELECT bert_tokenize('hello world', 'oddtok') AS t)", NULL, "1");
-        expect(db, "SELECT bert_unload('oddtok')", NULL, "1");
+        t_expect(db, "SELECT bert_unload('oddtok')", NULL, "1");
     }
     expect_alive(db);
 }
@@ -1010,16 +988,16 @@ static void weights(sqlite3 *db)
                         "?1 -> " T("encoder.layer.0.attention.self.query.weight") ".data_offsets')") &&
         load_ok(db, "storder", dir)) {
         /* Query and key trade places: the model is another one, not the same. */
-        expect(db, "SELECT length(bert_embed('a cat', 'storder')) || ' ' || "
+        t_expect(db, "SELECT length(bert_embed('a cat', 'storder')) || ' ' || "
                    "(bert_embed('a cat', 'storder') = bert_embed('a cat', 'good'))", NULL, "512 0");
-        expect(db, "SELECT bert_unload('storder')", NULL, "1");
+        t_expect(db, "SELECT bert_unload('storder')", NULL, "1");
     }
 
     t_case("an intact copy of the weights gives the same vector as the original");
     model_dir(dir, sizeof dir, "st-copy");
     if (write_edited_st(db, dir, &im, "json(?1)") && load_ok(db, "stcopy", dir)) {
-        expect(db, "SELECT bert_embed('a cat', 'stcopy') = bert_embed('a cat', 'good')", NULL, "1");
-        expect(db, "SELECT bert_unload('stcopy')", NULL, "1");
+        t_expect(db, "SELECT bert_embed('a cat', 'stcopy') = bert_embed('a cat', 'good')", NULL, "1");
+        t_expect(db, "SELECT bert_unload('stcopy')", NULL, "1");
     }
     expect_alive(db);
     free(header);
@@ -1085,7 +1063,7 @@ static void huge_text(sqlite3 *db)
         long before = status_kib("VmRSS");
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        expect(db, calls[i].sql, text, calls[i].expected);
+        t_expect(db, calls[i].sql, text, calls[i].expected);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         long peak = status_kib("VmHWM");
         double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -1102,8 +1080,8 @@ static void huge_text(sqlite3 *db)
     free(text);
 
     t_case("a 10 MB word, and 10 MB of combining marks, are linear work");
-    expect(db, "SELECT bert_tokenize(hex(zeroblob(5242880)), 'good')", NULL, "[\"[CLS]\",\"[UNK]\",\"[SEP]\"]");
-    expect(db, "SELECT length(bert_embed('a' || replace(hex(zeroblob(2621440)), '00', char(769, 769)), 'good'))",
+    t_expect(db, "SELECT bert_tokenize(hex(zeroblob(5242880)), 'good')", NULL, "[\"[CLS]\",\"[UNK]\",\"[SEP]\"]");
+    t_expect(db, "SELECT length(bert_embed('a' || replace(hex(zeroblob(2621440)), '00', char(769, 769)), 'good'))",
            NULL, "512");
     expect_alive(db);
 }
@@ -1175,7 +1153,7 @@ static void interrupt(sqlite3 *db)
 
     t_case("the connection works after an interrupt");
     expect_alive(db);
-    expect(db, "SELECT count(*) FROM bert_embed_each('[\"a\", \"b\"]', 'good')", NULL, "2");
+    t_expect(db, "SELECT count(*) FROM bert_embed_each('[\"a\", \"b\"]', 'good')", NULL, "2");
 }
 
 /* The copies of the weights are 17 MB each: gone once the suite is done. */
@@ -1199,7 +1177,7 @@ void suite_robustness(void)
         return;
     }
     sqlite3 *db = t_open();
-    expect(db, "SELECT bert_load('good', '" GOOD "') || bert_load('mlm', '" MLM "') || "
+    t_expect(db, "SELECT bert_load('good', '" GOOD "') || bert_load('mlm', '" MLM "') || "
                "bert_load('pre', '" PRETRAIN "')", NULL, "goodmlmpre");
     unload_while_reading();
     null_and_types(db);
