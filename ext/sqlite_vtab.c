@@ -93,6 +93,16 @@ static void unpack_arguments(int mask, int n_args, sqlite3_value **argv, sqlite3
     for (int i = 0, j = 0; i < n_args; i++) args[i] = (mask & (1 << i)) ? argv[j++] : NULL;
 }
 
+/* A zeroed cursor of `size` bytes whose first member is the base cursor. */
+static int cursor_open(size_t size, sqlite3_vtab_cursor **out)
+{
+    sqlite3_vtab_cursor *c = sqlite3_malloc64(size);
+    if (!c) return SQLITE_NOMEM;
+    memset(c, 0, size);
+    *out = c;
+    return SQLITE_OK;
+}
+
 /* ---- bert_models ---------------------------------------------------------- */
 
 enum { M_NAME, M_PATH, M_LOADED, M_HIDDEN, M_LAYERS, M_HEADS, M_VOCAB, M_MAX_LENGTH,
@@ -126,11 +136,7 @@ static int models_connect(sqlite3 *db, void *aux, int argc, const char *const *a
 static int models_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 {
     (void)v;
-    models_cursor *c = sqlite3_malloc(sizeof *c);
-    if (!c) return SQLITE_NOMEM;
-    memset(c, 0, sizeof *c);
-    *out = &c->base;
-    return SQLITE_OK;
+    return cursor_open(sizeof(models_cursor), out);
 }
 
 static int cursor_close(sqlite3_vtab_cursor *c)
@@ -272,11 +278,7 @@ static int fill_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 static int fill_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 {
     (void)v;
-    fill_cursor *c = sqlite3_malloc(sizeof *c);
-    if (!c) return SQLITE_NOMEM;
-    memset(c, 0, sizeof *c);
-    *out = &c->base;
-    return SQLITE_OK;
+    return cursor_open(sizeof(fill_cursor), out);
 }
 
 static int fill_close(sqlite3_vtab_cursor *cur)
@@ -397,11 +399,7 @@ static int embed_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 static int embed_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 {
     (void)v;
-    embed_cursor *c = sqlite3_malloc(sizeof *c);
-    if (!c) return SQLITE_NOMEM;
-    memset(c, 0, sizeof *c);
-    *out = &c->base;
-    return SQLITE_OK;
+    return cursor_open(sizeof(embed_cursor), out);
 }
 
 static void embed_reset(embed_cursor *c)
