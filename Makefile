@@ -11,7 +11,7 @@ CC      ?= cc
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
 PKGS    := sqlite3 openblas libutf8proc
-OPT     ?= -O2 -g
+OPT     ?= -O3 -g
 SAN     ?=
 BUILD   ?= build
 

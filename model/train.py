@@ -8,6 +8,12 @@ on one CPU thread, with a fixed seed, resumable from its checkpoints.
 --steps on a resume may differ from the first run's: the learning rate then
 decays linearly from the resumed step to the new end.
 
+The demo model is trained in two stages (see model/README.md); the second
+starts from the first one's weights with a fresh optimizer and schedule:
+
+    /usr/bin/python3 model/train.py --steps N --data train2.bin \
+        --init-from ckpt.pt --ckpt ckpt2.pt [--resume]
+
 Reads model/work/{train.bin,vocab.txt} (see prepare.sh).  The order of the
 examples is a function of (seed, epoch) and the masks of (seed, step), so a
 resumed run sees exactly the batches the uninterrupted run would have seen.
@@ -179,19 +185,25 @@ def main():
     ap.add_argument("--stop-at-step", type=int, default=0, help="checkpoint and leave at this step")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--work", default=WORK)
+    ap.add_argument("--data", default="train.bin", help="token ids, in --work")
+    ap.add_argument("--ckpt", default="ckpt.pt", help="this run's checkpoint, in --work")
+    ap.add_argument("--log", default="train.log", help="progress log, in --work")
+    ap.add_argument("--init-from", default="", help="start from this checkpoint's weights (in --work)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
 
     vocab = open(os.path.join(args.work, "vocab.txt"), encoding="utf-8").read().split("\n")[:-1]
     assert vocab[:5] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"], "unexpected vocab order"
-    ckpt_path = os.path.join(args.work, "ckpt.pt")
-    log = open(os.path.join(args.work, "train.log"), "a")
+    ckpt_path = os.path.join(args.work, args.ckpt)
+    log = open(os.path.join(args.work, args.log), "a")
 
     if args.resume:
         ck = torch.load(ckpt_path)
         saved = ck["args"]
         for k in ("seed", "hidden", "layers", "heads", "ff", "max_len", "tokens_per_batch",
-                  "lr", "warmup", "weight_decay", "nsp_prob"):
+                  "lr", "warmup", "weight_decay", "nsp_prob", "data", "init_from"):
+            if k not in saved:
+                continue  # a checkpoint written before the option existed
             setattr(args, k, saved[k])  # the schedule and data order belong to the run
         cfg = Cfg(**ck["config"])
     else:
@@ -213,11 +225,18 @@ def main():
         torch.set_rng_state(ck["torch_rng"])
         np.random.set_state(ck["np_rng"])
         print(f"resumed at step {state['step']}", file=log, flush=True)
+    elif args.init_from:
+        init = torch.load(os.path.join(args.work, args.init_from))
+        if Cfg(**init["config"]).to_dict() != cfg.to_dict():
+            sys.exit(f"train: --init-from {args.init_from}: its sizes differ from this run's options")
+        model.load_state_dict(init["model"])
+        print(f"start {json.dumps(vars(args))} from the weights of {args.init_from} "
+              f"(step {init['state']['step']})", file=log, flush=True)
     else:
         print(f"start {json.dumps(vars(args))} params={sum(p.numel() for p in model.parameters())}",
               file=log, flush=True)
 
-    docs = data_units(os.path.join(args.work, "train.bin"))
+    docs = data_units(os.path.join(args.work, args.data))
     n_special = 5
     model.train()
     t0, last_ckpt = time.time(), time.time()

@@ -17,6 +17,7 @@ int sqlite3_bert_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
     X(tokenizer) \
     X(golden) \
     X(model) \
+    X(kernels) \
     X(sql) \
     X(threads) \
     X(robustness) \

@@ -145,7 +145,7 @@ static tensor *add(ckpt *c, const char *name, int d0, int d1, float base)
 
 static void add_linear(ckpt *c, const char *name, int out, int in)
 {
-    char n[96];
+    char n[128];
     snprintf(n, sizeof n, "%s.weight", name);
     add(c, n, out, in, 0);
     snprintf(n, sizeof n, "%s.bias", name);
@@ -154,7 +154,7 @@ static void add_linear(ckpt *c, const char *name, int out, int in)
 
 static void add_norm(ckpt *c, const char *name)
 {
-    char n[96];
+    char n[128];
     snprintf(n, sizeof n, "%s.weight", name);
     add(c, n, H, 0, 1.0f);
     snprintf(n, sizeof n, "%s.bias", name);

@@ -1,0 +1,184 @@
+/*
+ * test_kernels.c - the vector kernels against plain references: the
+ * few-rows projection kernels against a double-precision product, and the
+ * whole encoder under each instruction set (SQLITE_BERT_ISA) against the
+ * portable build.  The golden suite then checks the default choice against
+ * PyTorch.
+ */
+#include "test.h"
+#include "../ext/cpu.h"
+#include "../ext/linear.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static float *random_floats(size_t n, uint32_t *seed)
+{
+    float *v = malloc(n * sizeof *v);
+    if (!v) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        *seed = *seed * 1664525u + 1013904223u;
+        v[i] = (float)((*seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+    }
+    return v;
+}
+
+/* Largest error of out against in W^T + b in double, relative to the sum of
+ * the magnitudes of the terms (what float rounding scales with). */
+static double product_error(const float *out, const float *in, const float *w, const float *b,
+                            int n, int rows, int cols)
+{
+    double worst = 0;
+    for (int i = 0; i < n; i++)
+        for (int r = 0; r < rows; r++) {
+            double sum = b ? b[r] : 0, mag = b ? fabs(b[r]) : 0;
+            for (int k = 0; k < cols; k++) {
+                double t = (double)in[(size_t)i * cols + k] * w[(size_t)r * cols + k];
+                sum += t;
+                mag += fabs(t);
+            }
+            double e = fabs(out[(size_t)i * rows + r] - sum) / (mag + 1e-30);
+            if (e > worst) worst = e;
+        }
+    return worst;
+}
+
+static void check_kernel(bert_linear_kernel kernel, const char *name)
+{
+    char title[96];
+    snprintf(title, sizeof title, "projection kernel %s matches a double-precision product", name);
+    t_case(title);
+    /* Rows and outputs cover every remainder of the 4x6 and 3x4 blocks. */
+    static const int ns[] = {1, 2, 3, 4, 5, 6, 7, 13, 15, 16, 33, 48, 49, 100};
+    static const int rowss[] = {1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 24, 97};
+    static const int colss[] = {16, 32, 48, 96, 768};
+    uint32_t seed = 12345;
+    int ran = 0;
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (size_t c = 0; c < sizeof colss / sizeof *colss; c++)
+            for (size_t r = 0; r < sizeof rowss / sizeof *rowss; r++) {
+                int n = ns[a], rows = rowss[r], cols = colss[c];
+                float *in = random_floats((size_t)n * cols, &seed);
+                float *w = random_floats((size_t)rows * cols, &seed);
+                float *b = random_floats((size_t)rows, &seed);
+                float *out = malloc(((size_t)n * rows + 1) * sizeof *out);
+                if (!T_CHECK(in && w && b && out, "out of memory")) goto next;
+                /* A sentinel after the output catches a write past its end. */
+                out[(size_t)n * rows] = 12345.0f;
+                for (int with_bias = 0; with_bias < 2; with_bias++) {
+                    const float *bias = with_bias ? b : NULL;
+                    if (bert_linear_with(kernel, out, in, w, bias, n, rows, cols) != 0) {
+                        t_skip("this CPU lacks the instructions");
+                        goto next;
+                    }
+                    ran++;
+                    double e = product_error(out, in, w, bias, n, rows, cols);
+                    T_CHECK(e < 1e-5, "%s n=%d rows=%d cols=%d bias=%d: relative error %.3g",
+                            name, n, rows, cols, with_bias, e);
+                    T_CHECK(out[(size_t)n * rows] == 12345.0f, "%s n=%d rows=%d cols=%d: wrote past the output",
+                            name, n, rows, cols);
+                }
+            next:
+                free(in);
+                free(w);
+                free(b);
+                free(out);
+                if (ran == 0 && kernel != BERT_LINEAR_BLAS) return;
+            }
+    /* cols that are not a multiple of 16 are left to OpenBLAS. */
+    if (kernel != BERT_LINEAR_BLAS) {
+        float x[24] = {0}, o[1];
+        T_CHECK(bert_linear_with(kernel, o, x, x, NULL, 1, 1, 24) == -1,
+                "%s accepted cols = 24", name);
+    }
+}
+
+/* Every embedding of the test models, under the instruction set `isa`
+ * (NULL: the default), appended to *out. */
+static size_t embed_all(const char *isa, float *out, size_t cap)
+{
+    static const char *models[] = {"bert-plain-f32", "mlm-tied-f32", "pretrain-untied-bf16",
+                                   "st-cls-relu", "st-mean-f16"};
+    static const char *texts[] = {
+        "a short one",
+        "The quick brown fox jumps over the lazy dog, and then it runs away into the forest "
+        "where nobody will ever find it again, not even the hunter with his three dogs.",
+    };
+    if (isa) setenv("SQLITE_BERT_ISA", isa, 1);
+    else unsetenv("SQLITE_BERT_ISA");
+    size_t used = 0;
+    for (size_t m = 0; m < sizeof models / sizeof *models; m++) {
+        char path[128];
+        snprintf(path, sizeof path, "build/models/%s", models[m]);
+        sqlite3 *db = t_open();
+        char *r = t_query(db, "SELECT bert_load('m', ?1)", path, NULL);
+        free(r);
+        for (size_t t = 0; t < sizeof texts / sizeof *texts; t++) {
+            /* Row by row (few rows: the vector kernels) and as one batch of
+             * 40 copies (enough rows for OpenBLAS). */
+            const char *sqls[] = {
+                "SELECT bert_embed(?1, 'm')",
+                "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 40) "
+                "SELECT embedding FROM bert_embed_each((SELECT json_group_array(?1) FROM c), 'm') "
+                "WHERE key = 39",
+            };
+            for (int s = 0; s < 2; s++) {
+                sqlite3_stmt *st = NULL;
+                if (sqlite3_prepare_v2(db, sqls[s], -1, &st, NULL) != SQLITE_OK) {
+                    T_CHECK(0, "prepare: %s", sqlite3_errmsg(db));
+                    continue;
+                }
+                sqlite3_bind_text(st, 1, texts[t], -1, SQLITE_STATIC);
+                if (T_CHECK(sqlite3_step(st) == SQLITE_ROW, "%s: %s", models[m], sqlite3_errmsg(db))) {
+                    size_t n = (size_t)sqlite3_column_bytes(st, 0) / sizeof(float);
+                    if (used + n <= cap) memcpy(out + used, sqlite3_column_blob(st, 0), n * sizeof(float));
+                    used += n;
+                }
+                sqlite3_finalize(st);
+            }
+        }
+        sqlite3_close(db);
+    }
+    unsetenv("SQLITE_BERT_ISA");
+    return used;
+}
+
+static void check_isa_equivalence(void)
+{
+    t_case("the encoder gives the same embeddings under every instruction set");
+    if (!t_exists("build/models/bert-plain-f32")) {
+        t_skip("build/models missing: run make test");
+        return;
+    }
+    enum { CAP = 1 << 16 };
+    float *base = malloc(CAP * sizeof *base), *other = malloc(CAP * sizeof *other);
+    if (!T_CHECK(base && other, "out of memory")) goto done;
+    size_t n = embed_all("base", base, CAP);
+    T_CHECK(n > 0 && n <= CAP, "got %zu floats from the portable build", n);
+    const char *isas[] = {"avx2", NULL};
+    for (int i = 0; i < 2 && n <= CAP; i++) {
+        size_t m = embed_all(isas[i], other, CAP);
+        if (!T_CHECK(m == n, "%s: %zu floats against %zu", isas[i] ? isas[i] : "default", m, n)) continue;
+        double worst = 0;
+        for (size_t j = 0; j < n; j++) {
+            double d = fabs((double)base[j] - other[j]);
+            if (d > worst) worst = d;
+        }
+        T_CHECK(worst < 1e-5, "%s differs from the portable build by %.3g",
+                isas[i] ? isas[i] : bert_cpu_isa_name(bert_cpu_isa()), worst);
+    }
+done:
+    free(base);
+    free(other);
+}
+
+void suite_kernels(void)
+{
+    check_kernel(BERT_LINEAR_BLAS, "blas");
+    check_kernel(BERT_LINEAR_AVX2, "avx2");
+    check_kernel(BERT_LINEAR_AVX512, "avx512");
+    check_isa_equivalence();
+}
