@@ -57,28 +57,47 @@ static int reserve(float **buf, size_t *cap, size_t floats)
 
 /* ------------------------------------------------------------ building blocks */
 
-/* out = LayerNorm(in) row by row; out may be in.  Statistics in double: the
- * rows are long and their values far from zero-mean after the residual. */
-static void layer_norm(float *out, const float *in, const float *w, const float *b, int n, int dim, float eps)
+/* out = LayerNorm(in + res) row by row (res may be NULL; out may be in).
+ * Statistics in double, over eight lanes the compiler vectorizes: the rows
+ * are long and their values far from zero-mean after the residual. */
+BERT_INLINE void add_layer_norm_body(float *out, const float *in, const float *res, const float *w,
+                                     const float *b, int n, int dim, float eps)
 {
     for (int i = 0; i < n; i++) {
         const float *x = in + (size_t)i * dim;
         float *y = out + (size_t)i * dim;
-        double mean = 0, var = 0;
-        for (int j = 0; j < dim; j++) mean += x[j];
+        if (res) {
+            const float *r = res + (size_t)i * dim;
+            for (int j = 0; j < dim; j++) y[j] = x[j] + r[j];
+            x = y;
+        }
+        double lane[8] = {0}, mean = 0, var = 0;
+        int j = 0;
+        for (; j + 8 <= dim; j += 8)
+            for (int l = 0; l < 8; l++) lane[l] += x[j + l];
+        for (; j < dim; j++) mean += x[j];
+        for (int l = 0; l < 8; l++) mean += lane[l];
         mean /= dim;
-        for (int j = 0; j < dim; j++) var += (x[j] - mean) * (x[j] - mean);
+        double vlane[8] = {0};
+        for (j = 0; j + 8 <= dim; j += 8)
+            for (int l = 0; l < 8; l++) vlane[l] += (x[j + l] - mean) * (x[j + l] - mean);
+        for (; j < dim; j++) var += (x[j] - mean) * (x[j] - mean);
+        for (int l = 0; l < 8; l++) var += vlane[l];
         float inv = (float)(1.0 / sqrt(var / dim + eps));
         float mu = (float)mean;
-        for (int j = 0; j < dim; j++) y[j] = (x[j] - mu) * inv * w[j] + b[j];
+        for (j = 0; j < dim; j++) y[j] = (x[j] - mu) * inv * w[j] + b[j];
     }
 }
+BERT_MULTIVERSION(add_layer_norm,
+                  (float *out, const float *in, const float *res, const float *w, const float *b,
+                   int n, int dim, float eps),
+                  (out, in, res, w, b, n, dim, eps))
 
 /* erf as a rational function of x (the approximation Eigen and XNNPACK
  * use), clamped to [-4, 4] where erf is +-1 in float: within 5e-7 of erf,
  * and free of calls, so the compiler vectorizes the GELU loop.  libm's erff
  * was a tenth of a bert-base forward pass. */
-__attribute__((always_inline)) static inline float erf_rational(float x)
+BERT_INLINE float erf_rational(float x)
 {
     x = x < -4.0f ? -4.0f : x > 4.0f ? 4.0f : x;
     float x2 = x * x;
@@ -95,29 +114,12 @@ __attribute__((always_inline)) static inline float erf_rational(float x)
     return x * p / q;
 }
 
-/* GELU is a tenth of the encoder's time when scalar; the loop is compiled
- * once more for each vector instruction set and chosen at run time. */
-__attribute__((always_inline)) static inline void gelu_erf_loop(float *x, size_t n)
+/* GELU was a tenth of the encoder's time while its loop was scalar. */
+BERT_INLINE void gelu_erf_body(float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++) x[i] = 0.5f * x[i] * (1.0f + erf_rational(x[i] * (float)M_SQRT1_2));
 }
-
-#ifdef BERT_X86_KERNELS
-BERT_TARGET_AVX512 static void gelu_erf_avx512(float *x, size_t n) { gelu_erf_loop(x, n); }
-BERT_TARGET_AVX2 static void gelu_erf_avx2(float *x, size_t n) { gelu_erf_loop(x, n); }
-#endif
-
-static void gelu_erf(float *x, size_t n)
-{
-#ifdef BERT_X86_KERNELS
-    switch (bert_cpu_isa()) {
-    case BERT_ISA_AVX512: gelu_erf_avx512(x, n); return;
-    case BERT_ISA_AVX2: gelu_erf_avx2(x, n); return;
-    default: break;
-    }
-#endif
-    gelu_erf_loop(x, n);
-}
+BERT_MULTIVERSION(gelu_erf, (float *x, size_t n), (x, n))
 
 static void activate(float *x, size_t n, bert_activation act)
 {
@@ -240,7 +242,7 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
             float *row = x + (size_t)t * H;
             for (int j = 0; j < H; j++) row[j] = we[j] + pe[j] + te[j];
         }
-    layer_norm(x, x, m->emb_ln_w, m->emb_ln_b, T, H, c->layer_norm_eps);
+    add_layer_norm(x, x, NULL, m->emb_ln_w, m->emb_ln_b, T, H, c->layer_norm_eps);
 
     for (int l = 0; l < c->num_layers; l++) {
         if (interrupted && interrupted(ctx)) {
@@ -257,14 +259,12 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
             attention(a + off, q + off, k + off, v + off, scores, lengths[i], H, c->num_heads);
         }
         bert_linear(q, a, w->out_w, w->out_b, T, H, H);
-        for (size_t j = 0; j < th; j++) q[j] += x[j];
-        layer_norm(x, q, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
+        add_layer_norm(x, q, x, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
 
         bert_linear(f, x, w->ff_in_w, w->ff_in_b, T, FF, H);
         activate(f, total * (size_t)FF, c->hidden_act);
         bert_linear(q, f, w->ff_out_w, w->ff_out_b, T, H, FF);
-        for (size_t j = 0; j < th; j++) q[j] += x[j];
-        layer_norm(x, q, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
+        add_layer_norm(x, q, x, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
     }
     return x;
 }
@@ -336,7 +336,7 @@ int bert_mlm_logits(const bert_model *m, bert_scratch *s, const float *hidden,
     }
     bert_linear(t, g, m->mlm_dense_w, m->mlm_dense_b, n, H, H);
     activate(t, nh, m->cfg.hidden_act);
-    layer_norm(t, t, m->mlm_ln_w, m->mlm_ln_b, n, H, m->cfg.layer_norm_eps);
+    add_layer_norm(t, t, NULL, m->mlm_ln_w, m->mlm_ln_b, n, H, m->cfg.layer_norm_eps);
     bert_linear(out, t, m->mlm_decoder_w, m->mlm_bias, n, m->cfg.vocab_size, H);
     return 0;
 }
