@@ -13,6 +13,7 @@
 #include "error.h"
 #include "cpu.h"
 #include "linear.h"
+#include "workers.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -25,6 +26,7 @@ struct bert_scratch {
     size_t work_cap;      /* floats */
     float *head;          /* the MLM head's rows */
     size_t head_cap;
+    bert_workers *workers; /* started when OpenBLAS is given several threads */
 };
 
 bert_scratch *bert_scratch_new(void)
@@ -37,6 +39,7 @@ void bert_scratch_free(bert_scratch *s)
     if (!s) return;
     free(s->work);
     free(s->head);
+    bert_workers_free(s->workers);
     free(s);
 }
 
@@ -53,6 +56,13 @@ static int reserve(float **buf, size_t *cap, size_t floats)
     *buf = malloc(floats * sizeof(float));
     *cap = *buf ? floats : 0;
     return *buf ? 0 : -1;
+}
+
+/* The connection's helper threads, when there is use for them. */
+static bert_workers *workers_for(bert_scratch *s)
+{
+    if (!s->workers && openblas_get_num_threads() > 1) s->workers = bert_workers_new();
+    return s->workers;
 }
 
 /* ------------------------------------------------------------ building blocks */
@@ -233,6 +243,8 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
     float *x = s->work, *q = x + th, *k = q + th, *v = k + th, *a = v + th;
     float *f = a + th, *scores = f + total * (size_t)FF;
 
+    bert_workers *pool = workers_for(s);
+
     /* Embeddings: positions restart at 0 in every sequence. */
     for (int i = 0, t = 0; i < n_seqs; i++)
         for (int p = 0; p < lengths[i]; p++, t++) {
@@ -251,19 +263,19 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
         }
         const bert_layer_weights *w = &m->layers[l];
 
-        bert_linear(q, x, w->q_w, w->q_b, T, H, H);
-        bert_linear(k, x, w->k_w, w->k_b, T, H, H);
-        bert_linear(v, x, w->v_w, w->v_b, T, H, H);
+        bert_linear(pool, q, x, w->q_w, w->q_b, T, H, H);
+        bert_linear(pool, k, x, w->k_w, w->k_b, T, H, H);
+        bert_linear(pool, v, x, w->v_w, w->v_b, T, H, H);
         for (int i = 0, t0 = 0; i < n_seqs; t0 += lengths[i], i++) {
             size_t off = (size_t)t0 * H;
             attention(a + off, q + off, k + off, v + off, scores, lengths[i], H, c->num_heads);
         }
-        bert_linear(q, a, w->out_w, w->out_b, T, H, H);
+        bert_linear(pool, q, a, w->out_w, w->out_b, T, H, H);
         add_layer_norm(x, q, x, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
 
-        bert_linear(f, x, w->ff_in_w, w->ff_in_b, T, FF, H);
+        bert_linear(pool, f, x, w->ff_in_w, w->ff_in_b, T, FF, H);
         activate(f, total * (size_t)FF, c->hidden_act);
-        bert_linear(q, f, w->ff_out_w, w->ff_out_b, T, H, FF);
+        bert_linear(pool, q, f, w->ff_out_w, w->ff_out_b, T, H, FF);
         add_layer_norm(x, q, x, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
     }
     return x;
@@ -330,14 +342,15 @@ int bert_mlm_logits(const bert_model *m, bert_scratch *s, const float *hidden,
         return -1;
     }
     float *g = s->head, *t = s->head + nh;
+    bert_workers *pool = workers_for(s);
     for (int i = 0; i < n; i++) {
         if (rows[i] < 0) { *err = bert_errorf("bert_mlm_logits: row %d is negative", rows[i]); return -1; }
         memcpy(g + (size_t)i * H, hidden + (size_t)rows[i] * H, (size_t)H * sizeof(float));
     }
-    bert_linear(t, g, m->mlm_dense_w, m->mlm_dense_b, n, H, H);
+    bert_linear(pool, t, g, m->mlm_dense_w, m->mlm_dense_b, n, H, H);
     activate(t, nh, m->cfg.hidden_act);
     add_layer_norm(t, t, NULL, m->mlm_ln_w, m->mlm_ln_b, n, H, m->cfg.layer_norm_eps);
-    bert_linear(out, t, m->mlm_decoder_w, m->mlm_bias, n, m->cfg.vocab_size, H);
+    bert_linear(pool, out, t, m->mlm_decoder_w, m->mlm_bias, n, m->cfg.vocab_size, H);
     return 0;
 }
 

@@ -21,6 +21,7 @@
  */
 #include "linear.h"
 #include "cpu.h"
+#include "workers.h"
 
 #include <cblas.h>
 #include <string.h>
@@ -73,16 +74,16 @@ static void linear_blas(float *out, const float *in, const float *w, const float
  * block prefetches the next weight block, the others find theirs in cache. */
 #define ROWS_FUNCTION(NAME, BLOCK, TARGET, RM)                                                  \
     __attribute__((target(TARGET), always_inline)) static inline void                           \
-    NAME(const int rn, float *out, const float *in, const float *w, const float *b,             \
-         int n, int rows, int cols, const float *next)                                          \
+    NAME(const int rn, float *out, int ldo, const float *in, const float *w, const float *b,    \
+         int n, int cols, const float *next)                                                    \
     {                                                                                           \
         int i = 0;                                                                              \
         for (; i + RM <= n; i += RM, next = NULL)                                               \
-            BLOCK(RM, rn, in + (size_t)i * cols, w, cols, out + (size_t)i * rows, rows, b, next); \
+            BLOCK(RM, rn, in + (size_t)i * cols, w, cols, out + (size_t)i * ldo, ldo, b, next); \
         switch (n - i) {                                                                        \
-        case 1: BLOCK(1, rn, in + (size_t)i * cols, w, cols, out + (size_t)i * rows, rows, b, next); break; \
-        case 2: BLOCK(2, rn, in + (size_t)i * cols, w, cols, out + (size_t)i * rows, rows, b, next); break; \
-        case 3: BLOCK(3, rn, in + (size_t)i * cols, w, cols, out + (size_t)i * rows, rows, b, next); break; \
+        case 1: BLOCK(1, rn, in + (size_t)i * cols, w, cols, out + (size_t)i * ldo, ldo, b, next); break; \
+        case 2: BLOCK(2, rn, in + (size_t)i * cols, w, cols, out + (size_t)i * ldo, ldo, b, next); break; \
+        case 3: BLOCK(3, rn, in + (size_t)i * cols, w, cols, out + (size_t)i * ldo, ldo, b, next); break; \
         default: break;                                                                         \
         }                                                                                       \
     }
@@ -96,20 +97,20 @@ BLOCK_FUNCTION(block512, T512, __m512, 16, 4, 6, _mm512_loadu_ps, _mm512_fmadd_p
 ROWS_FUNCTION(rows512, block512, T512, 4)
 
 __attribute__((target(T512))) static void
-linear512(float *out, const float *in, const float *w, const float *b, int n, int rows, int cols)
+linear512(float *out, int ldo, const float *in, const float *w, const float *b, int n, int rows, int cols)
 {
     int r = 0;
     for (; r + 6 <= rows; r += 6) {
         const float *next = r + 12 <= rows ? w + (size_t)(r + 6) * cols : NULL;
-        rows512(6, out + r, in, w + (size_t)r * cols, b ? b + r : NULL, n, rows, cols, next);
+        rows512(6, out + r, ldo, in, w + (size_t)r * cols, b ? b + r : NULL, n, cols, next);
     }
     const float *wr = w + (size_t)r * cols, *br = b ? b + r : NULL;
     switch (rows - r) {
-    case 1: rows512(1, out + r, in, wr, br, n, rows, cols, NULL); break;
-    case 2: rows512(2, out + r, in, wr, br, n, rows, cols, NULL); break;
-    case 3: rows512(3, out + r, in, wr, br, n, rows, cols, NULL); break;
-    case 4: rows512(4, out + r, in, wr, br, n, rows, cols, NULL); break;
-    case 5: rows512(5, out + r, in, wr, br, n, rows, cols, NULL); break;
+    case 1: rows512(1, out + r, ldo, in, wr, br, n, cols, NULL); break;
+    case 2: rows512(2, out + r, ldo, in, wr, br, n, cols, NULL); break;
+    case 3: rows512(3, out + r, ldo, in, wr, br, n, cols, NULL); break;
+    case 4: rows512(4, out + r, ldo, in, wr, br, n, cols, NULL); break;
+    case 5: rows512(5, out + r, ldo, in, wr, br, n, cols, NULL); break;
     default: break;
     }
 }
@@ -130,18 +131,18 @@ BLOCK_FUNCTION(block256, T256, __m256, 8, 3, 4, _mm256_loadu_ps, _mm256_fmadd_ps
 ROWS_FUNCTION(rows256, block256, T256, 3)
 
 __attribute__((target(T256))) static void
-linear256(float *out, const float *in, const float *w, const float *b, int n, int rows, int cols)
+linear256(float *out, int ldo, const float *in, const float *w, const float *b, int n, int rows, int cols)
 {
     int r = 0;
     for (; r + 4 <= rows; r += 4) {
         const float *next = r + 8 <= rows ? w + (size_t)(r + 4) * cols : NULL;
-        rows256(4, out + r, in, w + (size_t)r * cols, b ? b + r : NULL, n, rows, cols, next);
+        rows256(4, out + r, ldo, in, w + (size_t)r * cols, b ? b + r : NULL, n, cols, next);
     }
     const float *wr = w + (size_t)r * cols, *br = b ? b + r : NULL;
     switch (rows - r) {
-    case 1: rows256(1, out + r, in, wr, br, n, rows, cols, NULL); break;
-    case 2: rows256(2, out + r, in, wr, br, n, rows, cols, NULL); break;
-    case 3: rows256(3, out + r, in, wr, br, n, rows, cols, NULL); break;
+    case 1: rows256(1, out + r, ldo, in, wr, br, n, cols, NULL); break;
+    case 2: rows256(2, out + r, ldo, in, wr, br, n, cols, NULL); break;
+    case 3: rows256(3, out + r, ldo, in, wr, br, n, cols, NULL); break;
     default: break;
     }
 }
@@ -162,32 +163,73 @@ static bert_linear_kernel few_rows_kernel(void)
     return BERT_LINEAR_BLAS;
 }
 
-int bert_linear_with(bert_linear_kernel kernel, float *out, const float *in, const float *w,
-                     const float *b, int n, int rows, int cols)
+typedef struct {
+    bert_linear_kernel kernel;
+    float *out;
+    const float *in, *w, *b;
+    int n, rows, cols;
+} linear_job;
+
+/* Rows per part: a multiple of both kernels' weight blocks (6 and 4). */
+static void part_range(int rows, int part, int parts, int *r0, int *r1)
 {
-    if (n < 1 || rows < 1 || cols < 1) return 0;
-    if (kernel == BERT_LINEAR_AUTO) {
-        bert_linear(out, in, w, b, n, rows, cols);
-        return 0;
-    }
-    if (kernel == BERT_LINEAR_BLAS) {
-        linear_blas(out, in, w, b, n, rows, cols);
-        return 0;
-    }
-    if (cols % 16 != 0 || !cpu_has(kernel)) return -1;
+    int per = (rows + parts - 1) / parts;
+    per = (per + 11) / 12 * 12;
+    *r0 = part * per < rows ? part * per : rows;
+    *r1 = *r0 + per < rows ? *r0 + per : rows;
+}
+
+static void run_part(void *ctx, int part, int parts)
+{
+    const linear_job *j = ctx;
+    int r0, r1;
+    part_range(j->rows, part, parts, &r0, &r1);
+    if (r1 <= r0) return;
 #ifdef BERT_X86_KERNELS
-    if (kernel == BERT_LINEAR_AVX512) linear512(out, in, w, b, n, rows, cols);
-    else linear256(out, in, w, b, n, rows, cols);
-    return 0;
-#else
-    return -1;
+    if (j->kernel == BERT_LINEAR_AVX512)
+        linear512(j->out + r0, j->rows, j->in, j->w + (size_t)r0 * j->cols, j->b ? j->b + r0 : NULL,
+                  j->n, r1 - r0, j->cols);
+    else
+        linear256(j->out + r0, j->rows, j->in, j->w + (size_t)r0 * j->cols, j->b ? j->b + r0 : NULL,
+                  j->n, r1 - r0, j->cols);
 #endif
 }
 
-void bert_linear(float *out, const float *in, const float *w, const float *b,
+static int few_rows(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
+                    const float *in, const float *w, const float *b, int n, int rows, int cols)
+{
+    if (cols % 16 != 0 || !cpu_has(kernel)) return -1;
+    linear_job job = {kernel, out, in, w, b, n, rows, cols};
+    /* A part below ~100 weight rows costs more to hand over than it saves. */
+    int parts = threads < rows / 96 ? threads : rows / 96;
+    if (parts < 2 || !workers) run_part(&job, 0, 1);
+    else bert_workers_run(workers, parts, run_part, &job);
+    return 0;
+}
+
+int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
+                     const float *in, const float *w, const float *b, int n, int rows, int cols)
+{
+    if (n < 1 || rows < 1 || cols < 1) return 0;
+    switch (kernel) {
+    case BERT_LINEAR_AUTO:
+        bert_linear(workers, out, in, w, b, n, rows, cols);
+        return 0;
+    case BERT_LINEAR_BLAS:
+        linear_blas(out, in, w, b, n, rows, cols);
+        return 0;
+    default:
+        return few_rows(kernel, workers, threads, out, in, w, b, n, rows, cols);
+    }
+}
+
+void bert_linear(bert_workers *workers, float *out, const float *in, const float *w, const float *b,
                  int n, int rows, int cols)
 {
-    if (n <= FEW_ROWS && bert_linear_with(few_rows_kernel(), out, in, w, b, n, rows, cols) == 0)
-        return;
+    if (n <= FEW_ROWS) {
+        /* The thread count is OpenBLAS's, so one setting governs both paths. */
+        int threads = workers ? openblas_get_num_threads() : 1;
+        if (few_rows(few_rows_kernel(), workers, threads, out, in, w, b, n, rows, cols) == 0) return;
+    }
     linear_blas(out, in, w, b, n, rows, cols);
 }

@@ -11,9 +11,13 @@
 #ifndef BERT_LINEAR_H
 #define BERT_LINEAR_H
 
-/* out[n x rows] = in[n x cols] W^T + b; W is [rows x cols], b may be NULL. */
-void bert_linear(float *out, const float *in, const float *w, const float *b,
-                 int n, int rows, int cols);
+#include "workers.h"
+
+/* out[n x rows] = in[n x cols] W^T + b; W is [rows x cols], b may be NULL.
+ * Few-rows products are split across `workers` (NULL: the calling thread
+ * only) up to OpenBLAS's thread count, which also threads the large ones. */
+void bert_linear(bert_workers *workers, float *out, const float *in, const float *w,
+                 const float *b, int n, int rows, int cols);
 
 /* The kernels, for tests and benchmarks. */
 typedef enum {
@@ -23,9 +27,10 @@ typedef enum {
     BERT_LINEAR_AVX512    /* the few-rows kernel, 512-bit */
 } bert_linear_kernel;
 
-/* Runs one kernel; -1 (nothing written) when this CPU or shape cannot use it:
- * the few-rows kernels need cols to be a multiple of 16. */
-int bert_linear_with(bert_linear_kernel kernel, float *out, const float *in, const float *w,
-                     const float *b, int n, int rows, int cols);
+/* Runs one kernel, the few-rows ones over up to `threads` threads of
+ * `workers`; -1 (nothing written) when this CPU or shape cannot use it: the
+ * few-rows kernels need cols to be a multiple of 16. */
+int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
+                     const float *in, const float *w, const float *b, int n, int rows, int cols);
 
 #endif

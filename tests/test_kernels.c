@@ -9,6 +9,7 @@
 #include "../ext/cpu.h"
 #include "../ext/linear.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,10 +54,13 @@ static void check_kernel(bert_linear_kernel kernel, const char *name)
     t_case(title);
     /* Rows and outputs cover every remainder of the 4x6 and 3x4 blocks. */
     static const int ns[] = {1, 2, 3, 4, 5, 6, 7, 13, 15, 16, 33, 48, 49, 100};
-    static const int rowss[] = {1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 24, 97};
+    static const int rowss[] = {1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 24, 97, 200, 389};
     static const int colss[] = {16, 32, 48, 96, 768};
     uint32_t seed = 12345;
     int ran = 0;
+    /* Every shape alone and split over three threads (two or three parts). */
+    bert_workers *pool = bert_workers_new();
+    if (!T_CHECK(pool, "out of memory")) return;
     for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
         for (size_t c = 0; c < sizeof colss / sizeof *colss; c++)
             for (size_t r = 0; r < sizeof rowss / sizeof *rowss; r++) {
@@ -68,16 +72,17 @@ static void check_kernel(bert_linear_kernel kernel, const char *name)
                 if (!T_CHECK(in && w && b && out, "out of memory")) goto next;
                 /* A sentinel after the output catches a write past its end. */
                 out[(size_t)n * rows] = 12345.0f;
-                for (int with_bias = 0; with_bias < 2; with_bias++) {
+                for (int variant = 0; variant < 4; variant++) {
+                    int with_bias = variant & 1, threads = variant & 2 ? 3 : 1;
                     const float *bias = with_bias ? b : NULL;
-                    if (bert_linear_with(kernel, out, in, w, bias, n, rows, cols) != 0) {
+                    if (bert_linear_with(kernel, pool, threads, out, in, w, bias, n, rows, cols) != 0) {
                         t_skip("this CPU lacks the instructions");
                         goto next;
                     }
                     ran++;
                     double e = product_error(out, in, w, bias, n, rows, cols);
-                    T_CHECK(e < 1e-5, "%s n=%d rows=%d cols=%d bias=%d: relative error %.3g",
-                            name, n, rows, cols, with_bias, e);
+                    T_CHECK(e < 1e-5, "%s n=%d rows=%d cols=%d bias=%d threads=%d: relative error %.3g",
+                            name, n, rows, cols, with_bias, threads, e);
                     T_CHECK(out[(size_t)n * rows] == 12345.0f, "%s n=%d rows=%d cols=%d: wrote past the output",
                             name, n, rows, cols);
                 }
@@ -86,12 +91,19 @@ static void check_kernel(bert_linear_kernel kernel, const char *name)
                 free(w);
                 free(b);
                 free(out);
-                if (ran == 0 && kernel != BERT_LINEAR_BLAS) return;
+                if (ran == 0 && kernel != BERT_LINEAR_BLAS) {
+                    bert_workers_free(pool);
+                    return;
+                }
             }
+    if (kernel != BERT_LINEAR_BLAS)
+        T_CHECK(bert_workers_started(pool) == 2, "%s: %d helper threads ran, not 2", name,
+                bert_workers_started(pool));
+    bert_workers_free(pool);
     /* cols that are not a multiple of 16 are left to OpenBLAS. */
     if (kernel != BERT_LINEAR_BLAS) {
         float x[24] = {0}, o[1];
-        T_CHECK(bert_linear_with(kernel, o, x, x, NULL, 1, 1, 24) == -1,
+        T_CHECK(bert_linear_with(kernel, NULL, 1, o, x, x, NULL, 1, 1, 24) == -1,
                 "%s accepted cols = 24", name);
     }
 }
@@ -158,17 +170,25 @@ static void check_isa_equivalence(void)
     if (!T_CHECK(base && other, "out of memory")) goto done;
     size_t n = embed_all("base", base, CAP);
     T_CHECK(n > 0 && n <= CAP, "got %zu floats from the portable build", n);
-    const char *isas[] = {"avx2", NULL};
-    for (int i = 0; i < 2 && n <= CAP; i++) {
+    /* The last run splits each sentence's products over two threads
+     * (OpenBLAS's own threads are not instrumented for ThreadSanitizer, so
+     * that build runs it single-threaded). */
+    const char *isas[] = {"avx2", NULL, NULL};
+    int threads_before = openblas_get_num_threads();
+    for (int i = 0; i < 3 && n <= CAP; i++) {
+#ifndef __SANITIZE_THREAD__
+        if (i == 2) openblas_set_num_threads(2);
+#endif
         size_t m = embed_all(isas[i], other, CAP);
+        openblas_set_num_threads(threads_before);
         if (!T_CHECK(m == n, "%s: %zu floats against %zu", isas[i] ? isas[i] : "default", m, n)) continue;
         double worst = 0;
         for (size_t j = 0; j < n; j++) {
             double d = fabs((double)base[j] - other[j]);
             if (d > worst) worst = d;
         }
-        T_CHECK(worst < 1e-5, "%s differs from the portable build by %.3g",
-                isas[i] ? isas[i] : bert_cpu_isa_name(bert_cpu_isa()), worst);
+        T_CHECK(worst < 1e-5, "%s%s differs from the portable build by %.3g",
+                isas[i] ? isas[i] : bert_cpu_isa_name(bert_cpu_isa()), i == 2 ? " on two threads" : "", worst);
     }
 done:
     free(base);
