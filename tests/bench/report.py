@@ -63,8 +63,9 @@ def main():
         if s.get("env") == "bench":
             ceiling = float(s["gflops"])
             cpu_ceiling = float(s.get("cpu_gflops", 0)) or None
-    out.append(f"sqlite-bert throughput: {threads} thread(s); "
-               f"OpenBLAS core {next((s['core'] for s in sgemm if s.get('env') == 'bench'), '?')}")
+    bench_sgemm = next((s for s in sgemm if s.get("env") == "bench"), {})
+    out.append(f"sqlite-bert throughput: {threads} thread(s); OpenBLAS core {bench_sgemm.get('core', '?')}; "
+               f"our few-rows kernels: {bench_sgemm.get('isa', '?')}")
     for s in sgemm:
         where = ("the thread count and OpenBLAS settings of every run below" if s.get("env") == "bench"
                  else "OPENBLAS_CORETYPE unset, OpenBLAS's own CPU detection")

@@ -29,6 +29,21 @@ static int parse_dim(const char *s, const char *what, int *out)
     return 0;
 }
 
+/* The vector kernels the extension picks here (ext/cpu.c's rule). */
+static const char *extension_isa(void)
+{
+    const char *cap = getenv("SQLITE_BERT_ISA");
+#if defined(__x86_64__)
+    int avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    int avx512 = 0, avx2 = 0;
+#endif
+    if (cap && strcmp(cap, "base") == 0) return "base";
+    if (avx512 && !(cap && strcmp(cap, "avx2") == 0)) return "avx512";
+    return avx2 ? "avx2" : "base";
+}
+
 int main(int argc, char **argv)
 {
     int m = 2048, n = 2048, k = 2048, runs = 5, transposed = 0;
@@ -73,8 +88,8 @@ int main(int argc, char **argv)
     }
     double flops = 2.0 * m * n * k;
     printf("RESULT engine=sgemm shape=%dx%dx%d%s runs=%d threads=%d core=%s seconds=%.6f gflops=%.2f "
-           "cpu_seconds=%.6f cpu_gflops=%.2f\n", m, n, k, transposed ? "nt" : "", runs, openblas_get_num_threads(),
-           openblas_get_corename(), best, flops / best * 1e-9, best_cpu, flops / best_cpu * 1e-9);
+           "cpu_seconds=%.6f cpu_gflops=%.2f isa=%s\n", m, n, k, transposed ? "nt" : "", runs, openblas_get_num_threads(),
+           openblas_get_corename(), best, flops / best * 1e-9, best_cpu, flops / best_cpu * 1e-9, extension_isa());
     free(a); free(b); free(c);
     return 0;
 }
