@@ -27,6 +27,8 @@ CFLAGS_ALL := $(OPT) $(SAN) $(WARN) $(DEFS) $(PKG_CFLAGS) $(CFLAGS)
 LIBS    := $(PKG_LIBS) -lpthread -lm
 
 EXT_SRC   := $(wildcard ext/*.c)
+# The test runner counts the extension's own allocations (tests/test_main.c).
+COUNT_ALLOCS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup
 EXT_HDR   := $(wildcard ext/*.h)
 TEST_SRC  := $(wildcard tests/test_*.c)
 MODELS    := build/models/.done
@@ -44,7 +46,7 @@ bert.so: $(EXT_SRC) $(EXT_HDR)
 # sanitizers see every line of it.
 $(BUILD)/run_tests: $(EXT_SRC) $(EXT_HDR) $(TEST_SRC) tests/test.h
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ $(TEST_SRC) $(EXT_SRC) -lsqlite3 $(LIBS) $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ $(TEST_SRC) $(EXT_SRC) -lsqlite3 $(LIBS) $(LDFLAGS) $(COUNT_ALLOCS)
 
 # Random-weight models in the Hugging Face layout; tests/golden/ holds what
 # an independent PyTorch implementation computes from the very same bytes.

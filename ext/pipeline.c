@@ -38,7 +38,7 @@ int pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allow_lon
      * max_length whatever the text's size. */
     size_t limit = (size_t)e->max_length - 1;
     size_t stop = e->truncate || !allow_long ? limit + 1 : SIZE_MAX;
-    if (bert_ids_push(out, sp->cls) != 0 || bert_tokenizer_encode_max(e->tokenizer, text, len, stop, out) != 0) {
+    if (bert_ids_push(out, sp->cls) != 0 || bert_tokenizer_encode_with(e->tokenizer, text, len, stop, out, &e->tokenizing) != 0) {
         *err = bert_errorf("out of memory tokenizing a text of %zu bytes", len);
         return -1;
     }
@@ -70,16 +70,12 @@ static int pool_one(bert_entry *e, const float *hidden, int len, float *out, cha
 int pipeline_embed(bert_entry *e, const char *text, size_t len, float *out,
                    bert_interrupt_fn interrupted, void *ctx, char **err)
 {
-    bert_ids ids = {0};
-    int rc = -1;
-    if (pipeline_tokenize(e, text, len, 0, &ids, err) != 0 || entry_need_model(e, err) != 0) goto done;
-    int n = (int)ids.len;
-    const float *hidden = bert_encode(e->model, e->scratch, ids.ids, NULL, &n, 1, interrupted, ctx, err);
-    if (!hidden) goto done;
-    rc = pool_one(e, hidden, n, out, err);
-done:
-    bert_ids_free(&ids);
-    return rc;
+    /* The entry's id buffer: grown once, then reused by every call. */
+    if (pipeline_tokenize(e, text, len, 0, &e->ids, err) != 0 || entry_need_model(e, err) != 0) return -1;
+    int n = (int)e->ids.len;
+    const float *hidden = bert_encode(e->model, e->scratch, e->ids.ids, NULL, &n, 1, interrupted, ctx, err);
+    if (!hidden) return -1;
+    return pool_one(e, hidden, n, out, err);
 }
 
 typedef struct {

@@ -154,6 +154,8 @@ static void entry_free(bert_entry *e)
     bert_tokenizer_free(e->tokenizer);
     weight_cache_release(e->model);
     bert_scratch_free(e->scratch);
+    bert_ids_free(&e->ids);
+    bert_encode_buffers_free(&e->tokenizing);
     free(e->name);
     free(e->path);
     free(e);

@@ -37,6 +37,8 @@ typedef struct bert_entry {
     bert_tokenizer *tokenizer;   /* NULL until first needed */
     const bert_model *model;     /* NULL until first needed; shared, see weight_cache.h */
     bert_scratch *scratch;       /* this connection's buffers for this model */
+    bert_ids ids;                /* token ids of the current text, kept between calls */
+    bert_encode_buffers tokenizing; /* the tokenizer's working memory, kept too */
     struct bert_entry *next;
 } bert_entry;
 

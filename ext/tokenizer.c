@@ -935,8 +935,28 @@ int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t le
 int bert_tokenizer_encode_max(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
                               bert_ids *out)
 {
+    return bert_tokenizer_encode_with(tok, text, len, max_ids, out, NULL);
+}
+
+void bert_encode_buffers_free(bert_encode_buffers *b)
+{
+    if (!b) return;
+    free(b->word);
+    free(b->marks);
+    memset(b, 0, sizeof *b);
+}
+
+int bert_tokenizer_encode_with(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
+                               bert_ids *out, bert_encode_buffers *keep)
+{
     encoder e;
     memset(&e, 0, sizeof e);
+    if (keep) {
+        e.word = keep->word;
+        e.word_cap = keep->word_cap;
+        e.marks = keep->marks;
+        e.marks_cap = keep->marks_cap;
+    }
     e.tok = tok;
     e.out = out;
     e.limit = max_ids;
@@ -954,6 +974,15 @@ int bert_tokenizer_encode_max(const bert_tokenizer *tok, const char *text, size_
         segment = i;
     }
     if (!e.failed && !e.full) encode_segment(&e, s + segment, len - segment);
+    if (keep) {
+        /* The buffers, grown or not, go back to the caller. */
+        keep->word = e.word;
+        keep->word_cap = e.word_cap;
+        keep->marks = e.marks;
+        keep->marks_cap = e.marks_cap;
+        e.word = NULL;
+        e.marks = NULL;
+    }
     encoder_free(&e);
     return e.failed ? -1 : 0;
 }

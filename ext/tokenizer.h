@@ -54,6 +54,21 @@ int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t le
 int bert_tokenizer_encode_max(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
                               bert_ids *out);
 
+/* Working memory of an encode that a caller may keep from one call to the
+ * next, so that encoding in steady state does not allocate.  Zero it before
+ * first use; free it with bert_encode_buffers_free. */
+typedef struct {
+    char *word;
+    size_t word_cap;
+    int32_t *marks;
+    size_t marks_cap;
+} bert_encode_buffers;
+void bert_encode_buffers_free(bert_encode_buffers *b);
+
+/* bert_tokenizer_encode_max with kept buffers (NULL: none kept). */
+int bert_tokenizer_encode_with(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
+                               bert_ids *out, bert_encode_buffers *keep);
+
 /* Hugging Face's decode(): joins "##" pieces, drops special tokens when
  * skip_special is set, applies clean_up_tokenization_spaces when the
  * tokenizer config asks for it (the default).  Returns a malloc'd string. */

@@ -50,6 +50,11 @@ void t_expect_errorv(sqlite3 *db, const char *sql, const char *param, va_list fr
 /* Reads a whole file; NULL when it cannot. *len may be NULL. */
 char *t_read_file(const char *path, size_t *len);
 
+/* How many times the code linked into the runner (the extension's sources,
+ * not SQLite or libc themselves) has called malloc, calloc, realloc, strdup
+ * or strndup so far. */
+long t_allocations(void);
+
 /* 1 when the path exists. */
 int t_exists(const char *path);
 

@@ -4,6 +4,7 @@
 #include "test.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,30 @@
 #include <sys/stat.h>
 
 int sqlite3_bert_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
+
+/* The linker sends the runner's allocation calls here (-Wl,--wrap in the
+ * Makefile): counted, then passed on. */
+static atomic_long allocations;
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+char *__real_strdup(const char *s);
+char *__real_strndup(const char *s, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+char *__wrap_strdup(const char *s);
+char *__wrap_strndup(const char *s, size_t n);
+void *__wrap_malloc(size_t n) { atomic_fetch_add(&allocations, 1); return __real_malloc(n); }
+void *__wrap_calloc(size_t n, size_t size) { atomic_fetch_add(&allocations, 1); return __real_calloc(n, size); }
+void *__wrap_realloc(void *p, size_t n) { atomic_fetch_add(&allocations, 1); return __real_realloc(p, n); }
+char *__wrap_strdup(const char *s) { atomic_fetch_add(&allocations, 1); return __real_strdup(s); }
+char *__wrap_strndup(const char *s, size_t n) { atomic_fetch_add(&allocations, 1); return __real_strndup(s, n); }
+
+long t_allocations(void)
+{
+    return atomic_load(&allocations);
+}
 
 #define SUITES(X) \
     X(json) \
