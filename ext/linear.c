@@ -48,7 +48,7 @@ static void linear_blas(float *out, const float *in, const float *w, const float
 /* The loops over rm/rn below have constant bounds once a block function is
  * inlined into its caller with literal arguments, so the accumulators live in
  * registers.  `next` is the next weight block to prefetch, or NULL. */
-#define BLOCK_FUNCTION(NAME, TARGET, VEC, LANES, RM, RN, LOAD, FMA, ZERO, HSUM)                  \
+#define BLOCK_FUNCTION(NAME, TARGET, VEC, LANES, RM, RN, LOAD, FMA, ZERO, HSUM4)                 \
     __attribute__((target(TARGET), always_inline)) static inline void                           \
     NAME(const int rm, const int rn, const float *x, const float *w, int cols,                  \
          float *out, int ldo, const float *b, const float *next)                                \
@@ -66,8 +66,18 @@ static void linear_blas(float *out, const float *in, const float *w, const float
                 UNROLL for (int i = 0; i < rm; i++) acc[i][j] = FMA(xv[i], wv, acc[i][j]);      \
             }                                                                                   \
         }                                                                                       \
+        /* Horizontal sums four accumulators at a time: half the shuffles  \
+         * of summing each alone, which matters when cols is only 384. */   \
+        VEC list[RM * RN + 3];                                                                  \
+        float sums[RM * RN + 3];                                                                \
+        int count = 0;                                                                          \
         UNROLL for (int i = 0; i < rm; i++) UNROLL for (int j = 0; j < rn; j++)                 \
-            out[(size_t)i * ldo + j] = (b ? b[j] : 0.0f) + HSUM(acc[i][j]);                     \
+            list[count++] = acc[i][j];                                                          \
+        UNROLL for (int g = count; g < ((count + 3) & ~3); g++) list[g] = ZERO;                 \
+        UNROLL for (int g = 0; g < count; g += 4)                                               \
+            _mm_storeu_ps(sums + g, HSUM4(list[g], list[g + 1], list[g + 2], list[g + 3]));      \
+        UNROLL for (int i = 0; i < rm; i++) UNROLL for (int j = 0; j < rn; j++)                 \
+            out[(size_t)i * ldo + j] = (b ? b[j] : 0.0f) + sums[i * rn + j];                    \
     }
 
 /* All input rows against one block of rn weight rows; only the first input
@@ -91,9 +101,26 @@ static void linear_blas(float *out, const float *in, const float *w, const float
 /* ---- AVX-512: 4 input rows x 6 weight rows, 24 accumulators of 16 floats */
 
 #define T512 "avx512f,fma"
+
+/* [sum(a), sum(b), sum(c), sum(d)] */
+__attribute__((target(T512), always_inline)) static inline __m128
+hsum4_512(__m512 a, __m512 b, __m512 c, __m512 d)
+{
+    /* Within each 128-bit lane: [a0+a2, b0+b2, a1+a3, b1+b3], the same for c, d ... */
+    __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
+    __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(c, d), _mm512_unpackhi_ps(c, d));
+    /* ... then [a, b, c, d] summed over the lane ... */
+    __m512d abd = _mm512_castps_pd(ab), cdd = _mm512_castps_pd(cd);
+    __m512 all = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(abd, cdd)),
+                               _mm512_castpd_ps(_mm512_unpackhi_pd(abd, cdd)));
+    /* ... and the four lanes added together. */
+    __m256 half = _mm256_add_ps(_mm512_castps512_ps256(all),
+                                _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(all), 1)));
+    return _mm_add_ps(_mm256_castps256_ps128(half), _mm256_extractf128_ps(half, 1));
+}
+
 #define ZERO512 _mm512_setzero_ps()
-BLOCK_FUNCTION(block512, T512, __m512, 16, 4, 6, _mm512_loadu_ps, _mm512_fmadd_ps, ZERO512,
-               _mm512_reduce_add_ps)
+BLOCK_FUNCTION(block512, T512, __m512, 16, 4, 6, _mm512_loadu_ps, _mm512_fmadd_ps, ZERO512, hsum4_512)
 ROWS_FUNCTION(rows512, block512, T512, 4)
 
 __attribute__((target(T512))) static void
@@ -119,15 +146,19 @@ linear512(float *out, int ldo, const float *in, const float *w, const float *b, 
  * registers in all) */
 
 #define T256 "avx2,fma"
-__attribute__((target(T256), always_inline)) static inline float hsum256(__m256 v)
+/* [sum(a), sum(b), sum(c), sum(d)], as hsum4_512 */
+__attribute__((target(T256), always_inline)) static inline __m128
+hsum4_256(__m256 a, __m256 b, __m256 c, __m256 d)
 {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
+    __m256 ab = _mm256_add_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b));
+    __m256 cd = _mm256_add_ps(_mm256_unpacklo_ps(c, d), _mm256_unpackhi_ps(c, d));
+    __m256d abd = _mm256_castps_pd(ab), cdd = _mm256_castps_pd(cd);
+    __m256 all = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(abd, cdd)),
+                               _mm256_castpd_ps(_mm256_unpackhi_pd(abd, cdd)));
+    return _mm_add_ps(_mm256_castps256_ps128(all), _mm256_extractf128_ps(all, 1));
 }
 #define ZERO256 _mm256_setzero_ps()
-BLOCK_FUNCTION(block256, T256, __m256, 8, 3, 4, _mm256_loadu_ps, _mm256_fmadd_ps, ZERO256, hsum256)
+BLOCK_FUNCTION(block256, T256, __m256, 8, 3, 4, _mm256_loadu_ps, _mm256_fmadd_ps, ZERO256, hsum4_256)
 ROWS_FUNCTION(rows256, block256, T256, 3)
 
 __attribute__((target(T256))) static void
