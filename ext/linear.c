@@ -26,9 +26,9 @@
 #include <cblas.h>
 #include <string.h>
 
-/* Up to this many rows the few-rows kernel beats OpenBLAS (measured by
- * `make bench` on bert-base and MiniLM shapes); above, OpenBLAS's packing is
- * paid back by its cache blocking. */
+/* Up to about this many rows the few-rows kernel beats OpenBLAS on bert-base
+ * and MiniLM shapes (measured with AVX-512, one thread); above, OpenBLAS's
+ * packing is paid back by its cache blocking. */
 #define FEW_ROWS 48
 
 static void linear_blas(float *out, const float *in, const float *w, const float *b,
@@ -49,7 +49,7 @@ static void linear_blas(float *out, const float *in, const float *w, const float
  * inlined into its caller with literal arguments, so the accumulators live in
  * registers.  `next` is the next weight block to prefetch, or NULL. */
 #define BLOCK_FUNCTION(NAME, TARGET, VEC, LANES, RM, RN, LOAD, FMA, ZERO, HSUM4)                 \
-    __attribute__((target(TARGET), always_inline)) static inline void                           \
+    TARGET BERT_INLINE void                                                                 \
     NAME(const int rm, const int rn, const float *x, const float *w, int cols,                  \
          float *out, int ldo, const float *b, const float *next)                                \
     {                                                                                           \
@@ -83,7 +83,7 @@ static void linear_blas(float *out, const float *in, const float *w, const float
 /* All input rows against one block of rn weight rows; only the first input
  * block prefetches the next weight block, the others find theirs in cache. */
 #define ROWS_FUNCTION(NAME, BLOCK, TARGET, RM)                                                  \
-    __attribute__((target(TARGET), always_inline)) static inline void                           \
+    TARGET BERT_INLINE void                                                                 \
     NAME(const int rn, float *out, int ldo, const float *in, const float *w, const float *b,    \
          int n, int cols, const float *next)                                                    \
     {                                                                                           \
@@ -100,10 +100,8 @@ static void linear_blas(float *out, const float *in, const float *w, const float
 
 /* ---- AVX-512: 4 input rows x 6 weight rows, 24 accumulators of 16 floats */
 
-#define T512 "avx512f,fma"
-
 /* [sum(a), sum(b), sum(c), sum(d)] */
-__attribute__((target(T512), always_inline)) static inline __m128
+BERT_TARGET_AVX512 BERT_INLINE __m128
 hsum4_512(__m512 a, __m512 b, __m512 c, __m512 d)
 {
     /* Within each 128-bit lane: [a0+a2, b0+b2, a1+a3, b1+b3], the same for c, d ... */
@@ -120,10 +118,10 @@ hsum4_512(__m512 a, __m512 b, __m512 c, __m512 d)
 }
 
 #define ZERO512 _mm512_setzero_ps()
-BLOCK_FUNCTION(block512, T512, __m512, 16, 4, 6, _mm512_loadu_ps, _mm512_fmadd_ps, ZERO512, hsum4_512)
-ROWS_FUNCTION(rows512, block512, T512, 4)
+BLOCK_FUNCTION(block512, BERT_TARGET_AVX512, __m512, 16, 4, 6, _mm512_loadu_ps, _mm512_fmadd_ps, ZERO512, hsum4_512)
+ROWS_FUNCTION(rows512, block512, BERT_TARGET_AVX512, 4)
 
-__attribute__((target(T512))) static void
+BERT_TARGET_AVX512 static void
 linear512(float *out, int ldo, const float *in, const float *w, const float *b, int n, int rows, int cols)
 {
     int r = 0;
@@ -145,9 +143,8 @@ linear512(float *out, int ldo, const float *in, const float *w, const float *b, 
 /* ---- AVX2: 3 input rows x 4 weight rows, 12 accumulators of 8 floats (16
  * registers in all) */
 
-#define T256 "avx2,fma"
 /* [sum(a), sum(b), sum(c), sum(d)], as hsum4_512 */
-__attribute__((target(T256), always_inline)) static inline __m128
+BERT_TARGET_AVX2 BERT_INLINE __m128
 hsum4_256(__m256 a, __m256 b, __m256 c, __m256 d)
 {
     __m256 ab = _mm256_add_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b));
@@ -158,10 +155,10 @@ hsum4_256(__m256 a, __m256 b, __m256 c, __m256 d)
     return _mm_add_ps(_mm256_castps256_ps128(all), _mm256_extractf128_ps(all, 1));
 }
 #define ZERO256 _mm256_setzero_ps()
-BLOCK_FUNCTION(block256, T256, __m256, 8, 3, 4, _mm256_loadu_ps, _mm256_fmadd_ps, ZERO256, hsum4_256)
-ROWS_FUNCTION(rows256, block256, T256, 3)
+BLOCK_FUNCTION(block256, BERT_TARGET_AVX2, __m256, 8, 3, 4, _mm256_loadu_ps, _mm256_fmadd_ps, ZERO256, hsum4_256)
+ROWS_FUNCTION(rows256, block256, BERT_TARGET_AVX2, 3)
 
-__attribute__((target(T256))) static void
+BERT_TARGET_AVX2 static void
 linear256(float *out, int ldo, const float *in, const float *w, const float *b, int n, int rows, int cols)
 {
     int r = 0;
