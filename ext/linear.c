@@ -98,6 +98,29 @@ static void linear_blas(float *out, const float *in, const float *w, const float
         }                                                                                       \
     }
 
+/* Every weight row: blocks of RN, then the remainder (the cases above RN - 1
+ * never run; they compile to a smaller block so that no block exceeds RN). */
+#define SMALLER(a, b) ((a) < (b) ? (a) : (b))
+#define LINEAR_FUNCTION(NAME, ROWS, TARGET, RN)                                                 \
+    TARGET static void NAME(float *out, int ldo, const float *in, const float *w,               \
+                            const float *b, int n, int rows, int cols)                          \
+    {                                                                                           \
+        int r = 0;                                                                              \
+        for (; r + RN <= rows; r += RN) {                                                       \
+            const float *next = r + 2 * RN <= rows ? w + (size_t)(r + RN) * cols : NULL;        \
+            ROWS(RN, out + r, ldo, in, w + (size_t)r * cols, b ? b + r : NULL, n, cols, next);  \
+        }                                                                                       \
+        const float *wr = w + (size_t)r * cols, *br = b ? b + r : NULL;                         \
+        switch (rows - r) {                                                                     \
+        case 1: ROWS(1, out + r, ldo, in, wr, br, n, cols, NULL); break;                        \
+        case 2: ROWS(SMALLER(2, RN - 1), out + r, ldo, in, wr, br, n, cols, NULL); break;       \
+        case 3: ROWS(SMALLER(3, RN - 1), out + r, ldo, in, wr, br, n, cols, NULL); break;       \
+        case 4: ROWS(SMALLER(4, RN - 1), out + r, ldo, in, wr, br, n, cols, NULL); break;       \
+        case 5: ROWS(SMALLER(5, RN - 1), out + r, ldo, in, wr, br, n, cols, NULL); break;       \
+        default: break;                                                                         \
+        }                                                                                       \
+    }
+
 /* ---- AVX-512: 4 input rows x 6 weight rows, 24 accumulators of 16 floats */
 
 /* [sum(a), sum(b), sum(c), sum(d)] */
@@ -121,24 +144,7 @@ hsum4_512(__m512 a, __m512 b, __m512 c, __m512 d)
 BLOCK_FUNCTION(block512, BERT_TARGET_AVX512, __m512, 16, 4, 6, _mm512_loadu_ps, _mm512_fmadd_ps, ZERO512, hsum4_512)
 ROWS_FUNCTION(rows512, block512, BERT_TARGET_AVX512, 4)
 
-BERT_TARGET_AVX512 static void
-linear512(float *out, int ldo, const float *in, const float *w, const float *b, int n, int rows, int cols)
-{
-    int r = 0;
-    for (; r + 6 <= rows; r += 6) {
-        const float *next = r + 12 <= rows ? w + (size_t)(r + 6) * cols : NULL;
-        rows512(6, out + r, ldo, in, w + (size_t)r * cols, b ? b + r : NULL, n, cols, next);
-    }
-    const float *wr = w + (size_t)r * cols, *br = b ? b + r : NULL;
-    switch (rows - r) {
-    case 1: rows512(1, out + r, ldo, in, wr, br, n, cols, NULL); break;
-    case 2: rows512(2, out + r, ldo, in, wr, br, n, cols, NULL); break;
-    case 3: rows512(3, out + r, ldo, in, wr, br, n, cols, NULL); break;
-    case 4: rows512(4, out + r, ldo, in, wr, br, n, cols, NULL); break;
-    case 5: rows512(5, out + r, ldo, in, wr, br, n, cols, NULL); break;
-    default: break;
-    }
-}
+LINEAR_FUNCTION(linear512, rows512, BERT_TARGET_AVX512, 6)
 
 /* ---- AVX2: 3 input rows x 4 weight rows, 12 accumulators of 8 floats (16
  * registers in all) */
@@ -158,23 +164,7 @@ hsum4_256(__m256 a, __m256 b, __m256 c, __m256 d)
 BLOCK_FUNCTION(block256, BERT_TARGET_AVX2, __m256, 8, 3, 4, _mm256_loadu_ps, _mm256_fmadd_ps, ZERO256, hsum4_256)
 ROWS_FUNCTION(rows256, block256, BERT_TARGET_AVX2, 3)
 
-BERT_TARGET_AVX2 static void
-linear256(float *out, int ldo, const float *in, const float *w, const float *b, int n, int rows, int cols)
-{
-    int r = 0;
-    for (; r + 4 <= rows; r += 4) {
-        const float *next = r + 8 <= rows ? w + (size_t)(r + 4) * cols : NULL;
-        rows256(4, out + r, ldo, in, w + (size_t)r * cols, b ? b + r : NULL, n, cols, next);
-    }
-    const float *wr = w + (size_t)r * cols, *br = b ? b + r : NULL;
-    switch (rows - r) {
-    case 1: rows256(1, out + r, ldo, in, wr, br, n, cols, NULL); break;
-    case 2: rows256(2, out + r, ldo, in, wr, br, n, cols, NULL); break;
-    case 3: rows256(3, out + r, ldo, in, wr, br, n, cols, NULL); break;
-    default: break;
-    }
-}
-
+LINEAR_FUNCTION(linear256, rows256, BERT_TARGET_AVX2, 4)
 #endif
 
 static int cpu_has(bert_linear_kernel k)
