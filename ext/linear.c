@@ -167,18 +167,22 @@ ROWS_FUNCTION(rows256, block256, BERT_TARGET_AVX2, 3)
 LINEAR_FUNCTION(linear256, rows256, BERT_TARGET_AVX2, 4)
 #endif
 
-static int cpu_has(bert_linear_kernel k)
-{
-    bert_isa isa = bert_cpu_isa();
-    return (k == BERT_LINEAR_AVX512 && isa >= BERT_ISA_AVX512) || (k == BERT_LINEAR_AVX2 && isa >= BERT_ISA_AVX2);
-}
-
 /* The best few-rows kernel of this CPU, or BERT_LINEAR_BLAS. */
 static bert_linear_kernel few_rows_kernel(void)
 {
-    if (cpu_has(BERT_LINEAR_AVX512)) return BERT_LINEAR_AVX512;
-    if (cpu_has(BERT_LINEAR_AVX2)) return BERT_LINEAR_AVX2;
-    return BERT_LINEAR_BLAS;
+    switch (bert_cpu_isa()) {
+    case BERT_ISA_AVX512: return BERT_LINEAR_AVX512;
+    case BERT_ISA_AVX2: return BERT_LINEAR_AVX2;
+    default: return BERT_LINEAR_BLAS;
+    }
+}
+
+/* 1 when this CPU can run the few-rows kernel k (AVX-512 machines run both). */
+static int cpu_has(bert_linear_kernel k)
+{
+    bert_linear_kernel best = few_rows_kernel();
+    return (k == BERT_LINEAR_AVX512 && best == BERT_LINEAR_AVX512) ||
+           (k == BERT_LINEAR_AVX2 && best != BERT_LINEAR_BLAS);
 }
 
 typedef struct {
@@ -213,16 +217,15 @@ static void run_part(void *ctx, int part, int parts)
 #endif
 }
 
-static int few_rows(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
-                    const float *in, const float *w, const float *b, int n, int rows, int cols)
+/* Runs a few-rows kernel this CPU has; cols must be a multiple of 16. */
+static void few_rows(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
+                     const float *in, const float *w, const float *b, int n, int rows, int cols)
 {
-    if (cols % 16 != 0 || !cpu_has(kernel)) return -1;
     linear_job job = {kernel, out, in, w, b, n, rows, cols};
     /* A part below ~100 weight rows costs more to hand over than it saves. */
     int parts = threads < rows / 96 ? threads : rows / 96;
     if (parts < 2 || !workers) run_part(&job, 0, 1);
     else bert_workers_run(workers, parts, run_part, &job);
-    return 0;
 }
 
 int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
@@ -237,17 +240,20 @@ int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threa
         linear_blas(out, in, w, b, n, rows, cols);
         return 0;
     default:
-        return few_rows(kernel, workers, threads, out, in, w, b, n, rows, cols);
+        if (cols % 16 != 0 || !cpu_has(kernel)) return -1;
+        few_rows(kernel, workers, threads, out, in, w, b, n, rows, cols);
+        return 0;
     }
 }
 
 void bert_linear(bert_workers *workers, float *out, const float *in, const float *w, const float *b,
                  int n, int rows, int cols)
 {
-    if (n <= FEW_ROWS) {
+    bert_linear_kernel kernel = n <= FEW_ROWS && cols % 16 == 0 ? few_rows_kernel() : BERT_LINEAR_BLAS;
+    if (kernel != BERT_LINEAR_BLAS) {
         /* The thread count is OpenBLAS's, so one setting governs both paths. */
-        int threads = workers ? openblas_get_num_threads() : 1;
-        if (few_rows(few_rows_kernel(), workers, threads, out, in, w, b, n, rows, cols) == 0) return;
+        few_rows(kernel, workers, workers ? openblas_get_num_threads() : 1, out, in, w, b, n, rows, cols);
+        return;
     }
     linear_blas(out, in, w, b, n, rows, cols);
 }
