@@ -32,8 +32,9 @@ bert_interrupt_fn glue_interrupt_fn(void);
 bert_entry *glue_find_model(bert_connection *c, sqlite3_value *name, char **err);
 
 /* The top_k argument `v` of `fn` (absent or NULL: 5) into *top_k: 0, or -1
- * with *err (malloc'd) unless it is a positive INTEGER. */
-int glue_top_k(sqlite3_value *v, const char *fn, int *top_k, char **err);
+ * with *err (malloc'd) unless it is a positive INTEGER.  A TEXT top_k that
+ * is the call's last argument (is_last) was most likely meant as the model. */
+int glue_top_k(sqlite3_value *v, int is_last, const char *fn, int *top_k, char **err);
 
 /* Appends `s` as a JSON string literal. */
 void glue_json_string(sqlite3_str *out, const char *s);
