@@ -525,8 +525,14 @@ static char *loaded_version(sqlite3 *db)
 {
     sqlite3_stmt *stmt = NULL;
     char *version = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT bert_version()", -1, &stmt, NULL) == SQLITE_OK &&
-        sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0))
+    if (sqlite3_prepare_v2(db, "SELECT bert_version()", -1, &stmt, NULL) != SQLITE_OK) {
+        /* "no such function": the usual answer.  sqlite3_open() reads the
+         * connection's last error after running auto-extensions, so a
+         * statement that prepares clears it again. */
+        if (sqlite3_prepare_v2(db, "SELECT 1", -1, &stmt, NULL) == SQLITE_OK) sqlite3_finalize(stmt);
+        return NULL;
+    }
+    if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0))
         version = sqlite3_mprintf("%s", (const char *)sqlite3_column_text(stmt, 0));
     sqlite3_finalize(stmt);
     return version;
