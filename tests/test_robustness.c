@@ -1177,6 +1177,7 @@ void suite_robustness(void)
         return;
     }
     sqlite3 *db = t_open();
+    t_case("robustness: the test models register as good, mlm and pre");
     t_expect(db, "SELECT bert_load('good', '" GOOD "') || bert_load('mlm', '" MLM "') || "
                "bert_load('pre', '" PRETRAIN "')", NULL, "goodmlmpre");
     unload_while_reading();
