@@ -526,44 +526,37 @@ void suite_golden(void)
     load_manifest(g);
 
     sqlite3 *db = t_open();
-    t_case("models register through bert_load");
-    char *probe = t_query(db, "SELECT bert_load('probe', '" MODELS_DIR "')", NULL);
-    int registered = strstr(probe, "no such function") == NULL;
-    free(probe);
-    if (!registered) {
-        t_skip("bert_load is not registered");
-    } else {
-        register_models(g, db);
+    t_case("bert_load registers every golden model, with its own settings and with each pooling");
+    register_models(g, db);
 
-        t_case("bert_embed and bert_token_ids match the reference for every pooling");
-        each_line(GOLDEN_DIR "embeddings.jsonl", embedding_line, g, db);
-        t_case("bert_similarity matches the reference cosine");
-        each_line(GOLDEN_DIR "similarity.jsonl", similarity_line, g, db);
-        t_case("bert_fill_mask matches the fill-mask pipeline");
-        each_line(GOLDEN_DIR "fill_mask.jsonl", fill_mask_line, g, db);
-        t_case("bert_next_sentence matches the NSP head, with longest-first truncation");
-        each_line(GOLDEN_DIR "next_sentence.jsonl", next_sentence_line, g, db);
-        t_case("a head the checkpoint lacks is an SQL error");
-        missing_heads(g, db);
+    t_case("bert_embed and bert_token_ids match the reference for every pooling");
+    each_line(GOLDEN_DIR "embeddings.jsonl", embedding_line, g, db);
+    t_case("bert_similarity matches the reference cosine");
+    each_line(GOLDEN_DIR "similarity.jsonl", similarity_line, g, db);
+    t_case("bert_fill_mask matches the fill-mask pipeline");
+    each_line(GOLDEN_DIR "fill_mask.jsonl", fill_mask_line, g, db);
+    t_case("bert_next_sentence matches the NSP head, with longest-first truncation");
+    each_line(GOLDEN_DIR "next_sentence.jsonl", next_sentence_line, g, db);
+    t_case("a head the checkpoint lacks is an SQL error");
+    missing_heads(g, db);
 
-        for (int i = 0; i < g->n_models; i++) {
-            const model_info *m = &g->models[i];
-            printf("golden %-21s %s embed %.1e (%d vectors, %d id lists)", m->name,
-                   m->usable ? "max|diff|" : "NOT CHECKED", m->embed_diff, m->n_vectors, m->n_ids);
-            printf("  similarity %.1e (%d)", m->sim_diff, m->n_sims);
-            if (m->has_mlm) printf("  fill-mask %.1e (%d)", m->fill_diff, m->n_fills);
-            if (m->has_nsp) printf("  nsp %.1e (%d)", m->nsp_diff, m->n_nsp);
-            int failures = 0;
-            for (int k = 0; k < F_KINDS; k++) failures += m->failures[k];
-            if (failures) printf("  FAILURES %d", failures);
-            printf("\n");
-        }
-        t_case("every golden model was checked");
-        for (int i = 0; i < g->n_models; i++) {
-            const model_info *m = &g->models[i];
-            T_CHECK(m->n_vectors > 0 && m->n_ids > 0 && m->n_sims > 0 && (!m->has_mlm || m->n_fills > 0) &&
-                    (!m->has_nsp || m->n_nsp > 0), "%s: some golden checks never ran", m->name);
-        }
+    for (int i = 0; i < g->n_models; i++) {
+        const model_info *m = &g->models[i];
+        printf("golden %-21s %s embed %.1e (%d vectors, %d id lists)", m->name,
+               m->usable ? "max|diff|" : "NOT CHECKED", m->embed_diff, m->n_vectors, m->n_ids);
+        printf("  similarity %.1e (%d)", m->sim_diff, m->n_sims);
+        if (m->has_mlm) printf("  fill-mask %.1e (%d)", m->fill_diff, m->n_fills);
+        if (m->has_nsp) printf("  nsp %.1e (%d)", m->nsp_diff, m->n_nsp);
+        int failures = 0;
+        for (int k = 0; k < F_KINDS; k++) failures += m->failures[k];
+        if (failures) printf("  FAILURES %d", failures);
+        printf("\n");
+    }
+    t_case("every golden model was checked");
+    for (int i = 0; i < g->n_models; i++) {
+        const model_info *m = &g->models[i];
+        T_CHECK(m->n_vectors > 0 && m->n_ids > 0 && m->n_sims > 0 && (!m->has_mlm || m->n_fills > 0) &&
+                (!m->has_nsp || m->n_nsp > 0), "%s: some golden checks never ran", m->name);
     }
     sqlite3_close(db);
     free(g);
