@@ -58,6 +58,12 @@ char *t_read_file(const char *path, size_t *len);
  * or strndup so far. */
 long t_allocations(void);
 
+/* Runs fn(arg) and returns how many user-space instructions the calling
+ * thread retired meanwhile: a count of work that, unlike time, does not
+ * depend on the machine's load.  -1 when the kernel does not count them for
+ * us (perf_event_paranoid above 2, some containers, valgrind). */
+long long t_instructions(void (*fn)(void *), void *arg);
+
 /* 1 when the path exists. */
 int t_exists(const char *path);
 

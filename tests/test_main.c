@@ -3,13 +3,17 @@
  */
 #include "test.h"
 
+#include <linux/perf_event.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 int sqlite3_bert_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
 
@@ -241,6 +245,32 @@ char *t_read_file(const char *path, size_t *len)
     buf[n] = '\0';
     if (len) *len = n;
     return buf;
+}
+
+long long t_instructions(void (*fn)(void *), void *arg)
+{
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.type = PERF_TYPE_HARDWARE;
+    attr.size = sizeof attr;
+    attr.config = PERF_COUNT_HW_INSTRUCTIONS;
+    attr.disabled = 1;
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    /* this thread, any CPU */
+    int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+    if (fd < 0) {
+        fn(arg);
+        return -1;
+    }
+    ioctl(fd, PERF_EVENT_IOC_RESET, 0);
+    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+    fn(arg);
+    ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    long long count = -1;
+    if (read(fd, &count, sizeof count) != (ssize_t)sizeof count) count = -1;
+    close(fd);
+    return count;
 }
 
 int t_exists(const char *path)
