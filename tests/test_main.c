@@ -46,7 +46,10 @@ long t_allocations(void)
     X(json) \
     X(tokenizer) \
     X(golden) \
-    X(model) \
+    X(safetensors) \
+    X(config) \
+    X(loader) \
+    X(encoder) \
     X(kernels) \
     X(sql) \
     X(threads) \
