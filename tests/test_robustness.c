@@ -694,7 +694,8 @@ static tokenizer_cost first_tokenize_cost(sqlite3 *db, const char *model, int co
     return c;
 }
 
-static void vocabularies(sqlite3 *db)
+/* vocab.txt missing, empty, a directory, without its specials, of junk, too long. */
+static void vocab_txt_files(sqlite3 *db)
 {
     char dir[256];
 
@@ -781,6 +782,11 @@ static void vocabularies(sqlite3 *db)
         t_expect_error(db, "SELECT bert_embed('extra1', 'bigvocab')", NULL, "vocab.txt", "do not belong together", NULL);
         t_expect(db, "SELECT bert_unload('bigvocab')", NULL, "1");
     }
+}
+
+static void malformed_tokenizer_files(sqlite3 *db)
+{
+    char dir[256];
 
     t_case("malformed tokenizer files are named");
     static const struct { const char *file, *json, *f1, *f2; } cases[] = {
@@ -805,6 +811,11 @@ static void vocabularies(sqlite3 *db)
         t_expect_error(db, "SELECT bert_tokenize('hello', 'badtok')", NULL, cases[i].f1, cases[i].f2, NULL);
         t_expect(db, "SELECT bert_unload('badtok')", NULL, "1");
     }
+}
+
+static void fifos_and_devices(sqlite3 *db)
+{
+    char dir[256];
 
     t_case("model files that are FIFOs or devices are refused, not waited on or read without end");
     static const struct { const char *file, *target; int call; } specials[] = {
@@ -838,6 +849,11 @@ static void vocabularies(sqlite3 *db)
                 "%s as %s: %s", specials[i].file, specials[i].target ? specials[i].target : "a FIFO", out);
         remove(path);
     }
+}
+
+static void added_tokens_in_linear_time(sqlite3 *db)
+{
+    char dir[256];
 
     t_case("a tokenizer.json with 40000 added tokens loads in linear time");
     /* Linear: twice the added tokens beyond the first 400 cost twice the
@@ -876,6 +892,11 @@ static void vocabularies(sqlite3 *db)
             printf("  (no instruction counter here: perf_event_open refused; only allocations compared)\n");
         }
     }
+}
+
+static void tokenizer_settings_out_of_range(sqlite3 *db)
+{
+    char dir[256];
 
     t_case("tokenizer.json settings out of range do no harm");
     model_dir(dir, sizeof dir, "odd-tokenizer");
@@ -888,6 +909,15 @@ static void vocabularies(sqlite3 *db)
                    "FROM (SELECT bert_tokenize('hello world', 'oddtok') AS t)", NULL, "1");
         t_expect(db, "SELECT bert_unload('oddtok')", NULL, "1");
     }
+}
+
+static void vocabularies(sqlite3 *db)
+{
+    vocab_txt_files(db);
+    malformed_tokenizer_files(db);
+    fifos_and_devices(db);
+    added_tokens_in_linear_time(db);
+    tokenizer_settings_out_of_range(db);
     expect_alive(db);
 }
 
@@ -896,20 +926,12 @@ static void vocabularies(sqlite3 *db)
 /* The JSON path of a tensor entry, without its closing quote. */
 #define T(name) "'$.\"" name "\""
 
-static void weights(sqlite3 *db)
+/* Files missing, of the wrong kind, cut short, or with a header length
+ * that does not fit. */
+static void damaged_weights_files(sqlite3 *db, const st_image *im, const char *header)
 {
-    st_image im;
-    t_case("damaged model.safetensors: the good file can be read");
-    if (!T_CHECK(read_image(&im), "cannot read " GOOD "/model.safetensors")) {
-        free(im.bytes);
-        return;
-    }
-    const unsigned char *data = im.bytes + 8 + im.header_len;
-    const size_t data_len = im.len - 8 - im.header_len;
-    char *header = malloc(im.header_len + 1);
-    if (!header) exit(2);
-    memcpy(header, im.bytes + 8, im.header_len);
-    header[im.header_len] = '\0';
+    const unsigned char *data = im->bytes + 8 + im->header_len;
+    const size_t data_len = im->len - 8 - im->header_len;
     char dir[256];
 
     t_case("model.safetensors missing");
@@ -924,32 +946,38 @@ static void weights(sqlite3 *db)
 
     t_case("model.safetensors empty or shorter than its length field");
     model_dir(dir, sizeof dir, "st-empty");
-    write_st(dir, im.header_len, header, im.header_len, data, data_len, 0);
+    write_st(dir, im->header_len, header, im->header_len, data, data_len, 0);
     expect_weights_error(db, "stempty", dir, "0 bytes", "too short");
-    write_st(dir, im.header_len, header, im.header_len, data, data_len, 5);
+    write_st(dir, im->header_len, header, im->header_len, data, data_len, 5);
     expect_weights_error(db, "stempty", dir, "5 bytes", "too short");
 
     t_case("model.safetensors cut short: inside the header, inside the data");
     model_dir(dir, sizeof dir, "st-cut");
-    write_st(dir, im.header_len, header, im.header_len, data, data_len, 8 + im.header_len / 2);
+    write_st(dir, im->header_len, header, im->header_len, data, data_len, 8 + im->header_len / 2);
     expect_weights_error(db, "stcut", dir, "header claims", "truncated");
-    write_st(dir, im.header_len, header, im.header_len, data, data_len, 8 + im.header_len + data_len / 2);
+    write_st(dir, im->header_len, header, im->header_len, data, data_len, 8 + im->header_len + data_len / 2);
     expect_weights_error(db, "stcut", dir, "truncated", "ends at byte");
-    write_st(dir, im.header_len, header, im.header_len, data, data_len, im.len - 1);
+    write_st(dir, im->header_len, header, im->header_len, data, data_len, im->len - 1);
     expect_weights_error(db, "stcut", dir, "truncated", "ends at byte");
 
     t_case("model.safetensors header length past the end, zero or absurd");
     model_dir(dir, sizeof dir, "st-length");
-    write_st(dir, (uint64_t)im.len, header, im.header_len, data, data_len, SIZE_MAX);
+    write_st(dir, (uint64_t)im->len, header, im->header_len, data, data_len, SIZE_MAX);
     expect_weights_error(db, "stlength", dir, "header claims", "truncated");
-    write_st(dir, UINT64_MAX, header, im.header_len, data, data_len, SIZE_MAX);
+    write_st(dir, UINT64_MAX, header, im->header_len, data, data_len, SIZE_MAX);
     expect_weights_error(db, "stlength", dir, "header claims", "18446744073709551615");
-    write_st(dir, (uint64_t)1 << 62, header, im.header_len, data, data_len, SIZE_MAX);
+    write_st(dir, (uint64_t)1 << 62, header, im->header_len, data, data_len, SIZE_MAX);
     expect_weights_error(db, "stlength", dir, "header claims", NULL);
-    write_st(dir, 0, header, im.header_len, data, data_len, SIZE_MAX);
+    write_st(dir, 0, header, im->header_len, data, data_len, SIZE_MAX);
     expect_weights_error(db, "stlength", dir, "not a JSON object", NULL);
-    write_st(dir, im.header_len - 1, header, im.header_len, data, data_len, SIZE_MAX);
+    write_st(dir, im->header_len - 1, header, im->header_len, data, data_len, SIZE_MAX);
     expect_weights_error(db, "stlength", dir, "not valid JSON", NULL);
+}
+
+/* Headers edited with SQLite's JSON functions: each fault named. */
+static void damaged_weights_headers(sqlite3 *db, const st_image *im)
+{
+    char dir[256];
 
     /* Header edits: the SQL expression, then two fragments of the error. */
     static const struct { const char *name, *expr, *f1, *f2; } edits[] = {
@@ -1029,13 +1057,19 @@ static void weights(sqlite3 *db)
         char label[160];
         snprintf(label, sizeof label, "model.safetensors header: %s", edits[i].name);
         t_case(label);
-        if (write_edited_st(db, dir, &im, edits[i].expr))
+        if (write_edited_st(db, dir, im, edits[i].expr))
             expect_weights_error(db, "stheader", dir, edits[i].f1, edits[i].f2);
     }
+}
+
+/* Valid files laid out differently are read from their own offsets. */
+static void weights_read_where_the_header_says(sqlite3 *db, const st_image *im)
+{
+    char dir[256];
 
     t_case("tensors stored out of order are valid and read from their own offsets");
     model_dir(dir, sizeof dir, "st-order");
-    if (write_edited_st(db, dir, &im,
+    if (write_edited_st(db, dir, im,
                         "json_set(?1, " T("encoder.layer.0.attention.self.query.weight") ".data_offsets', "
                         "?1 -> " T("encoder.layer.0.attention.self.key.weight") ".data_offsets', "
                         T("encoder.layer.0.attention.self.key.weight") ".data_offsets', "
@@ -1049,10 +1083,27 @@ static void weights(sqlite3 *db)
 
     t_case("an intact copy of the weights gives the same vector as the original");
     model_dir(dir, sizeof dir, "st-copy");
-    if (write_edited_st(db, dir, &im, "json(?1)") && load_ok(db, "stcopy", dir)) {
+    if (write_edited_st(db, dir, im, "json(?1)") && load_ok(db, "stcopy", dir)) {
         t_expect(db, "SELECT bert_embed('a cat', 'stcopy') = bert_embed('a cat', 'good')", NULL, "1");
         t_expect(db, "SELECT bert_unload('stcopy')", NULL, "1");
     }
+}
+
+static void weights(sqlite3 *db)
+{
+    st_image im;
+    t_case("damaged model.safetensors: the good file can be read");
+    if (!T_CHECK(read_image(&im), "cannot read " GOOD "/model.safetensors")) {
+        free(im.bytes);
+        return;
+    }
+    char *header = malloc(im.header_len + 1);
+    if (!header) exit(2);
+    memcpy(header, im.bytes + 8, im.header_len);
+    header[im.header_len] = '\0';
+    damaged_weights_files(db, &im, header);
+    damaged_weights_headers(db, &im);
+    weights_read_where_the_header_says(db, &im);
     expect_alive(db);
     free(header);
     free(im.bytes);
