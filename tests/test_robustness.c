@@ -875,9 +875,12 @@ static void added_tokens_in_linear_time(sqlite3 *db)
         if (!cost[k].ok) break;
     }
     if (measured == 3) {
-        printf("  tokenizer with 400 / 20000 / 40000 added tokens: %ld / %ld / %ld allocations, "
-               "%lld / %lld / %lld instructions\n", cost[0].allocations, cost[1].allocations, cost[2].allocations,
-               cost[0].instructions, cost[1].instructions, cost[2].instructions);
+        printf("  tokenizer with 400 / 20000 / 40000 added tokens: %ld / %ld / %ld allocations", cost[0].allocations,
+               cost[1].allocations, cost[2].allocations);
+        if (cost[0].instructions >= 0)
+            printf(", %lld / %lld / %lld instructions", cost[0].instructions, cost[1].instructions,
+                   cost[2].instructions);
+        printf("\n");
         double by_allocations = (double)(cost[2].allocations - cost[0].allocations) /
                                 (double)(cost[1].allocations - cost[0].allocations);
         T_CHECK(by_allocations >= 1.5 && by_allocations <= 2.5,
@@ -889,7 +892,7 @@ static void added_tokens_in_linear_time(sqlite3 *db)
                     "instructions beyond 400 added tokens grew %.2f times from 20000 to 40000, not about 2",
                     by_instructions);
         } else {
-            printf("  (no instruction counter here: perf_event_open refused; only allocations compared)\n");
+            printf("  (no instruction counter on this machine: allocations compared only)\n");
         }
     }
 }
