@@ -3,8 +3,10 @@
  *
  * Each suite file defines `void suite_NAME(void)` and lists it in
  * test_main.c.  A suite opens cases with t_case() and checks with T_CHECK();
- * a case passes when none of its checks failed.  The runner ends with the
- * line "N passed, N failed".  Paths are relative to the project root, where
+ * a case passes when it made at least one check and none failed: a case that
+ * makes no check fails, since it could never have failed otherwise (the
+ * `harness` suite shows it).  The runner ends with the line
+ * "N passed, N failed".  Paths are relative to the project root, where
  * the runner is started.
  */
 #ifndef BERT_TEST_H
@@ -23,7 +25,8 @@ int t_check(int ok, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 #define T_CHECK(cond, ...) t_check(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
 
-/* Marks the current case as skipped (a needed file is absent), with a reason. */
+/* Marks the current case as skipped (a needed file is absent), with a reason;
+ * a check that failed before still fails the case. */
 void t_skip(const char *reason);
 
 /* A fresh in-memory connection with the extension registered. */
@@ -54,6 +57,12 @@ char *t_read_file(const char *path, size_t *len);
  * not SQLite or libc themselves) has called malloc, calloc, realloc, strdup
  * or strndup so far. */
 long t_allocations(void);
+
+/* Runs fn(arg) and returns how many user-space instructions the calling
+ * thread retired meanwhile: a count of work that, unlike time, does not
+ * depend on the machine's load.  -1 when the kernel does not count them for
+ * us (perf_event_paranoid above 2, some containers, valgrind). */
+long long t_instructions(void (*fn)(void *), void *arg);
 
 /* 1 when the path exists. */
 int t_exists(const char *path);

@@ -46,6 +46,7 @@ typedef struct {
 typedef struct {
     model_info models[MAX_MODELS];
     int n_models;
+    const char *file;    /* the golden file being read */
 } golden;
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -57,14 +58,28 @@ static model_info *find_model(golden *g, const char *name)
     return NULL;
 }
 
-/* Prints a failed check unless this model already reported enough of that kind. */
+/* The model a golden line names, or NULL when there is nothing to compare:
+ * a model models.json does not list fails the case (a line nobody checks
+ * would otherwise pass unseen); a listed model that is not usable has
+ * already failed the manifest or registration check. */
+static model_info *line_model(golden *g, const json_doc *d)
+{
+    const char *name = json_str(d, json_member(d, 0, "model"), "");
+    model_info *m = find_model(g, name);
+    if (!T_CHECK(m != NULL, "%s: a line names the model \"%s\", which " GOLDEN_DIR "models.json does not list",
+                 g->file, name))
+        return NULL;
+    return m->usable ? m : NULL;
+}
+
+/* One comparison of a model's results; a failure prints its message unless
+ * this model already reported enough of that kind (the first ones fail the
+ * case, later ones are only counted). */
 static int check(model_info *m, int kind, int ok, const char *what, const char *text)
 {
-    if (ok) return 1;
-    /* The first failures fail the case; later ones are only counted. */
-    if (m->failures[kind]++ < MAX_REPORTS)
-        T_CHECK(0, "%s: %s, for text \"%.60s\"", m->name, what, text);
-    return 0;
+    if (ok || m->failures[kind]++ < MAX_REPORTS)
+        T_CHECK(ok, "%s: %s, for text \"%.60s\"", m->name, what, text);
+    return ok;
 }
 
 /* The same sum the golden generator computes over model.safetensors: the
@@ -132,11 +147,14 @@ static int each_line(const char *path, void (*fn)(golden *, const json_doc *, sq
 {
     char *text = t_read_file(path, NULL);
     if (!T_CHECK(text != NULL, "cannot read %s", path)) return -1;
+    g->file = path;
+    int lines = 0;
     for (char *line = text, *end; *line; line = end) {
         end = strchr(line, '\n');
         end = end ? end + 1 : line + strlen(line);
         size_t len = (size_t)(end - line);
         if (len <= 1) continue;
+        lines++;
         json_doc *d = NULL;
         char *err = NULL;
         if (T_CHECK(json_parse(line, len, &d, &err) == 0, "%s: %s", path, err ? err : "unparsable line"))
@@ -145,6 +163,7 @@ static int each_line(const char *path, void (*fn)(golden *, const json_doc *, sq
         json_free(d);
     }
     free(text);
+    T_CHECK(lines > 0, "%s has no golden lines: regenerate it with tests/golden/make_goldens.sh", path);
     return 0;
 }
 
@@ -165,6 +184,10 @@ static void load_manifest(golden *g)
         free(err);
         return;
     }
+    T_CHECK(d->nodes[0].type == JSON_OBJECT && json_length(d, 0) > 0,
+            GOLDEN_DIR "models.json lists no models: regenerate it with tests/golden/make_goldens.sh");
+    T_CHECK(json_length(d, 0) <= MAX_MODELS, GOLDEN_DIR "models.json lists %d models, the runner reads %d: "
+            "raise MAX_MODELS in tests/test_golden.c", json_length(d, 0), MAX_MODELS);
     for (int c = d->nodes[0].first_child; c >= 0 && g->n_models < MAX_MODELS; c = d->nodes[c].next_sibling) {
         model_info *m = &g->models[g->n_models++];
         memset(m, 0, sizeof *m);
@@ -215,8 +238,8 @@ static const char *modes[] = {"mean", "cls", "max", "pooler"};
 
 static void embedding_line(golden *g, const json_doc *d, sqlite3 *db)
 {
-    model_info *m = find_model(g, member_str(d, "model"));
-    if (!m || !m->usable) return;
+    model_info *m = line_model(g, d);
+    if (!m) return;
     const char *text = member_str(d, "text");
     char as[96];
 
@@ -293,8 +316,8 @@ static void embedding_line(golden *g, const json_doc *d, sqlite3 *db)
 
 static void similarity_line(golden *g, const json_doc *d, sqlite3 *db)
 {
-    model_info *m = find_model(g, member_str(d, "model"));
-    if (!m || !m->usable) return;
+    model_info *m = line_model(g, d);
+    if (!m) return;
     char as[96];
     snprintf(as, sizeof as, "%s/default", m->name);
     const char *a = member_str(d, "a"), *b = member_str(d, "b");
@@ -357,8 +380,8 @@ static double compare_candidates(const json_doc *w, int wl, const json_doc *h, i
 
 static void fill_mask_line(golden *g, const json_doc *d, sqlite3 *db)
 {
-    model_info *m = find_model(g, member_str(d, "model"));
-    if (!m || !m->usable) return;
+    model_info *m = line_model(g, d);
+    if (!m) return;
     const char *text = member_str(d, "text");
     char as[96], top_k[16];
     snprintf(as, sizeof as, "%s/default", m->name);
@@ -407,8 +430,8 @@ static void fill_mask_line(golden *g, const json_doc *d, sqlite3 *db)
 
 static void next_sentence_line(golden *g, const json_doc *d, sqlite3 *db)
 {
-    model_info *m = find_model(g, member_str(d, "model"));
-    if (!m || !m->usable) return;
+    model_info *m = line_model(g, d);
+    if (!m) return;
     char as[96];
     snprintf(as, sizeof as, "%s/default", m->name);
     const char *a = member_str(d, "a"), *b = member_str(d, "b");
@@ -503,44 +526,37 @@ void suite_golden(void)
     load_manifest(g);
 
     sqlite3 *db = t_open();
-    t_case("models register through bert_load");
-    char *probe = t_query(db, "SELECT bert_load('probe', '" MODELS_DIR "')", NULL);
-    int registered = strstr(probe, "no such function") == NULL;
-    free(probe);
-    if (!registered) {
-        t_skip("bert_load is not registered");
-    } else {
-        register_models(g, db);
+    t_case("bert_load registers every golden model, with its own settings and with each pooling");
+    register_models(g, db);
 
-        t_case("bert_embed and bert_token_ids match the reference for every pooling");
-        each_line(GOLDEN_DIR "embeddings.jsonl", embedding_line, g, db);
-        t_case("bert_similarity matches the reference cosine");
-        each_line(GOLDEN_DIR "similarity.jsonl", similarity_line, g, db);
-        t_case("bert_fill_mask matches the fill-mask pipeline");
-        each_line(GOLDEN_DIR "fill_mask.jsonl", fill_mask_line, g, db);
-        t_case("bert_next_sentence matches the NSP head, with longest-first truncation");
-        each_line(GOLDEN_DIR "next_sentence.jsonl", next_sentence_line, g, db);
-        t_case("a head the checkpoint lacks is an SQL error");
-        missing_heads(g, db);
+    t_case("bert_embed and bert_token_ids match the reference for every pooling");
+    each_line(GOLDEN_DIR "embeddings.jsonl", embedding_line, g, db);
+    t_case("bert_similarity matches the reference cosine");
+    each_line(GOLDEN_DIR "similarity.jsonl", similarity_line, g, db);
+    t_case("bert_fill_mask matches the fill-mask pipeline");
+    each_line(GOLDEN_DIR "fill_mask.jsonl", fill_mask_line, g, db);
+    t_case("bert_next_sentence matches the NSP head, with longest-first truncation");
+    each_line(GOLDEN_DIR "next_sentence.jsonl", next_sentence_line, g, db);
+    t_case("a head the checkpoint lacks is an SQL error");
+    missing_heads(g, db);
 
-        for (int i = 0; i < g->n_models; i++) {
-            const model_info *m = &g->models[i];
-            printf("golden %-21s %s embed %.1e (%d vectors, %d id lists)", m->name,
-                   m->usable ? "max|diff|" : "NOT CHECKED", m->embed_diff, m->n_vectors, m->n_ids);
-            printf("  similarity %.1e (%d)", m->sim_diff, m->n_sims);
-            if (m->has_mlm) printf("  fill-mask %.1e (%d)", m->fill_diff, m->n_fills);
-            if (m->has_nsp) printf("  nsp %.1e (%d)", m->nsp_diff, m->n_nsp);
-            int failures = 0;
-            for (int k = 0; k < F_KINDS; k++) failures += m->failures[k];
-            if (failures) printf("  FAILURES %d", failures);
-            printf("\n");
-        }
-        t_case("every golden model was checked");
-        for (int i = 0; i < g->n_models; i++) {
-            const model_info *m = &g->models[i];
-            T_CHECK(m->n_vectors > 0 && m->n_ids > 0 && m->n_sims > 0 && (!m->has_mlm || m->n_fills > 0) &&
-                    (!m->has_nsp || m->n_nsp > 0), "%s: some golden checks never ran", m->name);
-        }
+    for (int i = 0; i < g->n_models; i++) {
+        const model_info *m = &g->models[i];
+        printf("golden %-21s %s embed %.1e (%d vectors, %d id lists)", m->name,
+               m->usable ? "max|diff|" : "NOT CHECKED", m->embed_diff, m->n_vectors, m->n_ids);
+        printf("  similarity %.1e (%d)", m->sim_diff, m->n_sims);
+        if (m->has_mlm) printf("  fill-mask %.1e (%d)", m->fill_diff, m->n_fills);
+        if (m->has_nsp) printf("  nsp %.1e (%d)", m->nsp_diff, m->n_nsp);
+        int failures = 0;
+        for (int k = 0; k < F_KINDS; k++) failures += m->failures[k];
+        if (failures) printf("  FAILURES %d", failures);
+        printf("\n");
+    }
+    t_case("every golden model was checked");
+    for (int i = 0; i < g->n_models; i++) {
+        const model_info *m = &g->models[i];
+        T_CHECK(m->n_vectors > 0 && m->n_ids > 0 && m->n_sims > 0 && (!m->has_mlm || m->n_fills > 0) &&
+                (!m->has_nsp || m->n_nsp > 0), "%s: some golden checks never ran", m->name);
     }
     sqlite3_close(db);
     free(g);

@@ -3,13 +3,17 @@
  */
 #include "test.h"
 
+#include <linux/perf_event.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 int sqlite3_bert_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
 
@@ -38,10 +42,14 @@ long t_allocations(void)
 }
 
 #define SUITES(X) \
+    X(harness) \
     X(json) \
     X(tokenizer) \
     X(golden) \
-    X(model) \
+    X(safetensors) \
+    X(config) \
+    X(loader) \
+    X(encoder) \
     X(kernels) \
     X(sql) \
     X(threads) \
@@ -52,28 +60,41 @@ long t_allocations(void)
 #define DECLARE(name) void suite_##name(void);
 SUITES(DECLARE)
 
-static struct {
+static struct case_state {
     const char *suite;
     char name[256];
+    int checks;
     int failed_checks;
     int skipped;
     int open;
 } current;
 static int passed, failed, skipped;
 
+static int quiet;    /* while the harness tests itself */
+
 static void tally(void)
 {
     if (!current.open) return;
-    if (current.skipped) skipped++;
-    else if (current.failed_checks) { failed++; printf("FAIL %s: %s\n", current.suite, current.name); }
-    else passed++;
     current.open = 0;
+    if (current.failed_checks) {
+        failed++;
+        if (!quiet) printf("FAIL %s: %s\n", current.suite, current.name);
+    } else if (current.skipped) {
+        skipped++;
+    } else if (current.checks == 0) {
+        /* A case that checks nothing cannot fail, so its passing proves nothing. */
+        failed++;
+        if (!quiet) printf("FAIL %s: %s (the case made no check)\n", current.suite, current.name);
+    } else {
+        passed++;
+    }
 }
 
 void t_case(const char *name)
 {
     tally();
     snprintf(current.name, sizeof current.name, "%s", name);
+    current.checks = 0;
     current.failed_checks = 0;
     current.skipped = 0;
     current.open = 1;
@@ -81,8 +102,12 @@ void t_case(const char *name)
 
 int t_check(int ok, const char *file, int line, const char *fmt, ...)
 {
+    /* A check before a suite's first case is still tallied, not lost. */
+    if (!current.open) t_case("(a check outside any case)");
+    current.checks++;
     if (ok) return 1;
     current.failed_checks++;
+    if (quiet) return 0;
     printf("  %s:%d [%s] ", file, line, current.name);
     va_list ap;
     va_start(ap, fmt);
@@ -95,6 +120,7 @@ int t_check(int ok, const char *file, int line, const char *fmt, ...)
 void t_skip(const char *reason)
 {
     current.skipped = 1;
+    if (quiet) return;
     printf("SKIP %s: %s (%s)\n", current.suite, current.name, reason);
 }
 
@@ -225,10 +251,80 @@ char *t_read_file(const char *path, size_t *len)
     return buf;
 }
 
+long long t_instructions(void (*fn)(void *), void *arg)
+{
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.type = PERF_TYPE_HARDWARE;
+    attr.size = sizeof attr;
+    attr.config = PERF_COUNT_HW_INSTRUCTIONS;
+    attr.disabled = 1;
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    /* this thread, any CPU */
+    int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+    if (fd < 0) {
+        fn(arg);
+        return -1;
+    }
+    ioctl(fd, PERF_EVENT_IOC_RESET, 0);
+    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+    fn(arg);
+    ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    long long count = -1;
+    if (read(fd, &count, sizeof count) != (ssize_t)sizeof count) count = -1;
+    close(fd);
+    return count;
+}
+
 int t_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+/* ---- the harness tests itself ----------------------------------------------- */
+
+/* Runs `body` as a case of its own, silently, and returns how the harness
+ * tallied it: 'p'assed, 'f'ailed or 's'kipped.  The case around the call and
+ * the totals are left as they were. */
+static char verdict_of(void (*body)(void))
+{
+    struct case_state outer = current;
+    int p = passed, f = failed, s = skipped;
+    quiet = 1;
+    current.open = 0;
+    t_case("(a case run by the harness's self-test)");
+    body();
+    tally();
+    char verdict = failed > f ? 'f' : skipped > s ? 's' : passed > p ? 'p' : '?';
+    passed = p;
+    failed = f;
+    skipped = s;
+    current = outer;
+    quiet = 0;
+    return verdict;
+}
+
+static void no_check(void) {}
+static void one_passing_check(void) { T_CHECK(strlen("abc") == 3, "strlen"); }
+static void one_failing_check(void) { T_CHECK(strlen("abc") == 4, "strlen"); }
+static void passing_then_failing(void) { one_passing_check(); one_failing_check(); }
+static void skip_only(void) { t_skip("nothing to run"); }
+static void failing_then_skip(void) { one_failing_check(); skip_only(); }
+
+void suite_harness(void)
+{
+    t_case("harness: a case that makes no check fails");
+    T_CHECK(verdict_of(no_check) == 'f', "an empty case was tallied '%c'", verdict_of(no_check));
+    t_case("harness: a case passes with a passing check and fails with a failing one");
+    T_CHECK(verdict_of(one_passing_check) == 'p', "a passing check gave '%c'", verdict_of(one_passing_check));
+    T_CHECK(verdict_of(one_failing_check) == 'f', "a failing check gave '%c'", verdict_of(one_failing_check));
+    T_CHECK(verdict_of(passing_then_failing) == 'f', "a passing then a failing check gave '%c'",
+            verdict_of(passing_then_failing));
+    t_case("harness: a skipped case is a skip, unless a check failed first");
+    T_CHECK(verdict_of(skip_only) == 's', "a skipped case gave '%c'", verdict_of(skip_only));
+    T_CHECK(verdict_of(failing_then_skip) == 'f', "a failed check then a skip gave '%c'", verdict_of(failing_then_skip));
 }
 
 int main(int argc, char **argv)

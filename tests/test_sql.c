@@ -171,6 +171,27 @@ static void sharing(void)
 }
 
 /* Largest absolute difference between two float32 BLOB results. */
+/* subtype_of(x): the subtype SQLite passes along with x (0 for none), so a
+ * test can see what sqlite-vec and SQLite's JSON functions see.  SQLite 3.45
+ * and later want SQLITE_SUBTYPE on a function that reads subtypes. */
+static void subtype_of(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    sqlite3_result_int(ctx, (int)sqlite3_value_subtype(argv[0]));
+}
+
+#ifdef SQLITE_SUBTYPE
+#define READS_SUBTYPE SQLITE_SUBTYPE
+#else
+#define READS_SUBTYPE 0
+#endif
+
+static void add_subtype_of(sqlite3 *db)
+{
+    int rc = sqlite3_create_function(db, "subtype_of", 1, SQLITE_UTF8 | READS_SUBTYPE, NULL, subtype_of, NULL, NULL);
+    T_CHECK(rc == SQLITE_OK, "cannot register subtype_of: %s", sqlite3_errmsg(db));
+}
+
 static double blob_diff(sqlite3 *db, const char *sql_a, const char *sql_b)
 {
     sqlite3_stmt *sa = NULL, *sb = NULL;
@@ -215,6 +236,22 @@ static void functions(void)
 
     t_case("the embedding is a float32 BLOB with sqlite-vec's subtype");
     expect(db, "SELECT typeof(bert_embed('a cat')) || ' ' || length(bert_embed('a cat'))", "blob 1024");
+    add_subtype_of(db);
+    /* 223 is 'ß', sqlite-vec's SQLITE_VEC_ELEMENT_TYPE_FLOAT32. */
+    expect(db, "SELECT subtype_of(bert_embed('a cat'))", "223");
+    expect(db, "SELECT subtype_of(embedding) FROM bert_embed_each(json_array('a cat', 'a dog')) WHERE key = 1", "223");
+    expect(db, "SELECT subtype_of(x'0000803f')", "0");
+
+    t_case("JSON results carry SQLite's JSON subtype, so JSON functions nest them instead of quoting");
+    /* Compared with what SQLite's own json() gives, and with the number 74 ('J') it uses. */
+    expect(db, "SELECT subtype_of(json('[1]')) || ' ' || subtype_of('[1]')", "74 0");
+    expect(db, "SELECT subtype_of(bert_tokenize('a cat')) = subtype_of(json('[]')) AND "
+               "subtype_of(bert_tokenize('a cat')) = 74", "1");
+    expect(db, "SELECT subtype_of(bert_token_ids('a cat'))", "74");
+    expect(db, "SELECT subtype_of(bert_vector_to_json(x'0000803f'))", "74");
+    expect(db, "SELECT subtype_of(bert_fill_mask('the [MASK] sat.', 2, 'mlm'))", "74");
+    expect(db, "SELECT json_array(bert_tokenize('a cat'))", "[[\"[CLS]\",\"a\",\"cat\",\"[SEP]\"]]");
+    expect(db, "SELECT json_array(bert_vector_to_json(x'0000803f'))", "[[1.0]]");
 
     t_case("normalized models give unit vectors");
     double norm = t_query_double(db, "SELECT sqrt(sum(value * value)) FROM json_each(bert_vector_to_json(bert_embed('a cat sat')))", NULL);

@@ -1,0 +1,149 @@
+/*
+ * test_config.c - config.json and the sentence-transformers files
+ * (modules.json, the Pooling module, sentence_bert_config.json) as ext/model.c
+ * reads them: defaults, values, and refusals that name the key.
+ */
+#include "test.h"
+#include "checkpoint_fixture.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void config_json(void)
+{
+    bert_config cfg;
+    char *err = NULL;
+    tm_dir d = tm_case_dir("config");
+    const char *dir = d.path;
+
+    t_case("config: a missing config.json");
+    T_CHECK(bert_config_load(dir, &cfg, &err) == -1 && tm_contains(err, "config.json"), "got: %s", err ? err : "success");
+    free(err);
+
+    t_case("config: model_type bert alone takes BertConfig's defaults");
+    tm_write_text(dir, "config.json", "{\"model_type\": \"bert\"}");
+    if (T_CHECK(bert_config_load(dir, &cfg, &err) == 0, "rejected: %s", err ? err : "?"))
+        T_CHECK(cfg.vocab_size == 30522 && cfg.hidden_size == 768 && cfg.num_layers == 12 && cfg.num_heads == 12 &&
+                cfg.intermediate_size == 3072 && cfg.max_position_embeddings == 512 && cfg.type_vocab_size == 2 &&
+                cfg.layer_norm_eps == 1e-12f && cfg.hidden_act == BERT_ACT_GELU, "defaults");
+
+    t_case("config: no model_type, but all the sizes");
+    tm_write_text(dir, "config.json",
+               "{\"vocab_size\": 100, \"hidden_size\": 64, \"num_hidden_layers\": 3, \"num_attention_heads\": 4,"
+               " \"intermediate_size\": 128, \"max_position_embeddings\": 32, \"layer_norm_eps\": 1e-5,"
+               " \"hidden_act\": \"gelu_new\"}");
+    if (T_CHECK(bert_config_load(dir, &cfg, &err) == 0, "rejected: %s", err ? err : "?"))
+        T_CHECK(cfg.vocab_size == 100 && cfg.hidden_size == 64 && cfg.num_layers == 3 && cfg.type_vocab_size == 2 &&
+                cfg.layer_norm_eps == 1e-5f && cfg.hidden_act == BERT_ACT_GELU_TANH, "values");
+
+    static const struct { const char *json, *needle; } bad[] = {
+        {"{\"model_type\": \"roberta\"}", "roberta"},
+        {"{\"model_type\": 3}", "model_type"},
+        {"{\"hidden_size\": 64}", "vocab_size"},
+        {"{\"model_type\": \"bert\", \"hidden_size\": 100, \"num_attention_heads\": 12}", "multiple"},
+        {"{\"model_type\": \"bert\", \"num_hidden_layers\": 0}", "num_hidden_layers"},
+        {"{\"model_type\": \"bert\", \"vocab_size\": -5}", "vocab_size"},
+        {"{\"model_type\": \"bert\", \"vocab_size\": 1e15}", "vocab_size"},
+        {"{\"model_type\": \"bert\", \"hidden_size\": 1048576, \"num_attention_heads\": 1}", "hidden_size"},
+        {"{\"model_type\": \"bert\", \"max_position_embeddings\": 100000000}", "max_position_embeddings"},
+        {"{\"model_type\": \"bert\", \"intermediate_size\": \"big\"}", "intermediate_size"},
+        {"{\"model_type\": \"bert\", \"type_vocab_size\": 0}", "type_vocab_size"},
+        {"{\"model_type\": \"bert\", \"hidden_act\": \"swish\"}", "swish"},
+        {"{\"model_type\": \"bert\", \"layer_norm_eps\": -1}", "layer_norm_eps"},
+        {"{\"model_type\": \"bert\", \"layer_norm_eps\": \"tiny\"}", "layer_norm_eps"},
+        {"[1, 2]", "object"},
+        {"{\"model_type\": \"bert\",", "config.json"},
+    };
+    t_case("config: bad values are refused with the key named");
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tm_write_text(dir, "config.json", bad[i].json);
+        err = NULL;
+        T_CHECK(bert_config_load(dir, &cfg, &err) == -1 && tm_contains(err, bad[i].needle), "%s: %s", bad[i].json,
+                err ? err : "accepted");
+        free(err);
+    }
+}
+
+static void sentence_transformers_files(void)
+{
+    bert_st_config st;
+    char *err = NULL;
+    tm_dir d = tm_case_dir("stconfig");
+    const char *dir = d.path;
+    char sub[600];
+
+    t_case("sentence-transformers: a plain checkpoint");
+    T_CHECK(bert_st_config_load(dir, &st, &err) == 0 && !st.present && st.pooling == BERT_POOL_MEAN &&
+            !st.normalize && st.max_seq_length == 0, "got present=%d pooling=%d: %s", st.present, st.pooling,
+            err ? err : "");
+    free(err);
+
+    t_case("sentence-transformers: the Pooling path, Normalize and max_seq_length");
+    snprintf(sub, sizeof sub, "%s/2_Pool", dir);
+    mkdir(sub, 0755);
+    tm_write_text(dir, "modules.json",
+               "[{\"idx\": 0, \"name\": \"0\", \"path\": \"\", \"type\": \"sentence_transformers.models.Transformer\"},"
+               " {\"idx\": 1, \"name\": \"1\", \"path\": \"2_Pool\", \"type\": \"sentence_transformers.models.Pooling\"},"
+               " {\"idx\": 2, \"name\": \"2\", \"path\": \"3_Normalize\", \"type\": \"sentence_transformers.models.Normalize\"}]");
+    tm_write_text(sub, "config.json",
+               "{\"word_embedding_dimension\": 8, \"pooling_mode_cls_token\": true,"
+               " \"pooling_mode_mean_tokens\": false, \"pooling_mode_max_tokens\": false}");
+    tm_write_text(dir, "sentence_bert_config.json", "{\"max_seq_length\": 256, \"do_lower_case\": false}");
+    err = NULL;
+    T_CHECK(bert_st_config_load(dir, &st, &err) == 0 && st.present && st.pooling == BERT_POOL_CLS && st.normalize &&
+            st.max_seq_length == 256, "got present=%d pooling=%d normalize=%d max=%d: %s", st.present, st.pooling,
+            st.normalize, st.max_seq_length, err ? err : "");
+    free(err);
+
+    t_case("sentence-transformers: 1_Pooling without modules.json");
+    d = tm_case_dir("stconfig2");
+    snprintf(sub, sizeof sub, "%s/1_Pooling", dir);
+    mkdir(sub, 0755);
+    tm_write_text(sub, "config.json", "{\"pooling_mode_max_tokens\": true, \"pooling_mode_mean_tokens\": false}");
+    err = NULL;
+    T_CHECK(bert_st_config_load(dir, &st, &err) == 0 && st.present && st.pooling == BERT_POOL_MAX && !st.normalize,
+            "got present=%d pooling=%d: %s", st.present, st.pooling, err ? err : "");
+    free(err);
+
+    static const struct { const char *pooling, *needle; } bad[] = {
+        {"{\"pooling_mode_cls_token\": true, \"pooling_mode_mean_tokens\": true}", "several"},
+        {"{\"pooling_mode_lasttoken\": true}", "pooling_mode_lasttoken"},
+        {"{\"pooling_mode_weightedmean_tokens\": true}", "weightedmean"},
+        {"{\"pooling_mode_cls_token\": ", "config.json"},
+    };
+    t_case("sentence-transformers: pooling modes that cannot be honoured");
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tm_write_text(sub, "config.json", bad[i].pooling);
+        err = NULL;
+        T_CHECK(bert_st_config_load(dir, &st, &err) == -1 && tm_contains(err, bad[i].needle), "%s: %s", bad[i].pooling,
+                err ? err : "accepted");
+        free(err);
+    }
+
+    t_case("sentence-transformers: modules that would change the vectors");
+    tm_write_text(sub, "config.json", "{\"pooling_mode_mean_tokens\": true}");
+    tm_write_text(dir, "modules.json",
+               "[{\"idx\": 0, \"path\": \"\", \"type\": \"sentence_transformers.models.Transformer\"},"
+               " {\"idx\": 1, \"path\": \"1_Pooling\", \"type\": \"sentence_transformers.models.Pooling\"},"
+               " {\"idx\": 2, \"path\": \"2_Dense\", \"type\": \"sentence_transformers.models.Dense\"}]");
+    err = NULL;
+    T_CHECK(bert_st_config_load(dir, &st, &err) == -1 && tm_contains(err, "Dense"), "got: %s", err ? err : "accepted");
+    free(err);
+    tm_write_text(dir, "modules.json", "{\"not\": \"an array\"}");
+    err = NULL;
+    T_CHECK(bert_st_config_load(dir, &st, &err) == -1 && tm_contains(err, "modules.json"), "got: %s", err ? err : "accepted");
+    free(err);
+    remove(TM_ROOT "/stconfig2/modules.json");
+    tm_write_text(dir, "sentence_bert_config.json", "{\"max_seq_length\": -3}");
+    err = NULL;
+    T_CHECK(bert_st_config_load(dir, &st, &err) == -1 && tm_contains(err, "max_seq_length"), "got: %s", err ? err : "accepted");
+    free(err);
+}
+
+void suite_config(void)
+{
+    config_json();
+    sentence_transformers_files();
+}
