@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-char *path_join(const char *dir, const char *name)
+char *bert_path_join(const char *dir, const char *name)
 {
     size_t d = strlen(dir), n = strlen(name);
     while (d > 1 && dir[d - 1] == '/') d--;

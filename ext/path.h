@@ -6,6 +6,6 @@
 
 /* "dir/name" in a new malloc'd string (trailing slashes of dir folded), or
  * NULL when memory ran out. */
-char *path_join(const char *dir, const char *name);
+char *bert_path_join(const char *dir, const char *name);
 
 #endif

@@ -59,28 +59,28 @@ int bert_options_parse(const char *json, bert_options *out, char **err);
 /* Registers `path` as `name`.  The same name for the same directory (however
  * spelled) with options of the same effect is a no-op; anything else under a
  * registered name is an error naming both.  0, or -1 with *err (malloc'd). */
-int registry_add(bert_registry *r, const char *name, const char *path,
+int bert_registry_add(bert_registry *r, const char *name, const char *path,
                  const bert_options *opts, char **err);
 
 /* Drops a registration and what it holds. 0, or -1 with *err when unknown. */
-int registry_remove(bert_registry *r, const char *name, char **err);
+int bert_registry_remove(bert_registry *r, const char *name, char **err);
 
 /* The entry called `name`, or the default model when name is NULL: the one
  * named "default", else the only one, else $BERT_MODEL registered as
  * "default".  NULL with *err listing what is registered. */
-bert_entry *registry_find(bert_registry *r, const char *name, char **err);
+bert_entry *bert_registry_find(bert_registry *r, const char *name, char **err);
 
 /* Make sure the entry's tokenizer / weights and scratch are loaded. 0 or -1 with *err. */
-int entry_need_tokenizer(bert_entry *e, char **err);
-int entry_need_model(bert_entry *e, char **err);
+int bert_entry_need_tokenizer(bert_entry *e, char **err);
+int bert_entry_need_model(bert_entry *e, char **err);
 
-/* bert_encode on the entry's weights and scratch (entry_need_model first),
+/* bert_encode on the entry's weights and scratch (bert_entry_need_model first),
  * counted in encoder_calls. */
-const float *entry_encode(bert_entry *e, const int32_t *ids, const int32_t *type_ids,
+const float *bert_entry_encode(bert_entry *e, const int32_t *ids, const int32_t *type_ids,
                           const int *lengths, int n_seqs, bert_interrupt_fn interrupted,
                           void *ctx, char **err);
 
-void registry_clear(bert_registry *r);
+void bert_registry_clear(bert_registry *r);
 
 const char *bert_pooling_name(bert_pooling p);
 

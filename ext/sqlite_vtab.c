@@ -191,7 +191,7 @@ static int models_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
         r->has_mlm = m ? bert_model_has_mlm_head(m) : -1;
         r->has_nsp = m ? bert_model_has_nsp_head(m) : -1;
         r->dtype = m ? m->dtype : NULL;
-        r->refs = m ? weight_cache_refs(m) : 0;
+        r->refs = m ? bert_weight_cache_refs(m) : 0;
         r->encoder_calls = e->encoder_calls;
     }
     return SQLITE_OK;
@@ -287,7 +287,7 @@ static int fill_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 
 static int fill_close(sqlite3_vtab_cursor *cur)
 {
-    fill_mask_result_free(&((fill_cursor *)cur)->result);
+    bert_fill_mask_result_free(&((fill_cursor *)cur)->result);
     return cursor_close(cur);
 }
 
@@ -296,7 +296,7 @@ static int fill_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, i
     (void)idx_str; (void)argc;
     fill_cursor *c = (fill_cursor *)cur;
     glue_vtab *v = (glue_vtab *)cur->pVtab;
-    fill_mask_result_free(&c->result);
+    bert_fill_mask_result_free(&c->result);
     memset(&c->result, 0, sizeof c->result);
     c->row = 0;
     sqlite3_value *args[3];
@@ -308,16 +308,16 @@ static int fill_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, i
     }
     int top_k;
     char *err = NULL;
-    if (glue_top_k(args[1], 0, "bert_fill_mask_each", &top_k, &err) != 0) {
+    if (bert_glue_top_k(args[1], 0, "bert_fill_mask_each", &top_k, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
-    bert_entry *e = glue_find_model(v->conn, args[2], &err);
+    bert_entry *e = bert_glue_find_model(v->conn, args[2], &err);
     if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
     const char *text = (const char *)sqlite3_value_text(args[0]);
     size_t len = (size_t)sqlite3_value_bytes(args[0]);
     if (!text) return SQLITE_NOMEM;
-    if (pipeline_fill_mask(e, text, len, top_k, &c->result, glue_interrupt_fn(), v->db, &err) != 0) {
+    if (bert_pipeline_fill_mask(e, text, len, top_k, &c->result, bert_glue_interrupt_fn(), v->db, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
@@ -404,7 +404,7 @@ static int embed_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 
 static void embed_reset(embed_cursor *c)
 {
-    json_free(c->doc);
+    bert_json_free(c->doc);
     free(c->items);
     free(c->vectors);
     free(c->model);
@@ -433,14 +433,14 @@ static int embed_chunk(embed_cursor *c)
         lens[i] = strlen(texts[i]);
     }
     char *err = NULL;
-    bert_entry *e = registry_find(&v->conn->registry, c->model, &err);
+    bert_entry *e = bert_registry_find(&v->conn->registry, c->model, &err);
     if (!e || e->cfg.hidden_size != c->dim) {
         free(err);
         vtab_error(&v->base, bert_errorf("bert_embed_each: model '%s' was unloaded or replaced while the "
                                          "query was reading it", c->model));
         return SQLITE_ERROR;
     }
-    if (pipeline_embed_batch(e, texts, lens, n, c->vectors, glue_interrupt_fn(), v->db, &err) != 0) {
+    if (bert_pipeline_embed_batch(e, texts, lens, n, c->vectors, bert_glue_interrupt_fn(), v->db, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
@@ -461,7 +461,7 @@ static int embed_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, 
     const char *json = (const char *)sqlite3_value_text(args[0]);
     if (!json) return SQLITE_NOMEM;
     char *err = NULL;
-    if (json_parse(json, (size_t)sqlite3_value_bytes(args[0]), &c->doc, &err) != 0 ||
+    if (bert_json_parse(json, (size_t)sqlite3_value_bytes(args[0]), &c->doc, &err) != 0 ||
         (c->doc->nodes[0].type != JSON_ARRAY && c->doc->nodes[0].type != JSON_OBJECT)) {
         free(err);
         vtab_error(&v->base, bert_errorf("bert_embed_each: the input must be a JSON array of texts "
@@ -469,11 +469,11 @@ static int embed_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, 
                                          "(json_group_object(id, body))"));
         return SQLITE_ERROR;
     }
-    bert_entry *e = glue_find_model(v->conn, args[1], &err);
+    bert_entry *e = bert_glue_find_model(v->conn, args[1], &err);
     if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
     c->dim = e->cfg.hidden_size;
     c->model = bert_strdup(e->name);
-    int n = json_length(c->doc, 0);
+    int n = bert_json_length(c->doc, 0);
     c->items = malloc(((size_t)n + 1) * sizeof *c->items);
     c->vectors = malloc((size_t)EMBED_CHUNK * (size_t)c->dim * sizeof(float));
     if (!c->model || !c->items || !c->vectors) return SQLITE_NOMEM;
@@ -542,7 +542,7 @@ static sqlite3_module embed_module = {
     .xEof = embed_eof, .xColumn = embed_column, .xRowid = embed_rowid,
 };
 
-int glue_register_vtabs(sqlite3 *db, bert_connection *c)
+int bert_glue_register_vtabs(sqlite3 *db, bert_connection *c)
 {
     int rc = sqlite3_create_module_v2(db, "bert_models", &models_module, bert_connection_retain(c),
                                       bert_connection_release);

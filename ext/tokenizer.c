@@ -98,7 +98,7 @@ void bert_ids_free(bert_ids *v)
 static char *read_whole_file(const char *path, size_t *len, char **err)
 {
     int missing = 0;
-    char *data = file_read(path, VOCAB_MAX_BYTES, len, &missing, err);
+    char *data = bert_file_read(path, VOCAB_MAX_BYTES, len, &missing, err);
     if (missing)
         *err = bert_errorf("cannot open %s: %s; a model directory needs the vocab.txt of its tokenizer, "
                            "as Hugging Face publishes it", path, strerror(ENOENT));
@@ -110,8 +110,8 @@ static char *read_whole_file(const char *path, size_t *len, char **err)
 static const char *token_name(const json_doc *doc, int node)
 {
     if (node < 0) return NULL;
-    if (doc->nodes[node].type == JSON_OBJECT) return json_str(doc, json_member(doc, node, "content"), NULL);
-    return json_str(doc, node, NULL);
+    if (doc->nodes[node].type == JSON_OBJECT) return bert_json_str(doc, bert_json_member(doc, node, "content"), NULL);
+    return bert_json_str(doc, node, NULL);
 }
 
 enum { NAME_CLS, NAME_SEP, NAME_MASK, NAME_PAD, NAME_UNK, N_NAMES };
@@ -157,14 +157,14 @@ static int add_token(bert_tokenizer *t, const char *text, size_t len, int32_t id
 {
     if (len == 0) return 0;
     /* A hash lookup, not a scan: a tokenizer.json may list many thousands. */
-    int32_t known = vocab_find(&t->added_index, text, len);
+    int32_t known = bert_vocab_find(&t->added_index, text, len);
     if (known >= 0) {
         t->added[known].special |= special;
         t->added[known].normalized = normalized;
         return 0;
     }
     if (id == t->vocab.count) {
-        if (vocab_append(&t->vocab, text, len) < 0) goto oom;
+        if (bert_vocab_append(&t->vocab, text, len) < 0) goto oom;
     } else if (id < 0 || id > t->vocab.count) {
         *err = bert_errorf("tokenizer.json: the added token \"%s\" has id %ld but vocab.txt has %ld tokens; "
                            "use the vocab.txt that came with this tokenizer.json",
@@ -176,7 +176,7 @@ static int add_token(bert_tokenizer *t, const char *text, size_t len, int32_t id
     t->added = grown;
     added_token *a = &t->added[t->n_added];
     if (!(a->text = bert_strndup(text, len))) goto oom;
-    if (vocab_append(&t->added_index, text, len) != (int32_t)t->n_added) {
+    if (bert_vocab_append(&t->added_index, text, len) != (int32_t)t->n_added) {
         free(a->text);
         goto oom;
     }
@@ -195,8 +195,8 @@ oom:
 static int read_token_names(const json_doc *doc, load_state *ls)
 {
     for (int i = 0; i < N_NAMES; i++)
-        if (set_name(&ls->names[i], token_name(doc, json_member(doc, 0, name_keys[i]))) != 0) return -1;
-    int extra = json_member(doc, 0, "additional_special_tokens");
+        if (set_name(&ls->names[i], token_name(doc, bert_json_member(doc, 0, name_keys[i]))) != 0) return -1;
+    int extra = bert_json_member(doc, 0, "additional_special_tokens");
     if (ls->n_extra == 0 && extra >= 0 && doc->nodes[extra].type == JSON_ARRAY) {
         for (int c = doc->nodes[extra].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
             const char *name = token_name(doc, c);
@@ -210,7 +210,7 @@ static int read_bool_or_null(const json_doc *doc, int node, int fallback)
 {
     if (node < 0) return fallback;
     if (doc->nodes[node].type == JSON_NULL) return -1;
-    return json_bool(doc, node, fallback);
+    return bert_json_bool(doc, node, fallback);
 }
 
 /* model_max_length, 0 when absent or unbounded.  transformers writes
@@ -218,7 +218,7 @@ static int read_bool_or_null(const json_doc *doc, int node, int fallback)
  * past INT_MAX is past every max_position_embeddings, which caps it anyway. */
 static int model_max_length_of(const json_doc *doc)
 {
-    double v = json_real(doc, json_member(doc, 0, "model_max_length"), 0);
+    double v = bert_json_real(doc, bert_json_member(doc, 0, "model_max_length"), 0);
     return v >= 1 && v <= INT_MAX ? (int)v : 0;
 }
 
@@ -226,31 +226,31 @@ int bert_tokenizer_model_max_length(const char *model_dir)
 {
     json_doc *doc = NULL;
     char *err = NULL;
-    int v = json_read_model_file(model_dir, "tokenizer_config.json", 0, &doc, &err) == 1 ? model_max_length_of(doc) : 0;
+    int v = bert_json_read_model_file(model_dir, "tokenizer_config.json", 0, &doc, &err) == 1 ? model_max_length_of(doc) : 0;
     free(err);
-    json_free(doc);
+    bert_json_free(doc);
     return v;
 }
 
 static int read_tokenizer_config(bert_tokenizer *t, const char *dir, load_state *ls, char **err)
 {
     json_doc *doc = NULL;
-    int rc = json_read_model_file(dir, "tokenizer_config.json", 0, &doc, err);
+    int rc = bert_json_read_model_file(dir, "tokenizer_config.json", 0, &doc, err);
     if (rc <= 0) return rc;
     rc = -1;
     bert_tokenizer_settings *s = &t->settings;
-    s->lowercase = json_bool(doc, json_member(doc, 0, "do_lower_case"), s->lowercase);
-    s->strip_accents = read_bool_or_null(doc, json_member(doc, 0, "strip_accents"), s->strip_accents);
-    s->chinese_chars = json_bool(doc, json_member(doc, 0, "tokenize_chinese_chars"), s->chinese_chars);
-    t->cleanup_spaces = json_bool(doc, json_member(doc, 0, "clean_up_tokenization_spaces"), t->cleanup_spaces);
+    s->lowercase = bert_json_bool(doc, bert_json_member(doc, 0, "do_lower_case"), s->lowercase);
+    s->strip_accents = read_bool_or_null(doc, bert_json_member(doc, 0, "strip_accents"), s->strip_accents);
+    s->chinese_chars = bert_json_bool(doc, bert_json_member(doc, 0, "tokenize_chinese_chars"), s->chinese_chars);
+    t->cleanup_spaces = bert_json_bool(doc, bert_json_member(doc, 0, "clean_up_tokenization_spaces"), t->cleanup_spaces);
     s->model_max_length = model_max_length_of(doc);
     if (read_token_names(doc, ls) != 0) { *err = bert_errorf("out of memory loading the tokenizer"); goto done; }
     /* transformers 4.x saves every added token here, keyed by id. */
-    int dec = json_member(doc, 0, "added_tokens_decoder");
+    int dec = bert_json_member(doc, 0, "added_tokens_decoder");
     if (dec >= 0 && doc->nodes[dec].type == JSON_OBJECT) {
         for (int c = doc->nodes[dec].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
             const char *name = token_name(doc, c);
-            int special = json_bool(doc, json_member(doc, c, "special"), 0);
+            int special = bert_json_bool(doc, bert_json_member(doc, c, "special"), 0);
             if (name && special && add_extra(ls, name) != 0) {
                 *err = bert_errorf("out of memory loading the tokenizer");
                 goto done;
@@ -259,21 +259,21 @@ static int read_tokenizer_config(bert_tokenizer *t, const char *dir, load_state 
     }
     rc = 0;
 done:
-    json_free(doc);
+    bert_json_free(doc);
     return rc;
 }
 
 static int read_special_tokens_map(const char *dir, load_state *ls, char **err)
 {
     json_doc *doc = NULL;
-    int rc = json_read_model_file(dir, "special_tokens_map.json", 0, &doc, err);
+    int rc = bert_json_read_model_file(dir, "special_tokens_map.json", 0, &doc, err);
     if (rc <= 0) return rc;
     rc = 0;
     if (read_token_names(doc, ls) != 0) {
         *err = bert_errorf("out of memory loading the tokenizer");
         rc = -1;
     }
-    json_free(doc);
+    bert_json_free(doc);
     return rc;
 }
 
@@ -301,52 +301,52 @@ static int set_prefix(char **slot, size_t *len, const char *value)
 static int read_tokenizer_json(bert_tokenizer *t, const char *dir, load_state *ls, char **err)
 {
     json_doc *doc = NULL;
-    int rc = json_read_model_file(dir, "tokenizer.json", 0, &doc, err);
+    int rc = bert_json_read_model_file(dir, "tokenizer.json", 0, &doc, err);
     if (rc <= 0) return rc;
     rc = -1;
-    char *path = path_join(dir, "tokenizer.json");
-    if (!path) { *err = bert_errorf("out of memory loading the tokenizer"); json_free(doc); return -1; }
+    char *path = bert_path_join(dir, "tokenizer.json");
+    if (!path) { *err = bert_errorf("out of memory loading the tokenizer"); bert_json_free(doc); return -1; }
     bert_tokenizer_settings *s = &t->settings;
 
-    int norm = json_member(doc, 0, "normalizer");
+    int norm = bert_json_member(doc, 0, "normalizer");
     if (norm >= 0 && doc->nodes[norm].type == JSON_NULL) {
         s->lowercase = s->chinese_chars = s->strip_accents = t->clean_text = 0;
     } else if (norm >= 0) {
-        const char *type = json_str(doc, json_member(doc, norm, "type"), "");
+        const char *type = bert_json_str(doc, bert_json_member(doc, norm, "type"), "");
         if (strcmp(type, "BertNormalizer") != 0) {
             unsupported(err, path, "the normalizer", type, "BertNormalizer");
             goto done;
         }
-        t->clean_text = json_bool(doc, json_member(doc, norm, "clean_text"), 1);
-        s->chinese_chars = json_bool(doc, json_member(doc, norm, "handle_chinese_chars"), 1);
-        s->strip_accents = read_bool_or_null(doc, json_member(doc, norm, "strip_accents"), -1);
-        s->lowercase = json_bool(doc, json_member(doc, norm, "lowercase"), 1);
+        t->clean_text = bert_json_bool(doc, bert_json_member(doc, norm, "clean_text"), 1);
+        s->chinese_chars = bert_json_bool(doc, bert_json_member(doc, norm, "handle_chinese_chars"), 1);
+        s->strip_accents = read_bool_or_null(doc, bert_json_member(doc, norm, "strip_accents"), -1);
+        s->lowercase = bert_json_bool(doc, bert_json_member(doc, norm, "lowercase"), 1);
     }
 
-    int pre = json_member(doc, 0, "pre_tokenizer");
+    int pre = bert_json_member(doc, 0, "pre_tokenizer");
     if (pre >= 0) {
-        const char *type = json_str(doc, json_member(doc, pre, "type"), "null");
+        const char *type = bert_json_str(doc, bert_json_member(doc, pre, "type"), "null");
         if (strcmp(type, "BertPreTokenizer") != 0) {
             unsupported(err, path, "the pre_tokenizer", type, "BertPreTokenizer");
             goto done;
         }
     }
 
-    int model = json_member(doc, 0, "model");
+    int model = bert_json_member(doc, 0, "model");
     if (model >= 0) {
-        const char *type = json_str(doc, json_member(doc, model, "type"), "WordPiece");
+        const char *type = bert_json_str(doc, bert_json_member(doc, model, "type"), "WordPiece");
         if (strcmp(type, "WordPiece") != 0) {
             unsupported(err, path, "the model", type, "WordPiece");
             goto done;
         }
-        long long chars = json_int(doc, json_member(doc, model, "max_input_chars_per_word"), s->max_input_chars_per_word);
+        long long chars = bert_json_int(doc, bert_json_member(doc, model, "max_input_chars_per_word"), s->max_input_chars_per_word);
         s->max_input_chars_per_word = chars < 0 ? 0 : chars > INT_MAX ? INT_MAX : (int)chars;
-        const char *prefix = json_str(doc, json_member(doc, model, "continuing_subword_prefix"), NULL);
+        const char *prefix = bert_json_str(doc, bert_json_member(doc, model, "continuing_subword_prefix"), NULL);
         if (prefix && set_prefix(&t->prefix, &t->prefix_len, prefix) != 0) {
             *err = bert_errorf("out of memory loading the tokenizer");
             goto done;
         }
-        const char *unk = json_str(doc, json_member(doc, model, "unk_token"), NULL);
+        const char *unk = bert_json_str(doc, bert_json_member(doc, model, "unk_token"), NULL);
         if (unk) {
             free(ls->names[NAME_UNK]);
             ls->names[NAME_UNK] = NULL;
@@ -357,42 +357,42 @@ static int read_tokenizer_json(bert_tokenizer *t, const char *dir, load_state *l
         }
     }
 
-    int decoder = json_member(doc, 0, "decoder");
+    int decoder = bert_json_member(doc, 0, "decoder");
     if (decoder >= 0 && doc->nodes[decoder].type == JSON_NULL) {
         t->decoder_wordpiece = 0;
     } else if (decoder >= 0) {
-        const char *type = json_str(doc, json_member(doc, decoder, "type"), "");
+        const char *type = bert_json_str(doc, bert_json_member(doc, decoder, "type"), "");
         if (strcmp(type, "WordPiece") != 0) {
             unsupported(err, path, "the decoder", type, "WordPiece");
             goto done;
         }
-        t->decoder_cleanup = json_bool(doc, json_member(doc, decoder, "cleanup"), 1);
-        const char *prefix = json_str(doc, json_member(doc, decoder, "prefix"), "##");
+        t->decoder_cleanup = bert_json_bool(doc, bert_json_member(doc, decoder, "cleanup"), 1);
+        const char *prefix = bert_json_str(doc, bert_json_member(doc, decoder, "prefix"), "##");
         if (set_prefix(&t->decoder_prefix, &t->decoder_prefix_len, prefix) != 0) {
             *err = bert_errorf("out of memory loading the tokenizer");
             goto done;
         }
     }
 
-    int added = json_member(doc, 0, "added_tokens");
+    int added = bert_json_member(doc, 0, "added_tokens");
     if (added >= 0 && doc->nodes[added].type == JSON_ARRAY) {
         ls->have_json_added = 1;
         for (int c = doc->nodes[added].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
-            const char *content = json_str(doc, json_member(doc, c, "content"), NULL);
-            long long id = json_int(doc, json_member(doc, c, "id"), -1);
+            const char *content = bert_json_str(doc, bert_json_member(doc, c, "content"), NULL);
+            long long id = bert_json_int(doc, bert_json_member(doc, c, "id"), -1);
             if (!content || id < 0 || id > INT32_MAX) {
                 *err = bert_errorf("%s: an entry of added_tokens lacks its content or id; fix or delete the file", path);
                 goto done;
             }
-            int special = json_bool(doc, json_member(doc, c, "special"), 0);
+            int special = bert_json_bool(doc, bert_json_member(doc, c, "special"), 0);
             /* tokenizers' AddedToken defaults: normalized unless special. */
-            int normalized = json_bool(doc, json_member(doc, c, "normalized"), !special);
+            int normalized = bert_json_bool(doc, bert_json_member(doc, c, "normalized"), !special);
             if (add_token(t, content, strlen(content), (int32_t)id, special, normalized, err) != 0) goto done;
         }
     }
     rc = 0;
 done:
-    json_free(doc);
+    bert_json_free(doc);
     free(path);
     return rc;
 }
@@ -466,8 +466,8 @@ static const char *token_text(const bert_tokenizer *t, int32_t id, size_t *len)
 {
     const added_token *r = find_renamed(t, id);
     if (r) { *len = r->len; return r->text; }
-    *len = vocab_token_length(&t->vocab, id);
-    return vocab_token(&t->vocab, id);
+    *len = bert_vocab_token_length(&t->vocab, id);
+    return bert_vocab_token(&t->vocab, id);
 }
 
 /* Records the ids whose text is not vocab.txt's, then flags as special every
@@ -487,7 +487,7 @@ static int mark_specials(bert_tokenizer *t)
     for (int k = 0; k < 2; k++) {
         for (size_t i = 0; i < sets[k]->n; i++) {
             const added_token *a = &sets[k]->tokens[i];
-            if (a->len == vocab_token_length(&t->vocab, a->id) && memcmp(a->text, vocab_token(&t->vocab, a->id), a->len) == 0)
+            if (a->len == bert_vocab_token_length(&t->vocab, a->id) && memcmp(a->text, bert_vocab_token(&t->vocab, a->id), a->len) == 0)
                 continue;
             if (renamed[a->id]) continue;
             renamed[a->id] = 1;
@@ -500,8 +500,8 @@ static int mark_specials(bert_tokenizer *t)
     if (t->renamed.n > 1) qsort(t->renamed.tokens, t->renamed.n, sizeof *t->renamed.tokens, by_id);
     for (size_t i = 0; i < t->n_added; i++) {
         const added_token *a = &t->added[i];
-        if (a->special && vocab_find(&special_texts, a->text, a->len) < 0 &&
-            vocab_append(&special_texts, a->text, a->len) < 0)
+        if (a->special && bert_vocab_find(&special_texts, a->text, a->len) < 0 &&
+            bert_vocab_append(&special_texts, a->text, a->len) < 0)
             goto done;
     }
     t->special_id = calloc((size_t)t->vocab.count, 1);
@@ -509,12 +509,12 @@ static int mark_specials(bert_tokenizer *t)
     for (int32_t id = 0; special_texts.count && id < t->vocab.count; id++) {
         size_t len;
         const char *text = token_text(t, id, &len);
-        if (vocab_find(&special_texts, text, len) >= 0) t->special_id[id] = 1;
+        if (bert_vocab_find(&special_texts, text, len) >= 0) t->special_id[id] = 1;
     }
     rc = 0;
 done:
     free(renamed);
-    vocab_free(&special_texts);
+    bert_vocab_free(&special_texts);
     return rc;
 }
 
@@ -524,11 +524,11 @@ static int add_named_tokens(bert_tokenizer *t, load_state *ls, char **err)
 {
     for (int i = 0; i < N_NAMES; i++) {
         const char *name = ls->names[i] ? ls->names[i] : name_defaults[i];
-        int32_t id = vocab_find(&t->vocab, name, strlen(name));
+        int32_t id = bert_vocab_find(&t->vocab, name, strlen(name));
         if (id >= 0 && add_token(t, name, strlen(name), id, 1, 0, err) != 0) return -1;
     }
     for (size_t i = 0; i < ls->n_extra; i++) {
-        int32_t id = vocab_find(&t->vocab, ls->extra[i], strlen(ls->extra[i]));
+        int32_t id = bert_vocab_find(&t->vocab, ls->extra[i], strlen(ls->extra[i]));
         if (id >= 0 && add_token(t, ls->extra[i], strlen(ls->extra[i]), id, 1, 0, err) != 0) return -1;
     }
     return 0;
@@ -537,7 +537,7 @@ static int add_named_tokens(bert_tokenizer *t, load_state *ls, char **err)
 static int32_t find_name(const bert_tokenizer *t, const load_state *ls, int which)
 {
     const char *name = ls->names[which] ? ls->names[which] : name_defaults[which];
-    return vocab_find(&t->vocab, name, strlen(name));
+    return bert_vocab_find(&t->vocab, name, strlen(name));
 }
 
 int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
@@ -547,7 +547,7 @@ int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
     load_state ls;
     memset(&ls, 0, sizeof ls);
     bert_tokenizer *t = calloc(1, sizeof *t);
-    char *vocab_path = path_join(model_dir, "vocab.txt");
+    char *vocab_path = bert_path_join(model_dir, "vocab.txt");
     char *data = NULL;
     size_t len = 0;
     if (!t || !vocab_path) { *err = bert_errorf("out of memory loading the tokenizer"); goto fail; }
@@ -568,7 +568,7 @@ int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
     }
 
     if (!(data = read_whole_file(vocab_path, &len, err))) goto fail;
-    if (vocab_parse(&t->vocab, data, len) != 0) {
+    if (bert_vocab_parse(&t->vocab, data, len) != 0) {
         *err = bert_errorf("cannot load %s: out of memory or too many lines", vocab_path);
         goto fail;
     }
@@ -605,7 +605,7 @@ int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
     free_tokens(t->added, t->n_added);
     t->added = NULL;
     t->n_added = t->added_cap = 0;
-    vocab_free(&t->added_index);
+    bert_vocab_free(&t->added_index);
 
     load_state_free(&ls);
     free(vocab_path);
@@ -623,8 +623,8 @@ fail:
 void bert_tokenizer_free(bert_tokenizer *t)
 {
     if (!t) return;
-    vocab_free(&t->vocab);
-    vocab_free(&t->added_index);
+    bert_vocab_free(&t->vocab);
+    bert_vocab_free(&t->added_index);
     free_tokens(t->added, t->n_added);
     free_tokens(t->raw.tokens, t->raw.n);
     free_tokens(t->norm.tokens, t->norm.n);
@@ -681,7 +681,7 @@ static void wordpiece(encoder *e, const char *w, size_t len, size_t chars)
         while (end < len && (w[end] & 0xC0) == 0x80) end--;
         int32_t id = -1;
         while (end > start) {
-            id = vocab_find2(&t->vocab, prefix, plen, w + start, end - start);
+            id = bert_vocab_find2(&t->vocab, prefix, plen, w + start, end - start);
             if (id >= 0) break;
             do end--; while (end > start && (w[end] & 0xC0) == 0x80);
         }
@@ -715,15 +715,15 @@ static void append_to_word(encoder *e, int32_t cp)
         if (!p) { e->failed = 1; return; }
         e->word = p;
     }
-    e->word_len += utext_encode(cp, e->word + e->word_len);
+    e->word_len += bert_utext_encode(cp, e->word + e->word_len);
 }
 
 /* BertPreTokenizer: whitespace ends a word, punctuation is a word alone. */
 static void pre_tokenize(encoder *e, int32_t cp)
 {
-    if (utext_is_whitespace(cp)) {
+    if (bert_utext_is_whitespace(cp)) {
         end_word(e);
-    } else if (utext_is_punctuation(cp)) {
+    } else if (bert_utext_is_punctuation(cp)) {
         end_word(e);
         append_to_word(e, cp);
         end_word(e);
@@ -742,14 +742,14 @@ static void emit(encoder *e, int32_t cp)
         if (!p) { e->failed = 1; return; }
         e->normalized = p;
     }
-    e->normalized_len += utext_encode(cp, e->normalized + e->normalized_len);
+    e->normalized_len += bert_utext_encode(cp, e->normalized + e->normalized_len);
 }
 
 static void lowercase(encoder *e, int32_t cp)
 {
     if (!e->tok->settings.lowercase) { emit(e, cp); return; }
     int32_t low[2];
-    int n = utext_lowercase(cp, low);
+    int n = bert_utext_lowercase(cp, low);
     for (int i = 0; i < n; i++) emit(e, low[i]);
 }
 
@@ -763,9 +763,9 @@ static void flush_marks(encoder *e)
     if (n <= 32) {
         for (size_t i = 1; i < n; i++) {
             int32_t c = m[i];
-            int k = utext_combining_class(c);
+            int k = bert_utext_combining_class(c);
             size_t j = i;
-            for (; j > 0 && utext_combining_class(m[j - 1]) > k; j--) m[j] = m[j - 1];
+            for (; j > 0 && bert_utext_combining_class(m[j - 1]) > k; j--) m[j] = m[j - 1];
             m[j] = c;
         }
     } else {
@@ -773,15 +773,15 @@ static void flush_marks(encoder *e)
         int32_t *sorted = malloc(n * sizeof *sorted);
         size_t start[257] = {0};
         if (!sorted) { e->failed = 1; e->n_marks = 0; return; }
-        for (size_t i = 0; i < n; i++) start[utext_combining_class(m[i]) + 1]++;
+        for (size_t i = 0; i < n; i++) start[bert_utext_combining_class(m[i]) + 1]++;
         for (int k = 1; k <= 256; k++) start[k] += start[k - 1];
-        for (size_t i = 0; i < n; i++) sorted[start[utext_combining_class(m[i])]++] = m[i];
+        for (size_t i = 0; i < n; i++) sorted[start[bert_utext_combining_class(m[i])]++] = m[i];
         memcpy(m, sorted, n * sizeof *m);
         free(sorted);
     }
     e->n_marks = 0;
     for (size_t i = 0; i < n; i++)
-        if (!utext_is_nonspacing_mark(m[i])) lowercase(e, m[i]);
+        if (!bert_utext_is_nonspacing_mark(m[i])) lowercase(e, m[i]);
 }
 
 /* strip_accents: NFD, then drop category Mn. */
@@ -789,9 +789,9 @@ static void strip_accents(encoder *e, int32_t cp)
 {
     if (!e->tok->strip) { lowercase(e, cp); return; }
     int32_t d[UTEXT_MAX_DECOMPOSITION];
-    int n = utext_decompose(cp, d);
+    int n = bert_utext_decompose(cp, d);
     for (int i = 0; i < n; i++) {
-        if (utext_combining_class(d[i]) != 0) {
+        if (bert_utext_combining_class(d[i]) != 0) {
             if (e->n_marks == e->marks_cap) {
                 int32_t *p = bert_grow(e->marks, &e->marks_cap, e->n_marks + 1, sizeof *p);
                 if (!p) { e->failed = 1; return; }
@@ -800,7 +800,7 @@ static void strip_accents(encoder *e, int32_t cp)
             e->marks[e->n_marks++] = d[i];
         } else {
             flush_marks(e);
-            if (!utext_is_nonspacing_mark(d[i])) lowercase(e, d[i]);
+            if (!bert_utext_is_nonspacing_mark(d[i])) lowercase(e, d[i]);
         }
     }
 }
@@ -810,10 +810,10 @@ static void normalize(encoder *e, int32_t cp)
 {
     const bert_tokenizer *t = e->tok;
     if (t->clean_text) {
-        if (cp == 0 || cp == UTEXT_REPLACEMENT || utext_is_control(cp)) return;
-        if (utext_is_whitespace(cp)) cp = ' ';
+        if (cp == 0 || cp == UTEXT_REPLACEMENT || bert_utext_is_control(cp)) return;
+        if (bert_utext_is_whitespace(cp)) cp = ' ';
     }
-    if (t->settings.chinese_chars && utext_is_chinese(cp)) {
+    if (t->settings.chinese_chars && bert_utext_is_chinese(cp)) {
         strip_accents(e, ' ');
         strip_accents(e, cp);
         strip_accents(e, ' ');
@@ -842,7 +842,7 @@ static void normalize_all(encoder *e, const unsigned char *s, size_t len)
             continue;
         }
         int32_t cp;
-        i += utext_decode(s + i, len - i, &cp);
+        i += bert_utext_decode(s + i, len - i, &cp);
         normalize(e, cp);
     }
     flush_marks(e);
@@ -863,7 +863,7 @@ static void pre_tokenize_all(encoder *e, const unsigned char *s, size_t len)
 {
     for (size_t i = 0; i < len && !e->failed && !e->full;) {
         int32_t cp;
-        i += utext_decode(s + i, len - i, &cp);
+        i += bert_utext_decode(s + i, len - i, &cp);
         pre_tokenize(e, cp);
     }
 }
@@ -1067,7 +1067,7 @@ const char *bert_tokenizer_token(const bert_tokenizer *tok, int32_t id)
 
 int32_t bert_tokenizer_find(const bert_tokenizer *tok, const char *token, size_t len)
 {
-    return vocab_find(&tok->vocab, token, len);
+    return bert_vocab_find(&tok->vocab, token, len);
 }
 
 const bert_special_ids *bert_tokenizer_specials(const bert_tokenizer *tok) { return &tok->specials; }

@@ -73,15 +73,15 @@ static int read_texts(const char *path, texts *t)
         }
         json_doc *doc = NULL;
         char *err = NULL;
-        if (json_parse(line, (size_t)(end - line), &doc, &err) != 0) {
+        if (bert_json_parse(line, (size_t)(end - line), &doc, &err) != 0) {
             fprintf(stderr, "%s: %s\n", path, err ? err : "out of memory");
             free(err);
             free(data);
             return -1;
         }
-        const char *s = json_str(doc, 0, "");
+        const char *s = bert_json_str(doc, 0, "");
         int rc = add_text(t, s, strlen(s));
-        json_free(doc);
+        bert_json_free(doc);
         if (rc != 0) { free(data); return -1; }
     }
     free(data);
