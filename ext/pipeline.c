@@ -38,7 +38,7 @@ int bert_pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allo
      * max_length whatever the text's size. */
     size_t limit = (size_t)e->max_length - 1;
     size_t stop = e->truncate || !allow_long ? limit + 1 : SIZE_MAX;
-    if (bert_ids_push(out, sp->cls) != 0 || bert_tokenizer_encode_with(e->tokenizer, text, len, stop, out, &e->tokenizing) != 0) {
+    if (bert_ids_push(out, sp->cls) != 0 || bert_tokenizer_encode(e->tokenizer, text, len, stop, out, &e->tokenizing) != 0) {
         *err = bert_errorf("out of memory tokenizing a text of %zu bytes", len);
         return -1;
     }
@@ -313,8 +313,8 @@ int bert_pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const
     size_t room = e->max_length > 3 ? (size_t)e->max_length - 3 : 0;
     /* Neither segment can keep more than `room` tokens, so reading one past
      * that decides every truncation while bounding the memory. */
-    if (bert_tokenizer_encode_max(e->tokenizer, a, alen, room + 1, &ia) != 0 ||
-        bert_tokenizer_encode_max(e->tokenizer, b, blen, room + 1, &ib) != 0) goto oom;
+    if (bert_tokenizer_encode(e->tokenizer, a, alen, room + 1, &ia, NULL) != 0 ||
+        bert_tokenizer_encode(e->tokenizer, b, blen, room + 1, &ib, NULL) != 0) goto oom;
     size_t la = ia.len, lb = ib.len;
     if (la + lb > room) {
         if (!e->truncate) {

@@ -9,6 +9,7 @@
  * it); two ranges sharing a byte would mean a corrupt file and are refused.
  */
 #include "safetensors.h"
+#include "internal.h"
 
 #include "file.h"
 #include "error.h"

@@ -42,22 +42,11 @@ typedef struct st_file st_file;
  * and the problem; err must not be NULL. */
 int bert_safetensors_open(const char *path, st_file **out, char **err);
 
-/* Validates an in-memory image of a file, which must outlive the result.
- * `label` names it in error messages. */
-int bert_safetensors_parse(const unsigned char *buf, size_t size, const char *label,
-             st_file **out, char **err);
-
 /* The tensor called `name`, or NULL. */
 const st_tensor *bert_safetensors_find(const st_file *f, const char *name);
 
-int bert_safetensors_count(const st_file *f);
-const st_tensor *bert_safetensors_tensor_at(const st_file *f, int i);   /* sorted by name */
-
 /* Size of the whole file (or in-memory image) in bytes. */
 size_t bert_safetensors_size(const st_file *f);
-
-/* Bytes per element of a dtype. */
-size_t bert_safetensors_dtype_size(st_dtype t);
 
 /* Unmaps the file (when bert_safetensors_open mapped it) and frees everything. */
 void bert_safetensors_close(st_file *f);

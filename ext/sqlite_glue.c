@@ -131,7 +131,8 @@ static bert_entry *model_arg(sqlite3_context *ctx, int argc, sqlite3_value **arg
     return e;
 }
 
-void bert_glue_json_string(sqlite3_str *out, const char *s)
+/* Appends `s` as a JSON string literal. */
+static void json_string(sqlite3_str *out, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
     sqlite3_str_appendchar(out, 1, '"');
@@ -231,7 +232,7 @@ static void tokenize_common(sqlite3_context *ctx, int argc, sqlite3_value **argv
     for (size_t i = 0; i < ids.len; i++) {
         if (i) sqlite3_str_appendchar(s, 1, ',');
         if (as_ids) sqlite3_str_appendf(s, "%d", (int)ids.ids[i]);
-        else bert_glue_json_string(s, bert_tokenizer_token(e->tokenizer, ids.ids[i]));
+        else json_string(s, bert_tokenizer_token(e->tokenizer, ids.ids[i]));
     }
     sqlite3_str_appendchar(s, 1, ']');
     bert_ids_free(&ids);
@@ -438,9 +439,9 @@ static void fill_mask_json(sqlite3_str *s, const fill_mask_result *r)
             const fill_mask_candidate *c = &r->items[m * r->top_k + k];
             if (k) sqlite3_str_appendchar(s, 1, ',');
             sqlite3_str_appendf(s, "{\"score\":%!.8g,\"token\":%d,\"token_str\":", c->score, (int)c->token);
-            bert_glue_json_string(s, c->token_str);
+            json_string(s, c->token_str);
             sqlite3_str_appendall(s, ",\"sequence\":");
-            bert_glue_json_string(s, c->sequence);
+            json_string(s, c->sequence);
             sqlite3_str_appendchar(s, 1, '}');
         }
         sqlite3_str_appendchar(s, 1, ']');

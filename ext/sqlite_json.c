@@ -9,6 +9,7 @@
 #include "buffer.h"
 #include "file.h"
 #include "json.h"
+#include "internal.h"
 #include "error.h"
 #include "path.h"
 

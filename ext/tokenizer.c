@@ -13,6 +13,7 @@
  * tokens whole before pre-tokenizing it.
  */
 #include "tokenizer.h"
+#include "internal.h"
 
 #include "buffer.h"
 #include "error.h"
@@ -637,39 +638,39 @@ void bert_tokenizer_free(bert_tokenizer *t)
 
 /* ---- encoding ------------------------------------------------------------ */
 
+/* One text's way through the normalizer, the pre-tokenizer and WordPiece,
+ * one character at a time. */
 typedef struct {
     const bert_tokenizer *tok;
     bert_ids *out;
-    int32_t *marks;             /* combining marks waiting for canonical order */
-    size_t n_marks, marks_cap;
-    char *word;                 /* the word being built, UTF-8 */
-    size_t word_len, word_cap;
+    bert_encode_buffers buf;    /* marks, word and normalized text, kept by callers who ask */
+    size_t n_marks;             /* combining marks waiting for canonical order */
+    size_t word_len;            /* the word being built, UTF-8 */
     size_t word_chars;          /* its length in characters (counted on past the limit) */
     int collect;                /* keep the normalized text instead of tokenizing it */
-    char *normalized;           /* the normalized text kept, UTF-8 */
-    size_t normalized_len, normalized_cap;
+    size_t normalized_len;      /* the normalized text kept, UTF-8 */
     int failed;                 /* out of memory */
     size_t limit;               /* stop once out holds this many ids */
     int full;                   /* the limit was reached */
-} encoder;
+} encode_pass;
 
-static void push(encoder *e, int32_t id)
+static void push(encode_pass *p, int32_t id)
 {
-    if (e->failed || e->full) return;
-    if (e->out->len >= e->limit) { e->full = 1; return; }
-    if (bert_ids_push(e->out, id) != 0) e->failed = 1;
+    if (p->failed || p->full) return;
+    if (p->out->len >= p->limit) { p->full = 1; return; }
+    if (bert_ids_push(p->out, id) != 0) p->failed = 1;
 }
 
 /* Greedy longest-match-first WordPiece over one word; a word with any part
  * left unmatched, or longer than max_input_chars_per_word, is one [UNK]. */
-static void wordpiece(encoder *e, const char *w, size_t len, size_t chars)
+static void wordpiece(encode_pass *p, const char *w, size_t len, size_t chars)
 {
-    const bert_tokenizer *t = e->tok;
+    const bert_tokenizer *t = p->tok;
     if (chars > (size_t)t->settings.max_input_chars_per_word) {
-        push(e, t->unk);
+        push(p, t->unk);
         return;
     }
-    size_t mark = e->out->len;
+    size_t mark = p->out->len;
     for (size_t start = 0; start < len;) {
         const char *prefix = start > 0 ? t->prefix : NULL;
         size_t plen = start > 0 ? t->prefix_len : 0;
@@ -688,77 +689,77 @@ static void wordpiece(encoder *e, const char *w, size_t len, size_t chars)
         if (id < 0) {
             /* The word's pieces give way to one [UNK], which fits where they
              * did even when the limit stopped them. */
-            e->out->len = mark;
-            e->full = 0;
-            push(e, t->unk);
+            p->out->len = mark;
+            p->full = 0;
+            push(p, t->unk);
             return;
         }
-        push(e, id);
+        push(p, id);
         start = end;
     }
 }
 
-static void end_word(encoder *e)
+static void end_word(encode_pass *p)
 {
-    if (e->word_chars == 0) return;
-    wordpiece(e, e->word, e->word_len, e->word_chars);
-    e->word_len = 0;
-    e->word_chars = 0;
+    if (p->word_chars == 0) return;
+    wordpiece(p, p->buf.word, p->word_len, p->word_chars);
+    p->word_len = 0;
+    p->word_chars = 0;
 }
 
-static void append_to_word(encoder *e, int32_t cp)
+static void append_to_word(encode_pass *p, int32_t cp)
 {
     /* Past the length limit the word is [UNK] whatever follows: count only. */
-    if (e->word_chars++ > (size_t)e->tok->settings.max_input_chars_per_word) return;
-    if (e->word_len + 4 > e->word_cap) {
-        char *p = bert_grow(e->word, &e->word_cap, e->word_len + 4, 1);
-        if (!p) { e->failed = 1; return; }
-        e->word = p;
+    if (p->word_chars++ > (size_t)p->tok->settings.max_input_chars_per_word) return;
+    if (p->word_len + 4 > p->buf.word_cap) {
+        char *grown = bert_grow(p->buf.word, &p->buf.word_cap, p->word_len + 4, 1);
+        if (!grown) { p->failed = 1; return; }
+        p->buf.word = grown;
     }
-    e->word_len += bert_utext_encode(cp, e->word + e->word_len);
+    p->word_len += bert_utext_encode(cp, p->buf.word + p->word_len);
 }
 
 /* BertPreTokenizer: whitespace ends a word, punctuation is a word alone. */
-static void pre_tokenize(encoder *e, int32_t cp)
+static void pre_tokenize(encode_pass *p, int32_t cp)
 {
     if (bert_utext_is_whitespace(cp)) {
-        end_word(e);
+        end_word(p);
     } else if (bert_utext_is_punctuation(cp)) {
-        end_word(e);
-        append_to_word(e, cp);
-        end_word(e);
+        end_word(p);
+        append_to_word(p, cp);
+        end_word(p);
     } else {
-        append_to_word(e, cp);
+        append_to_word(p, cp);
     }
 }
 
 /* The normalizer's output goes to the pre-tokenizer, or is kept when
  * normalized added tokens must be found in it first. */
-static void emit(encoder *e, int32_t cp)
+static void emit(encode_pass *p, int32_t cp)
 {
-    if (!e->collect) { pre_tokenize(e, cp); return; }
-    if (e->normalized_len + 4 > e->normalized_cap) {
-        char *p = bert_grow(e->normalized, &e->normalized_cap, e->normalized_len + 4, 1);
-        if (!p) { e->failed = 1; return; }
-        e->normalized = p;
+    if (!p->collect) { pre_tokenize(p, cp); return; }
+    if (p->normalized_len + 4 > p->buf.normalized_cap) {
+        char *grown = bert_grow(p->buf.normalized, &p->buf.normalized_cap, p->normalized_len + 4, 1);
+        if (!grown) { p->failed = 1; return; }
+        p->buf.normalized = grown;
     }
-    e->normalized_len += bert_utext_encode(cp, e->normalized + e->normalized_len);
+    p->normalized_len += bert_utext_encode(cp, p->buf.normalized + p->normalized_len);
 }
 
-static void lowercase(encoder *e, int32_t cp)
+static void lowercase(encode_pass *p, int32_t cp)
 {
-    if (!e->tok->settings.lowercase) { emit(e, cp); return; }
+    if (!p->tok->settings.lowercase) { emit(p, cp); return; }
     int32_t low[2];
     int n = bert_utext_lowercase(cp, low);
-    for (int i = 0; i < n; i++) emit(e, low[i]);
+    for (int i = 0; i < n; i++) emit(p, low[i]);
 }
 
 /* Canonical ordering of the held marks (a stable sort by combining class),
  * then strip_accents' removal of the nonspacing ones. */
-static void flush_marks(encoder *e)
+static void flush_marks(encode_pass *p)
 {
-    size_t n = e->n_marks;
-    int32_t *m = e->marks;
+    size_t n = p->n_marks;
+    int32_t *m = p->buf.marks;
     if (n == 0) return;
     if (n <= 32) {
         for (size_t i = 1; i < n; i++) {
@@ -772,53 +773,53 @@ static void flush_marks(encoder *e)
         /* Counting sort: a long run of marks must not cost quadratic time. */
         int32_t *sorted = malloc(n * sizeof *sorted);
         size_t start[257] = {0};
-        if (!sorted) { e->failed = 1; e->n_marks = 0; return; }
+        if (!sorted) { p->failed = 1; p->n_marks = 0; return; }
         for (size_t i = 0; i < n; i++) start[bert_utext_combining_class(m[i]) + 1]++;
         for (int k = 1; k <= 256; k++) start[k] += start[k - 1];
         for (size_t i = 0; i < n; i++) sorted[start[bert_utext_combining_class(m[i])]++] = m[i];
         memcpy(m, sorted, n * sizeof *m);
         free(sorted);
     }
-    e->n_marks = 0;
+    p->n_marks = 0;
     for (size_t i = 0; i < n; i++)
-        if (!bert_utext_is_nonspacing_mark(m[i])) lowercase(e, m[i]);
+        if (!bert_utext_is_nonspacing_mark(m[i])) lowercase(p, m[i]);
 }
 
 /* strip_accents: NFD, then drop category Mn. */
-static void strip_accents(encoder *e, int32_t cp)
+static void strip_accents(encode_pass *p, int32_t cp)
 {
-    if (!e->tok->strip) { lowercase(e, cp); return; }
+    if (!p->tok->strip) { lowercase(p, cp); return; }
     int32_t d[UTEXT_MAX_DECOMPOSITION];
     int n = bert_utext_decompose(cp, d);
     for (int i = 0; i < n; i++) {
         if (bert_utext_combining_class(d[i]) != 0) {
-            if (e->n_marks == e->marks_cap) {
-                int32_t *p = bert_grow(e->marks, &e->marks_cap, e->n_marks + 1, sizeof *p);
-                if (!p) { e->failed = 1; return; }
-                e->marks = p;
+            if (p->n_marks == p->buf.marks_cap) {
+                int32_t *grown = bert_grow(p->buf.marks, &p->buf.marks_cap, p->n_marks + 1, sizeof *grown);
+                if (!grown) { p->failed = 1; return; }
+                p->buf.marks = grown;
             }
-            e->marks[e->n_marks++] = d[i];
+            p->buf.marks[p->n_marks++] = d[i];
         } else {
-            flush_marks(e);
-            if (!bert_utext_is_nonspacing_mark(d[i])) lowercase(e, d[i]);
+            flush_marks(p);
+            if (!bert_utext_is_nonspacing_mark(d[i])) lowercase(p, d[i]);
         }
     }
 }
 
 /* clean_text and handle_chinese_chars, on one character of the input. */
-static void normalize(encoder *e, int32_t cp)
+static void normalize(encode_pass *p, int32_t cp)
 {
-    const bert_tokenizer *t = e->tok;
+    const bert_tokenizer *t = p->tok;
     if (t->clean_text) {
         if (cp == 0 || cp == UTEXT_REPLACEMENT || bert_utext_is_control(cp)) return;
         if (bert_utext_is_whitespace(cp)) cp = ' ';
     }
     if (t->settings.chinese_chars && bert_utext_is_chinese(cp)) {
-        strip_accents(e, ' ');
-        strip_accents(e, cp);
-        strip_accents(e, ' ');
+        strip_accents(p, ' ');
+        strip_accents(p, cp);
+        strip_accents(p, ' ');
     } else {
-        strip_accents(e, cp);
+        strip_accents(p, cp);
     }
 }
 
@@ -828,24 +829,24 @@ static int is_ascii_word_char(unsigned char c)
 }
 
 /* Normalizes s[0..len) into the pre-tokenizer (or the kept text). */
-static void normalize_all(encoder *e, const unsigned char *s, size_t len)
+static void normalize_all(encode_pass *p, const unsigned char *s, size_t len)
 {
-    const bert_tokenizer *t = e->tok;
-    for (size_t i = 0; i < len && !e->failed && !e->full;) {
+    const bert_tokenizer *t = p->tok;
+    for (size_t i = 0; i < len && !p->failed && !p->full;) {
         /* ASCII letters and digits pass every stage unchanged but lowercasing. */
         unsigned char c = s[i];
-        if (!e->collect && is_ascii_word_char(c) && e->n_marks == 0 &&
-            e->word_chars < (size_t)t->settings.max_input_chars_per_word && e->word_len < e->word_cap) {
-            e->word[e->word_len++] = (char)(c >= 'A' && c <= 'Z' && t->settings.lowercase ? c + 32 : c);
-            e->word_chars++;
+        if (!p->collect && is_ascii_word_char(c) && p->n_marks == 0 &&
+            p->word_chars < (size_t)t->settings.max_input_chars_per_word && p->word_len < p->buf.word_cap) {
+            p->buf.word[p->word_len++] = (char)(c >= 'A' && c <= 'Z' && t->settings.lowercase ? c + 32 : c);
+            p->word_chars++;
             i++;
             continue;
         }
         int32_t cp;
         i += bert_utext_decode(s + i, len - i, &cp);
-        normalize(e, cp);
+        normalize(p, cp);
     }
-    flush_marks(e);
+    flush_marks(p);
 }
 
 /* The longest token of `set` at s[0..len), or NULL. */
@@ -859,61 +860,43 @@ static const added_token *match_token(const token_set *set, const unsigned char 
 }
 
 /* Pre-tokenizes already normalized (valid UTF-8) text. */
-static void pre_tokenize_all(encoder *e, const unsigned char *s, size_t len)
+static void pre_tokenize_all(encode_pass *p, const unsigned char *s, size_t len)
 {
-    for (size_t i = 0; i < len && !e->failed && !e->full;) {
+    for (size_t i = 0; i < len && !p->failed && !p->full;) {
         int32_t cp;
         i += bert_utext_decode(s + i, len - i, &cp);
-        pre_tokenize(e, cp);
+        pre_tokenize(p, cp);
     }
 }
 
 /* A stretch of text between raw-matched added tokens: normalize, then find
  * the normalized added tokens, pre-tokenize the rest and run WordPiece. */
-static void encode_segment(encoder *e, const unsigned char *s, size_t len)
+static void encode_segment(encode_pass *p, const unsigned char *s, size_t len)
 {
-    const token_set *norm = &e->tok->norm;
+    const token_set *norm = &p->tok->norm;
     if (norm->n == 0) {
-        normalize_all(e, s, len);
-        end_word(e);
+        normalize_all(p, s, len);
+        end_word(p);
         return;
     }
-    e->collect = 1;
-    e->normalized_len = 0;
-    normalize_all(e, s, len);
-    e->collect = 0;
-    const unsigned char *n = (const unsigned char *)e->normalized;
-    size_t nlen = e->normalized_len, piece = 0;
-    if (nlen == 0) return;   /* e->normalized may be NULL: no pointer arithmetic on it */
-    for (size_t i = 0; i < nlen && !e->failed && !e->full;) {
+    p->collect = 1;
+    p->normalized_len = 0;
+    normalize_all(p, s, len);
+    p->collect = 0;
+    const unsigned char *n = (const unsigned char *)p->buf.normalized;
+    size_t nlen = p->normalized_len, piece = 0;
+    if (nlen == 0) return;   /* p->buf.normalized may be NULL: no pointer arithmetic on it */
+    for (size_t i = 0; i < nlen && !p->failed && !p->full;) {
         const added_token *a = match_token(norm, n + i, nlen - i);
         if (!a) { i++; continue; }
-        pre_tokenize_all(e, n + piece, i - piece);
-        end_word(e);
-        push(e, a->id);
+        pre_tokenize_all(p, n + piece, i - piece);
+        end_word(p);
+        push(p, a->id);
         i += a->len;
         piece = i;
     }
-    pre_tokenize_all(e, n + piece, nlen - piece);
-    end_word(e);
-}
-
-static void encoder_free(encoder *e)
-{
-    free(e->marks);
-    free(e->word);
-    free(e->normalized);
-}
-
-int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t len, bert_ids *out)
-{
-    return bert_tokenizer_encode_max(tok, text, len, SIZE_MAX, out);
-}
-
-int bert_tokenizer_encode_max(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
-                              bert_ids *out)
-{
-    return bert_tokenizer_encode_with(tok, text, len, max_ids, out, NULL);
+    pre_tokenize_all(p, n + piece, nlen - piece);
+    end_word(p);
 }
 
 void bert_encode_buffers_free(bert_encode_buffers *b)
@@ -921,61 +904,49 @@ void bert_encode_buffers_free(bert_encode_buffers *b)
     if (!b) return;
     free(b->word);
     free(b->marks);
+    free(b->normalized);
     memset(b, 0, sizeof *b);
 }
 
-int bert_tokenizer_encode_with(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
-                               bert_ids *out, bert_encode_buffers *keep)
+int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
+                          bert_ids *out, bert_encode_buffers *keep)
 {
-    encoder e;
-    memset(&e, 0, sizeof e);
-    if (keep) {
-        e.word = keep->word;
-        e.word_cap = keep->word_cap;
-        e.marks = keep->marks;
-        e.marks_cap = keep->marks_cap;
-    }
-    e.tok = tok;
-    e.out = out;
-    e.limit = max_ids;
+    encode_pass p;
+    memset(&p, 0, sizeof p);
+    if (keep) p.buf = *keep;
+    p.tok = tok;
+    p.out = out;
+    p.limit = max_ids;
     const unsigned char *s = (const unsigned char *)text;
     size_t segment = 0;
     /* Added tokens start with an ASCII or lead byte, never inside a
      * character, so matching the raw bytes finds what matching the decoded
      * text would. */
-    for (size_t i = 0; i < len && !e.failed && !e.full;) {
+    for (size_t i = 0; i < len && !p.failed && !p.full;) {
         const added_token *a = tok->raw.n ? match_token(&tok->raw, s + i, len - i) : NULL;
         if (!a) { i++; continue; }
-        encode_segment(&e, s + segment, i - segment);
-        push(&e, a->id);
+        encode_segment(&p, s + segment, i - segment);
+        push(&p, a->id);
         i += a->len;
         segment = i;
     }
-    if (!e.failed && !e.full) encode_segment(&e, s + segment, len - segment);
-    if (keep) {
-        /* The buffers, grown or not, go back to the caller. */
-        keep->word = e.word;
-        keep->word_cap = e.word_cap;
-        keep->marks = e.marks;
-        keep->marks_cap = e.marks_cap;
-        e.word = NULL;
-        e.marks = NULL;
-    }
-    encoder_free(&e);
-    return e.failed ? -1 : 0;
+    if (!p.failed && !p.full) encode_segment(&p, s + segment, len - segment);
+    if (keep) *keep = p.buf;   /* the buffers, grown or not, go back to the caller */
+    else bert_encode_buffers_free(&p.buf);
+    return p.failed ? -1 : 0;
 }
 
 /* An added token's content as the normalizer leaves it (malloc'd). */
 static char *normalize_text(const bert_tokenizer *t, const char *s, size_t len, size_t *out_len)
 {
-    encoder e;
-    memset(&e, 0, sizeof e);
-    e.tok = t;
-    e.collect = 1;
-    normalize_all(&e, (const unsigned char *)s, len);
-    char *text = e.failed ? NULL : bert_strndup(e.normalized ? e.normalized : "", e.normalized_len);
-    *out_len = e.normalized_len;
-    encoder_free(&e);
+    encode_pass p;
+    memset(&p, 0, sizeof p);
+    p.tok = t;
+    p.collect = 1;
+    normalize_all(&p, (const unsigned char *)s, len);
+    char *text = p.failed ? NULL : bert_strndup(p.buf.normalized ? p.buf.normalized : "", p.normalized_len);
+    *out_len = p.normalized_len;
+    bert_encode_buffers_free(&p.buf);
     return text;
 }
 

@@ -2,6 +2,7 @@
  * weight_cache.c - one mapping of each weight file per process.
  */
 #include "weight_cache.h"
+#include "internal.h"
 
 #include "error.h"
 #include "path.h"

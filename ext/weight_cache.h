@@ -21,7 +21,4 @@ void bert_weight_cache_release(const bert_model *m);
 /* How many references (one per connection and model name) hold `m`. */
 int bert_weight_cache_refs(const bert_model *m);
 
-/* How many distinct weight files are mapped in this process. */
-int bert_weight_cache_count(void);
-
 #endif

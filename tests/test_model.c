@@ -12,6 +12,7 @@
  */
 #include "test.h"
 #include "../ext/encoder.h"
+#include "../ext/internal.h"
 #include "../ext/model.h"
 #include "../ext/safetensors.h"
 

@@ -7,6 +7,7 @@
  */
 #include "test.h"
 #include "../ext/weight_cache.h"
+#include "../ext/internal.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -6,6 +6,7 @@
  */
 #include "test.h"
 #include "../ext/weight_cache.h"
+#include "../ext/internal.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -7,6 +7,7 @@
  */
 #include "test.h"
 #include "../ext/json.h"
+#include "../ext/internal.h"
 #include "../ext/tokenizer.h"
 #include "../ext/unicode_text.h"
 
@@ -140,7 +141,7 @@ static int encode_with_specials(const bert_tokenizer *tok, const char *text, siz
 {
     out->len = 0;
     const bert_special_ids *sp = bert_tokenizer_specials(tok);
-    return bert_ids_push(out, sp->cls) || bert_tokenizer_encode(tok, text, len, out) || bert_ids_push(out, sp->sep) ? -1 : 0;
+    return bert_ids_push(out, sp->cls) || bert_tokenizer_encode(tok, text, len, SIZE_MAX, out, NULL) || bert_ids_push(out, sp->sep) ? -1 : 0;
 }
 
 /* ---- the corpus ------------------------------------------------------------ */
@@ -267,7 +268,7 @@ static void check_hf_cases(void)
         if (!tok) continue;
         const char *text = bert_json_str(d, bert_json_member(d, c, "text"), "");
         got.len = 0;
-        T_CHECK(bert_tokenizer_encode(tok, text, strlen(text), &got) == 0, "%s: encode failed", name);
+        T_CHECK(bert_tokenizer_encode(tok, text, strlen(text), SIZE_MAX, &got, NULL) == 0, "%s: encode failed", name);
         json_ids(d, bert_json_member(d, c, "ids"), &want);
         char a[512], b[512];
         format_ids(&got, a, sizeof a);
@@ -503,7 +504,7 @@ static long encode_repeated(const bert_tokenizer *tok, const char *unit, bert_id
     if (!text) return -1;
     for (size_t i = 0; i < reps; i++) memcpy(text + i * ul, unit, ul);
     out->len = 0;
-    int rc = bert_tokenizer_encode(tok, text, reps * ul, out);
+    int rc = bert_tokenizer_encode(tok, text, reps * ul, SIZE_MAX, out, NULL);
     free(text);
     return rc == 0 ? (long)out->len : -1;
 }
@@ -541,13 +542,13 @@ static void check_long_inputs(const bert_tokenizer *tok)
         memcpy(zalgo, "hello", 5);
         for (size_t i = 5; i + 4 <= MB; i += 4) memcpy(zalgo + i, "\xcc\x81\xcc\x96", 4);
         v.len = 0;
-        int rc = bert_tokenizer_encode(tok, zalgo, 5 + (MB - 5) / 4 * 4, &v);
+        int rc = bert_tokenizer_encode(tok, zalgo, 5 + (MB - 5) / 4 * 4, SIZE_MAX, &v, NULL);
         T_CHECK(rc == 0 && v.len == 1 && v.ids[0] == hello, "hello + 1 MB of combining marks: %zu ids", v.len);
         /* Random bytes: any ids, but never more than one per byte. */
         unsigned s = 12345;
         for (size_t i = 0; i < MB; i++) { s = s * 1103515245u + 12345u; zalgo[i] = (char)(s >> 16); }
         v.len = 0;
-        rc = bert_tokenizer_encode(tok, zalgo, MB, &v);
+        rc = bert_tokenizer_encode(tok, zalgo, MB, SIZE_MAX, &v, NULL);
         T_CHECK(rc == 0 && v.len > 0 && v.len < MB, "1 MB of random bytes: %zu ids", v.len);
         free(zalgo);
     }
@@ -647,8 +648,8 @@ static void check_loading(void)
             const char *text = "H\xc3\xa9llo, [MASK] W\xc3\xb6rld! \xe7\x9a\x84\xe4\xba\xba";
             bert_ids a = {0}, b = {0};
             if (fixture) {
-                bert_tokenizer_encode(tok, text, strlen(text), &a);
-                bert_tokenizer_encode(fixture, text, strlen(text), &b);
+                bert_tokenizer_encode(tok, text, strlen(text), SIZE_MAX, &a, NULL);
+                bert_tokenizer_encode(fixture, text, strlen(text), SIZE_MAX, &b, NULL);
                 T_CHECK(same_ids(&a, &b) && a.len > 5, "defaults tokenize like bert-base-uncased's config");
             }
             bert_ids_free(&a);

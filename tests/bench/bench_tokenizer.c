@@ -103,7 +103,7 @@ static void bench(const bert_tokenizer *tok, const char *name, const texts *t, i
     for (int r = 0; r < repeats; r++) {
         for (size_t i = 0; i < t->n; i++) {
             ids.len = 0;
-            if (bert_tokenizer_encode(tok, t->text[i], t->len[i], &ids) != 0) {
+            if (bert_tokenizer_encode(tok, t->text[i], t->len[i], SIZE_MAX, &ids, NULL) != 0) {
                 fprintf(stderr, "out of memory\n");
                 exit(1);
             }

@@ -17,6 +17,7 @@
  * with a message; a success must give values inside the documented bounds.
  */
 #include "json.h"
+#include "internal.h"
 #include "model.h"
 #include "registry.h"
 #include "tokenizer.h"
@@ -96,7 +97,7 @@ static void tokenizer(void)
     static const char text[] = "[CLS] Hello, World! the cat sat on the mat [MASK] caf\xc3\xa9 na\xc3\xafve "
                                "\xe4\xb8\xad\xe6\x96\x87 unaffable 123 <x> [SEP]";
     bert_ids ids = {0};
-    if (bert_tokenizer_encode(tok, text, sizeof text - 1, &ids) != 0) fuzz_die("encode failed");
+    if (bert_tokenizer_encode(tok, text, sizeof text - 1, SIZE_MAX, &ids, NULL) != 0) fuzz_die("encode failed");
     size_t vocab = bert_tokenizer_vocab_size(tok);
     for (size_t i = 0; i < ids.len; i++)
         if (ids.ids[i] < 0 || (size_t)ids.ids[i] >= vocab)

@@ -10,6 +10,7 @@
  * and tensor naming the loader knows (tests/fuzz/make_corpus.sh).
  */
 #include "encoder.h"
+#include "internal.h"
 #include "model.h"
 #include "safetensors.h"
 #include "fuzz_util.h"
