@@ -2,6 +2,7 @@
  * pipeline.c - see pipeline.h.
  */
 #include "pipeline.h"
+#include "entry.h"
 
 #include "error.h"
 

@@ -2,6 +2,7 @@
  * registry.c - see registry.h.
  */
 #include "registry.h"
+#include "entry.h"
 
 #include "buffer.h"
 #include "error.h"
@@ -348,3 +349,23 @@ void bert_registry_clear(bert_registry *r)
         entry_free(e);
     }
 }
+
+const bert_entry *bert_registry_next(const bert_registry *r, const bert_entry *at, bert_entry_info *info)
+{
+    const bert_entry *e = at ? at->next : r->head;
+    if (!e) return NULL;
+    info->name = e->name;
+    info->path = e->path;
+    info->cfg = &e->cfg;
+    info->max_length = e->max_length;
+    info->normalize = e->normalize;
+    info->pooling = e->pooling;
+    info->model = e->model;
+    info->encoder_calls = e->encoder_calls;
+    return e;
+}
+
+const char *bert_entry_name(const bert_entry *e) { return e->name; }
+int bert_entry_hidden_size(const bert_entry *e) { return e->cfg.hidden_size; }
+unsigned long bert_entry_serial(const bert_entry *e) { return e->serial; }
+const bert_tokenizer *bert_entry_tokenizer(const bert_entry *e) { return e->tokenizer; }

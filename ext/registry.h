@@ -14,8 +14,6 @@
 #include "model.h"
 #include "tokenizer.h"
 
-#include <sys/types.h>
-
 /* What a user may set in bert_load's options JSON; -1 / 0 mean "not given". */
 typedef struct {
     int pooling;      /* bert_pooling, or -1 for the model's own */
@@ -25,28 +23,8 @@ typedef struct {
     int threads;      /* OpenBLAS threads, 0 for the default */
 } bert_options;
 
-typedef struct bert_entry {
-    char *name;
-    char *path;             /* as the user spelled it */
-    dev_t dir_dev;          /* the directory's identity: two spellings of one */
-    ino_t dir_ino;          /* directory are the same model */
-    bert_options given;     /* options as the user gave them */
-    bert_config cfg;        /* read at registration */
-    bert_st_config st;      /* sentence-transformers settings, read at registration */
-    bert_pooling pooling;   /* effective settings */
-    int normalize;
-    int max_length;
-    int truncate;
-    int threads;
-    bert_tokenizer *tokenizer;   /* NULL until first needed */
-    const bert_model *model;     /* NULL until first needed; shared, see weight_cache.h */
-    bert_scratch *scratch;       /* this connection's buffers for this model */
-    bert_ids ids;                /* token ids of the current text, kept between calls */
-    bert_encode_buffers tokenizing; /* the tokenizer's working memory, kept too */
-    unsigned long serial;        /* unique in its registry: tells a re-registered name apart */
-    long long encoder_calls;     /* forward passes run, for bert_models */
-    struct bert_entry *next;
-} bert_entry;
+/* A registered model: opaque outside registry.c and pipeline.c (entry.h). */
+typedef struct bert_entry bert_entry;
 
 typedef struct {
     bert_entry *head;
@@ -81,6 +59,27 @@ const float *bert_entry_encode(bert_entry *e, const int32_t *ids, const int32_t 
                           void *ctx, char **err);
 
 void bert_registry_clear(bert_registry *r);
+
+/* What bert_models shows of a registration. */
+typedef struct {
+    const char *name, *path;
+    const bert_config *cfg;
+    int max_length, normalize;
+    bert_pooling pooling;
+    const bert_model *model;     /* NULL while the weights are not loaded */
+    long long encoder_calls;     /* forward passes run */
+} bert_entry_info;
+
+/* The registration after `at` (NULL: the first) with its facts in *info, or
+ * NULL after the last.  The strings live as long as the registration. */
+const bert_entry *bert_registry_next(const bert_registry *r, const bert_entry *at, bert_entry_info *info);
+
+const char *bert_entry_name(const bert_entry *e);
+int bert_entry_hidden_size(const bert_entry *e);
+/* Unique in its registry: tells a re-registered name apart. */
+unsigned long bert_entry_serial(const bert_entry *e);
+/* The tokenizer, once bert_entry_need_tokenizer (or a pipeline call) loaded it. */
+const bert_tokenizer *bert_entry_tokenizer(const bert_entry *e);
 
 const char *bert_pooling_name(bert_pooling p);
 

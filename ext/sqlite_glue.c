@@ -232,7 +232,7 @@ static void tokenize_common(sqlite3_context *ctx, int argc, sqlite3_value **argv
     for (size_t i = 0; i < ids.len; i++) {
         if (i) sqlite3_str_appendchar(s, 1, ',');
         if (as_ids) sqlite3_str_appendf(s, "%d", (int)ids.ids[i]);
-        else json_string(s, bert_tokenizer_token(e->tokenizer, ids.ids[i]));
+        else json_string(s, bert_tokenizer_token(bert_entry_tokenizer(e), ids.ids[i]));
     }
     sqlite3_str_appendchar(s, 1, ']');
     bert_ids_free(&ids);
@@ -261,7 +261,7 @@ static void fn_embed(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     if (!e) return;
     char *err = NULL;
     /* The size is known only once the config is read, which registration did. */
-    size_t bytes = (size_t)e->cfg.hidden_size * sizeof(float);
+    size_t bytes = (size_t)bert_entry_hidden_size(e) * sizeof(float);
     float *vec = sqlite3_malloc64(bytes);
     if (!vec) { sqlite3_result_error_nomem(ctx); return; }
     if (bert_pipeline_embed(e, text, len, vec, bert_glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
@@ -320,17 +320,17 @@ static int vector_arg(sqlite3_context *ctx, int argc, sqlite3_value **argv, int 
     }
     if (!*model && !(*model = model_arg(ctx, argc, argv, 2))) return -1;
     query_vector *kept = sqlite3_get_auxdata(ctx, argn - 1);
-    if (kept && kept->serial == (*model)->serial) {
+    if (kept && kept->serial == bert_entry_serial(*model)) {
         out->values = kept->values;
         out->dim = kept->dim;
         return 0;
     }
     const char *text = (const char *)sqlite3_value_text(v);
     if (!text) { sqlite3_result_error_nomem(ctx); return -1; }
-    int dim = (*model)->cfg.hidden_size;
+    int dim = bert_entry_hidden_size(*model);
     query_vector *q = sqlite3_malloc64(sizeof *q + (size_t)dim * sizeof(float));
     if (!q) { sqlite3_result_error_nomem(ctx); return -1; }
-    q->serial = (*model)->serial;
+    q->serial = bert_entry_serial(*model);
     q->dim = dim;
     char *err = NULL;
     if (bert_pipeline_embed(*model, text, (size_t)sqlite3_value_bytes(v), q->values, bert_glue_interrupt_fn(),

@@ -169,30 +169,32 @@ static int models_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
     (void)idx; (void)idx_str; (void)argc; (void)argv;
     models_cursor *c = (models_cursor *)cur;
     models_clear(c);
+    const bert_registry *reg = &((glue_vtab *)cur->pVtab)->conn->registry;
+    bert_entry_info info;
     int n = 0;
-    for (const bert_entry *e = ((glue_vtab *)cur->pVtab)->conn->registry.head; e; e = e->next) n++;
+    for (const bert_entry *e = bert_registry_next(reg, NULL, &info); e; e = bert_registry_next(reg, e, &info)) n++;
     if (n == 0) return SQLITE_OK;
     c->rows = sqlite3_malloc64((sqlite3_uint64)n * sizeof *c->rows);
     if (!c->rows) return SQLITE_NOMEM;
-    for (const bert_entry *e = ((glue_vtab *)cur->pVtab)->conn->registry.head; e; e = e->next) {
-        const bert_model *m = e->model;
+    for (const bert_entry *e = bert_registry_next(reg, NULL, &info); e; e = bert_registry_next(reg, e, &info)) {
+        const bert_model *m = info.model;
         model_row *r = &c->rows[c->count++];
-        r->name = bert_strdup(e->name);
-        r->path = bert_strdup(e->path);
+        r->name = bert_strdup(info.name);
+        r->path = bert_strdup(info.path);
         if (!r->name || !r->path) return SQLITE_NOMEM;   /* models_clear frees the rest */
         r->loaded = m != NULL;
-        r->hidden = e->cfg.hidden_size;
-        r->layers = e->cfg.num_layers;
-        r->heads = e->cfg.num_heads;
-        r->vocab = e->cfg.vocab_size;
-        r->max_length = e->max_length;
-        r->normalize = e->normalize;
-        r->pooling = bert_pooling_name(e->pooling);
+        r->hidden = info.cfg->hidden_size;
+        r->layers = info.cfg->num_layers;
+        r->heads = info.cfg->num_heads;
+        r->vocab = info.cfg->vocab_size;
+        r->max_length = info.max_length;
+        r->normalize = info.normalize;
+        r->pooling = bert_pooling_name(info.pooling);
         r->has_mlm = m ? bert_model_has_mlm_head(m) : -1;
         r->has_nsp = m ? bert_model_has_nsp_head(m) : -1;
         r->dtype = m ? m->dtype : NULL;
         r->refs = m ? bert_weight_cache_refs(m) : 0;
-        r->encoder_calls = e->encoder_calls;
+        r->encoder_calls = info.encoder_calls;
     }
     return SQLITE_OK;
 }
@@ -434,7 +436,7 @@ static int embed_chunk(embed_cursor *c)
     }
     char *err = NULL;
     bert_entry *e = bert_registry_find(&v->conn->registry, c->model, &err);
-    if (!e || e->cfg.hidden_size != c->dim) {
+    if (!e || bert_entry_hidden_size(e) != c->dim) {
         free(err);
         vtab_error(&v->base, bert_errorf("bert_embed_each: model '%s' was unloaded or replaced while the "
                                          "query was reading it", c->model));
@@ -471,8 +473,8 @@ static int embed_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, 
     }
     bert_entry *e = bert_glue_find_model(v->conn, args[1], &err);
     if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
-    c->dim = e->cfg.hidden_size;
-    c->model = bert_strdup(e->name);
+    c->dim = bert_entry_hidden_size(e);
+    c->model = bert_strdup(bert_entry_name(e));
     int n = bert_json_length(c->doc, 0);
     c->items = malloc(((size_t)n + 1) * sizeof *c->items);
     c->vectors = malloc((size_t)EMBED_CHUNK * (size_t)c->dim * sizeof(float));

@@ -19,7 +19,7 @@
 #include "json.h"
 #include "internal.h"
 #include "model.h"
-#include "registry.h"
+#include "entry.h"
 #include "tokenizer.h"
 #include "fuzz_util.h"
 
