@@ -1,10 +1,15 @@
 /*
- * file.h - reading the small files of a model directory whole.
+ * file.h - the files of a model directory: their names, and reading the
+ * small ones whole.
  */
 #ifndef BERT_FILE_H
 #define BERT_FILE_H
 
 #include <stddef.h>
+
+/* "dir/name" in a new malloc'd string (trailing slashes of dir folded), or
+ * NULL when memory ran out. */
+char *bert_path_join(const char *dir, const char *name);
 
 /* Reads the regular file `path` into a new buffer, NUL-terminated after its
  * *len bytes.  A FIFO, device or directory is refused without blocking on

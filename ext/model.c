@@ -18,7 +18,7 @@
 #include "buffer.h"
 #include "error.h"
 #include "json.h"
-#include "path.h"
+#include "file.h"
 #include "safetensors.h"
 
 #include <math.h>

@@ -244,17 +244,15 @@ int bert_registry_remove(bert_registry *r, const char *name, char **err)
 /* "a, b, c" of the registered names, for error messages. */
 static char *list_names(const bert_registry *r)
 {
-    size_t n = 1;
-    for (bert_entry *e = r->head; e; e = e->next) n += strlen(e->name) + 4;
-    char *s = malloc(n);
-    if (!s) return NULL;
-    s[0] = '\0';
+    bert_text s = {0};
+    bert_text_add(&s, "", 0);
     for (bert_entry *e = r->head; e; e = e->next) {
-        strcat(s, "'");
-        strcat(s, e->name);
-        strcat(s, e->next ? "', " : "'");
+        bert_text_add(&s, "'", 1);
+        bert_text_add(&s, e->name, strlen(e->name));
+        bert_text_add(&s, "', ", e->next ? 3 : 1);
     }
-    return s;
+    if (s.failed) free(s.s);
+    return s.failed ? NULL : s.s;
 }
 
 bert_entry *bert_registry_find(bert_registry *r, const char *name, char **err)
@@ -356,7 +354,7 @@ const bert_entry *bert_registry_next(const bert_registry *r, const bert_entry *a
     if (!e) return NULL;
     info->name = e->name;
     info->path = e->path;
-    info->cfg = &e->cfg;
+    info->cfg = e->cfg;
     info->max_length = e->max_length;
     info->normalize = e->normalize;
     info->pooling = e->pooling;

@@ -63,7 +63,7 @@ void bert_registry_clear(bert_registry *r);
 /* What bert_models shows of a registration. */
 typedef struct {
     const char *name, *path;
-    const bert_config *cfg;
+    bert_config cfg;
     int max_length, normalize;
     bert_pooling pooling;
     const bert_model *model;     /* NULL while the weights are not loaded */

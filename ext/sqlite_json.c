@@ -11,7 +11,6 @@
 #include "json.h"
 #include "internal.h"
 #include "error.h"
-#include "path.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -112,17 +112,17 @@ enum { M_NAME, M_PATH, M_LOADED, M_HIDDEN, M_LAYERS, M_HEADS, M_VOCAB, M_MAX_LEN
 /* One row, copied when the scan starts: a function in the same query
  * (SELECT bert_unload(name) FROM bert_models) may free the entry it shows. */
 typedef struct {
+    bert_entry_info info;        /* name and path: the copies below; model: only whether loaded */
     char *name, *path;
-    int loaded, hidden, layers, heads, vocab, max_length, normalize, refs;
     int has_mlm, has_nsp;        /* -1 while the weights are not loaded */
-    sqlite3_int64 encoder_calls;
-    const char *pooling, *dtype; /* static strings; dtype NULL when not loaded */
+    const char *dtype;           /* a static string; NULL when not loaded */
+    int refs;
 } model_row;
 
 typedef struct {
     sqlite3_vtab_cursor base;
     model_row *rows;
-    int count, at;
+    size_t count, cap, at;
 } models_cursor;
 
 static int models_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
@@ -149,13 +149,13 @@ static int cursor_close(sqlite3_vtab_cursor *c)
 
 static void models_clear(models_cursor *c)
 {
-    for (int i = 0; i < c->count; i++) {
+    for (size_t i = 0; i < c->count; i++) {
         free(c->rows[i].name);
         free(c->rows[i].path);
     }
-    sqlite3_free(c->rows);
+    free(c->rows);
     c->rows = NULL;
-    c->count = c->at = 0;
+    c->count = c->cap = c->at = 0;
 }
 
 static int models_close(sqlite3_vtab_cursor *cur)
@@ -171,30 +171,20 @@ static int models_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
     models_clear(c);
     const bert_registry *reg = &((glue_vtab *)cur->pVtab)->conn->registry;
     bert_entry_info info;
-    int n = 0;
-    for (const bert_entry *e = bert_registry_next(reg, NULL, &info); e; e = bert_registry_next(reg, e, &info)) n++;
-    if (n == 0) return SQLITE_OK;
-    c->rows = sqlite3_malloc64((sqlite3_uint64)n * sizeof *c->rows);
-    if (!c->rows) return SQLITE_NOMEM;
     for (const bert_entry *e = bert_registry_next(reg, NULL, &info); e; e = bert_registry_next(reg, e, &info)) {
+        model_row *rows = bert_grow(c->rows, &c->cap, c->count + 1, sizeof *rows);
+        if (!rows) return SQLITE_NOMEM;
+        c->rows = rows;
         const bert_model *m = info.model;
         model_row *r = &c->rows[c->count++];
+        r->info = info;
         r->name = bert_strdup(info.name);
         r->path = bert_strdup(info.path);
         if (!r->name || !r->path) return SQLITE_NOMEM;   /* models_clear frees the rest */
-        r->loaded = m != NULL;
-        r->hidden = info.cfg->hidden_size;
-        r->layers = info.cfg->num_layers;
-        r->heads = info.cfg->num_heads;
-        r->vocab = info.cfg->vocab_size;
-        r->max_length = info.max_length;
-        r->normalize = info.normalize;
-        r->pooling = bert_pooling_name(info.pooling);
         r->has_mlm = m ? bert_model_has_mlm_head(m) : -1;
         r->has_nsp = m ? bert_model_has_nsp_head(m) : -1;
         r->dtype = m ? m->dtype : NULL;
         r->refs = m ? bert_weight_cache_refs(m) : 0;
-        r->encoder_calls = info.encoder_calls;
     }
     return SQLITE_OK;
 }
@@ -218,20 +208,20 @@ static int models_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
     switch (col) {
     case M_NAME: sqlite3_result_text(ctx, r->name, -1, SQLITE_TRANSIENT); break;
     case M_PATH: sqlite3_result_text(ctx, r->path, -1, SQLITE_TRANSIENT); break;
-    case M_LOADED: sqlite3_result_int(ctx, r->loaded); break;
-    case M_HIDDEN: sqlite3_result_int(ctx, r->hidden); break;
-    case M_LAYERS: sqlite3_result_int(ctx, r->layers); break;
-    case M_HEADS: sqlite3_result_int(ctx, r->heads); break;
-    case M_VOCAB: sqlite3_result_int(ctx, r->vocab); break;
-    case M_MAX_LENGTH: sqlite3_result_int(ctx, r->max_length); break;
-    case M_POOLING: sqlite3_result_text(ctx, r->pooling, -1, SQLITE_STATIC); break;
-    case M_NORMALIZE: sqlite3_result_int(ctx, r->normalize); break;
+    case M_LOADED: sqlite3_result_int(ctx, r->info.model != NULL); break;
+    case M_HIDDEN: sqlite3_result_int(ctx, r->info.cfg.hidden_size); break;
+    case M_LAYERS: sqlite3_result_int(ctx, r->info.cfg.num_layers); break;
+    case M_HEADS: sqlite3_result_int(ctx, r->info.cfg.num_heads); break;
+    case M_VOCAB: sqlite3_result_int(ctx, r->info.cfg.vocab_size); break;
+    case M_MAX_LENGTH: sqlite3_result_int(ctx, r->info.max_length); break;
+    case M_POOLING: sqlite3_result_text(ctx, bert_pooling_name(r->info.pooling), -1, SQLITE_STATIC); break;
+    case M_NORMALIZE: sqlite3_result_int(ctx, r->info.normalize); break;
     /* What the weights hold is known once they are loaded; NULL before. */
     case M_HAS_MLM: if (r->has_mlm >= 0) sqlite3_result_int(ctx, r->has_mlm); break;
     case M_HAS_NSP: if (r->has_nsp >= 0) sqlite3_result_int(ctx, r->has_nsp); break;
     case M_DTYPE: if (r->dtype) sqlite3_result_text(ctx, r->dtype, -1, SQLITE_STATIC); break;
     case M_REFS: sqlite3_result_int(ctx, r->refs); break;
-    case M_ENCODER_CALLS: sqlite3_result_int64(ctx, r->encoder_calls); break;
+    case M_ENCODER_CALLS: sqlite3_result_int64(ctx, r->info.encoder_calls); break;
     default: break;
     }
     return SQLITE_OK;

@@ -19,7 +19,6 @@
 #include "error.h"
 #include "file.h"
 #include "json.h"
-#include "path.h"
 #include "unicode_text.h"
 #include "vocab.h"
 
@@ -165,7 +164,7 @@ static int add_token(bert_tokenizer *t, const char *text, size_t len, int32_t id
         return 0;
     }
     if (id == t->vocab.count) {
-        if (bert_vocab_append(&t->vocab, text, len) < 0) goto oom;
+        if (bert_vocab_append(&t->vocab, text, len) < 0) return -1;
     } else if (id < 0 || id > t->vocab.count) {
         *err = bert_errorf("tokenizer.json: the added token \"%s\" has id %ld but vocab.txt has %ld tokens; "
                            "use the vocab.txt that came with this tokenizer.json",
@@ -173,13 +172,13 @@ static int add_token(bert_tokenizer *t, const char *text, size_t len, int32_t id
         return -1;
     }
     added_token *grown = bert_grow(t->added, &t->added_cap, t->n_added + 1, sizeof *grown);
-    if (!grown) goto oom;
+    if (!grown) return -1;
     t->added = grown;
     added_token *a = &t->added[t->n_added];
-    if (!(a->text = bert_strndup(text, len))) goto oom;
+    if (!(a->text = bert_strndup(text, len))) return -1;
     if (bert_vocab_append(&t->added_index, text, len) != (int32_t)t->n_added) {
         free(a->text);
-        goto oom;
+        return -1;
     }
     a->len = len;
     a->id = id;
@@ -187,9 +186,6 @@ static int add_token(bert_tokenizer *t, const char *text, size_t len, int32_t id
     a->normalized = normalized;
     t->n_added++;
     return 0;
-oom:
-    *err = bert_errorf("out of memory loading the tokenizer");
-    return -1;
 }
 
 /* The named tokens and additional_special_tokens of one config file. */
@@ -245,17 +241,14 @@ static int read_tokenizer_config(bert_tokenizer *t, const char *dir, load_state 
     s->chinese_chars = bert_json_bool(doc, bert_json_member(doc, 0, "tokenize_chinese_chars"), s->chinese_chars);
     t->cleanup_spaces = bert_json_bool(doc, bert_json_member(doc, 0, "clean_up_tokenization_spaces"), t->cleanup_spaces);
     s->model_max_length = model_max_length_of(doc);
-    if (read_token_names(doc, ls) != 0) { *err = bert_errorf("out of memory loading the tokenizer"); goto done; }
+    if (read_token_names(doc, ls) != 0) goto done;
     /* transformers 4.x saves every added token here, keyed by id. */
     int dec = bert_json_member(doc, 0, "added_tokens_decoder");
     if (dec >= 0 && doc->nodes[dec].type == JSON_OBJECT) {
         for (int c = doc->nodes[dec].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
             const char *name = token_name(doc, c);
             int special = bert_json_bool(doc, bert_json_member(doc, c, "special"), 0);
-            if (name && special && add_extra(ls, name) != 0) {
-                *err = bert_errorf("out of memory loading the tokenizer");
-                goto done;
-            }
+            if (name && special && add_extra(ls, name) != 0) goto done;
         }
     }
     rc = 0;
@@ -269,11 +262,7 @@ static int read_special_tokens_map(const char *dir, load_state *ls, char **err)
     json_doc *doc = NULL;
     int rc = bert_json_read_model_file(dir, "special_tokens_map.json", 0, &doc, err);
     if (rc <= 0) return rc;
-    rc = 0;
-    if (read_token_names(doc, ls) != 0) {
-        *err = bert_errorf("out of memory loading the tokenizer");
-        rc = -1;
-    }
+    rc = read_token_names(doc, ls);
     bert_json_free(doc);
     return rc;
 }
@@ -306,7 +295,7 @@ static int read_tokenizer_json(bert_tokenizer *t, const char *dir, load_state *l
     if (rc <= 0) return rc;
     rc = -1;
     char *path = bert_path_join(dir, "tokenizer.json");
-    if (!path) { *err = bert_errorf("out of memory loading the tokenizer"); bert_json_free(doc); return -1; }
+    if (!path) { bert_json_free(doc); return -1; }
     bert_tokenizer_settings *s = &t->settings;
 
     int norm = bert_json_member(doc, 0, "normalizer");
@@ -343,18 +332,12 @@ static int read_tokenizer_json(bert_tokenizer *t, const char *dir, load_state *l
         long long chars = bert_json_int(doc, bert_json_member(doc, model, "max_input_chars_per_word"), s->max_input_chars_per_word);
         s->max_input_chars_per_word = chars < 0 ? 0 : chars > INT_MAX ? INT_MAX : (int)chars;
         const char *prefix = bert_json_str(doc, bert_json_member(doc, model, "continuing_subword_prefix"), NULL);
-        if (prefix && set_prefix(&t->prefix, &t->prefix_len, prefix) != 0) {
-            *err = bert_errorf("out of memory loading the tokenizer");
-            goto done;
-        }
+        if (prefix && set_prefix(&t->prefix, &t->prefix_len, prefix) != 0) goto done;
         const char *unk = bert_json_str(doc, bert_json_member(doc, model, "unk_token"), NULL);
         if (unk) {
             free(ls->names[NAME_UNK]);
             ls->names[NAME_UNK] = NULL;
-            if (set_name(&ls->names[NAME_UNK], unk) != 0) {
-                *err = bert_errorf("out of memory loading the tokenizer");
-                goto done;
-            }
+            if (set_name(&ls->names[NAME_UNK], unk) != 0) goto done;
         }
     }
 
@@ -369,10 +352,7 @@ static int read_tokenizer_json(bert_tokenizer *t, const char *dir, load_state *l
         }
         t->decoder_cleanup = bert_json_bool(doc, bert_json_member(doc, decoder, "cleanup"), 1);
         const char *prefix = bert_json_str(doc, bert_json_member(doc, decoder, "prefix"), "##");
-        if (set_prefix(&t->decoder_prefix, &t->decoder_prefix_len, prefix) != 0) {
-            *err = bert_errorf("out of memory loading the tokenizer");
-            goto done;
-        }
+        if (set_prefix(&t->decoder_prefix, &t->decoder_prefix_len, prefix) != 0) goto done;
     }
 
     int added = bert_json_member(doc, 0, "added_tokens");
@@ -551,7 +531,7 @@ int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
     char *vocab_path = bert_path_join(model_dir, "vocab.txt");
     char *data = NULL;
     size_t len = 0;
-    if (!t || !vocab_path) { *err = bert_errorf("out of memory loading the tokenizer"); goto fail; }
+    if (!t || !vocab_path) goto fail;
 
     /* BertTokenizer's defaults, for a directory with no tokenizer files. */
     t->settings.lowercase = 1;
@@ -563,10 +543,7 @@ int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
     t->decoder_cleanup = 1;
     t->cleanup_spaces = 1;
     if (set_prefix(&t->prefix, &t->prefix_len, "##") != 0 ||
-        set_prefix(&t->decoder_prefix, &t->decoder_prefix_len, "##") != 0) {
-        *err = bert_errorf("out of memory loading the tokenizer");
-        goto fail;
-    }
+        set_prefix(&t->decoder_prefix, &t->decoder_prefix_len, "##") != 0) goto fail;
 
     if (!(data = read_whole_file(vocab_path, &len, err))) goto fail;
     if (bert_vocab_parse(&t->vocab, data, len) != 0) {
@@ -599,10 +576,7 @@ int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
     t->specials.unk = t->unk;
     t->strip = t->settings.strip_accents < 0 ? t->settings.lowercase : t->settings.strip_accents;
 
-    if (build_token_sets(t) != 0 || mark_specials(t) != 0) {
-        *err = bert_errorf("out of memory loading the tokenizer");
-        goto fail;
-    }
+    if (build_token_sets(t) != 0 || mark_specials(t) != 0) goto fail;
     free_tokens(t->added, t->n_added);
     t->added = NULL;
     t->n_added = t->added_cap = 0;
@@ -613,6 +587,7 @@ int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
     *out = t;
     return 0;
 fail:
+    /* A step that failed without a message ran out of memory. */
     if (!*err) *err = bert_errorf("out of memory loading the tokenizer");
     load_state_free(&ls);
     free(data);

@@ -5,7 +5,7 @@
 #include "internal.h"
 
 #include "error.h"
-#include "path.h"
+#include "file.h"
 
 #include <errno.h>
 #include <pthread.h>
