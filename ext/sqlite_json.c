@@ -91,7 +91,7 @@ int bert_json_parse(const char *text, size_t len, json_doc **out, char **err)
     int step;
     while ((step = sqlite3_step(stmt)) == SQLITE_ROW) {
         raw_node *grown = bert_grow(raw, &cap, (size_t)count + 1, sizeof *raw);
-        if (!grown) { fail(err, "out of memory parsing JSON", NULL); goto done; }
+        if (!grown) goto oom;
         raw = grown;
         raw_node *r = &raw[count];
         memset(r, 0, sizeof *r);
@@ -105,13 +105,13 @@ int bert_json_parse(const char *text, size_t len, json_doc **out, char **err)
         } else if (sqlite3_column_type(stmt, 3) == SQLITE_TEXT) {
             const char *k = (const char *)sqlite3_column_text(stmt, 3);
             r->key_off = arena_add(&strings, k, (size_t)sqlite3_column_bytes(stmt, 3));
-            if (r->key_off == NO_STRING) { fail(err, "out of memory parsing JSON", NULL); goto done; }
+            if (r->key_off == NO_STRING) goto oom;
         }
         if (r->node.type == JSON_TEXT || r->node.type == JSON_INTEGER || r->node.type == JSON_REAL) {
             const char *a = (const char *)sqlite3_column_text(stmt, 4);
             if (a) {
                 r->text_off = arena_add(&strings, a, (size_t)sqlite3_column_bytes(stmt, 4));
-                if (r->text_off == NO_STRING) { fail(err, "out of memory parsing JSON", NULL); goto done; }
+                if (r->text_off == NO_STRING) goto oom;
             }
             r->node.number = sqlite3_column_double(stmt, 4);
             r->node.integer = sqlite3_column_int64(stmt, 4);
@@ -125,15 +125,12 @@ int bert_json_parse(const char *text, size_t len, json_doc **out, char **err)
     if (count == 0) { fail(err, "malformed JSON: empty document", NULL); goto done; }
 
     doc = calloc(1, sizeof *doc);
-    if (!doc || !(doc->nodes = malloc((size_t)count * sizeof *doc->nodes))) {
-        fail(err, "out of memory parsing JSON", NULL);
-        goto done;
-    }
+    if (!doc || !(doc->nodes = malloc((size_t)count * sizeof *doc->nodes))) goto oom;
     doc->count = count;
     doc->strings = strings.s;
     strings.s = NULL;
     int *last_child = malloc((size_t)count * sizeof *last_child);
-    if (!last_child) { fail(err, "out of memory parsing JSON", NULL); goto done; }
+    if (!last_child) goto oom;
     for (int i = 0; i < count; i++) {
         json_node *n = &doc->nodes[i];
         *n = raw[i].node;
@@ -153,6 +150,9 @@ int bert_json_parse(const char *text, size_t len, json_doc **out, char **err)
     *out = doc;
     doc = NULL;
     rc = 0;
+    goto done;
+oom:
+    fail(err, "out of memory parsing JSON", NULL);
 done:
     bert_json_free(doc);
     free(strings.s);
