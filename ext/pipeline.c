@@ -2,6 +2,7 @@
  * pipeline.c - see pipeline.h.
  */
 #include "pipeline.h"
+#include "entry.h"
 
 #include "error.h"
 
@@ -10,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Tokens packed into one encoder call by pipeline_embed_batch. */
+/* Tokens packed into one encoder call by bert_pipeline_embed_batch. */
 #define BATCH_TOKENS 4096
 
 /* Most tokens bert_fill_mask decodes for one call: every candidate carries
@@ -25,12 +26,12 @@ static int need_special(const bert_entry *e, int32_t id, const char *what, char 
     return -1;
 }
 
-int pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allow_long,
+int bert_pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allow_long,
                       bert_ids *out, char **err)
 {
     *err = NULL;
     out->len = 0;
-    if (entry_need_tokenizer(e, err) != 0) return -1;
+    if (bert_entry_need_tokenizer(e, err) != 0) return -1;
     const bert_special_ids *sp = bert_tokenizer_specials(e->tokenizer);
     if (need_special(e, sp->cls, "[CLS]", err) || need_special(e, sp->sep, "[SEP]", err)) return -1;
     /* [CLS] and the pieces that fit before [SEP], plus one to tell that the
@@ -38,7 +39,7 @@ int pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allow_lon
      * max_length whatever the text's size. */
     size_t limit = (size_t)e->max_length - 1;
     size_t stop = e->truncate || !allow_long ? limit + 1 : SIZE_MAX;
-    if (bert_ids_push(out, sp->cls) != 0 || bert_tokenizer_encode_with(e->tokenizer, text, len, stop, out, &e->tokenizing) != 0) {
+    if (bert_ids_push(out, sp->cls) != 0 || bert_tokenizer_encode(e->tokenizer, text, len, stop, out, &e->tokenizing) != 0) {
         *err = bert_errorf("out of memory tokenizing a text of %zu bytes", len);
         return -1;
     }
@@ -67,13 +68,13 @@ static int pool_one(bert_entry *e, const float *hidden, int len, float *out, cha
     return -1;
 }
 
-int pipeline_embed(bert_entry *e, const char *text, size_t len, float *out,
+int bert_pipeline_embed(bert_entry *e, const char *text, size_t len, float *out,
                    bert_interrupt_fn interrupted, void *ctx, char **err)
 {
     /* The entry's id buffer: grown once, then reused by every call. */
-    if (pipeline_tokenize(e, text, len, 0, &e->ids, err) != 0 || entry_need_model(e, err) != 0) return -1;
+    if (bert_pipeline_tokenize(e, text, len, 0, &e->ids, err) != 0 || bert_entry_need_model(e, err) != 0) return -1;
     int n = (int)e->ids.len;
-    const float *hidden = entry_encode(e, e->ids.ids, NULL, &n, 1, interrupted, ctx, err);
+    const float *hidden = bert_entry_encode(e, e->ids.ids, NULL, &n, 1, interrupted, ctx, err);
     if (!hidden) return -1;
     return pool_one(e, hidden, n, out, err);
 }
@@ -91,7 +92,7 @@ static int by_length(const void *a, const void *b)
     return x->index - y->index;
 }
 
-int pipeline_embed_batch(bert_entry *e, const char *const *texts, const size_t *lens, int n,
+int bert_pipeline_embed_batch(bert_entry *e, const char *const *texts, const size_t *lens, int n,
                          float *out, bert_interrupt_fn interrupted, void *ctx, char **err)
 {
     *err = NULL;
@@ -103,14 +104,14 @@ int pipeline_embed_batch(bert_entry *e, const char *const *texts, const size_t *
     int rc = -1;
     if (!refs) goto oom;
     for (int i = 0; i < n; i++) {
-        if (pipeline_tokenize(e, texts[i], lens[i], 0, &one, err) != 0) goto done;
+        if (bert_pipeline_tokenize(e, texts[i], lens[i], 0, &one, err) != 0) goto done;
         refs[i].index = i;
         refs[i].length = (int)one.len;
         refs[i].offset = all.len;
         for (size_t j = 0; j < one.len; j++)
             if (bert_ids_push(&all, one.ids[j]) != 0) goto oom;
     }
-    if (entry_need_model(e, err) != 0) goto done;
+    if (bert_entry_need_model(e, err) != 0) goto done;
     qsort(refs, (size_t)n, sizeof *refs, by_length);
 
     size_t budget = (size_t)e->max_length > BATCH_TOKENS ? (size_t)e->max_length : BATCH_TOKENS;
@@ -127,7 +128,7 @@ int pipeline_embed_batch(bert_entry *e, const char *const *texts, const size_t *
             lengths[count++] = r->length;
             tokens += (size_t)r->length;
         }
-        const float *hidden = entry_encode(e, packed, NULL, lengths, count,
+        const float *hidden = bert_entry_encode(e, packed, NULL, lengths, count,
                                           interrupted, ctx, err);
         if (!hidden) goto done;
         for (int i = 0; i < count; i++) {
@@ -150,7 +151,7 @@ done:
     return rc;
 }
 
-void fill_mask_result_free(fill_mask_result *r)
+void bert_fill_mask_result_free(fill_mask_result *r)
 {
     if (!r || !r->items) return;
     for (int i = 0; i < r->n_masks * r->top_k; i++) {
@@ -179,7 +180,7 @@ static void top_k_of(const double *probs, int n, int k, int32_t *ids, double *sc
     }
 }
 
-int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
+int bert_pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
                        fill_mask_result *out, bert_interrupt_fn interrupted, void *ctx, char **err)
 {
     *err = NULL;
@@ -194,7 +195,7 @@ int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
     double *probs = NULL;
     int32_t *filled = NULL;
     int rc = -1;
-    if (pipeline_tokenize(e, text, len, 0, &ids, err) != 0) goto done;
+    if (bert_pipeline_tokenize(e, text, len, 0, &ids, err) != 0) goto done;
     int32_t mask = bert_tokenizer_specials(e->tokenizer)->mask;
     if (need_special(e, mask, "[MASK]", err) != 0) goto done;
     int n_masks = 0;
@@ -206,7 +207,7 @@ int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
                            e->truncate ? " (text past max_length is cut off before the search)" : "");
         goto done;
     }
-    if (entry_need_model(e, err) != 0) goto done;
+    if (bert_entry_need_model(e, err) != 0) goto done;
     const bert_model *m = e->model;
     if (!bert_model_has_mlm_head(m)) {
         *err = bert_errorf("model '%s' has no masked-language-model head (cls.predictions.*): "
@@ -234,7 +235,7 @@ int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
         if (ids.ids[i] == mask) rows[j++] = (int)i;
 
     int n = (int)ids.len;
-    const float *hidden = entry_encode(e, ids.ids, NULL, &n, 1, interrupted, ctx, err);
+    const float *hidden = bert_entry_encode(e, ids.ids, NULL, &n, 1, interrupted, ctx, err);
     if (!hidden || bert_mlm_logits(m, e->scratch, hidden, rows, n_masks, logits, err) != 0) goto done;
 
     int32_t *best = malloc((size_t)top_k * sizeof *best);
@@ -269,7 +270,7 @@ int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
 oom:
     *err = bert_errorf("out of memory filling masks");
 done:
-    if (rc != 0) fill_mask_result_free(out);
+    if (rc != 0) bert_fill_mask_result_free(out);
     bert_ids_free(&ids);
     free(rows);
     free(logits);
@@ -294,13 +295,13 @@ static void truncate_pair(size_t *la, size_t *lb, size_t room)
     }
 }
 
-int pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen,
+int bert_pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen,
                            double *prob, bert_interrupt_fn interrupted, void *ctx, char **err)
 {
     *err = NULL;
     bert_ids ia = {0}, ib = {0}, ids = {0}, types = {0};
     int rc = -1;
-    if (entry_need_model(e, err) != 0) goto done;
+    if (bert_entry_need_model(e, err) != 0) goto done;
     const bert_model *m = e->model;
     if (!bert_model_has_nsp_head(m)) {
         *err = bert_errorf("model '%s' has no next-sentence-prediction head (cls.seq_relationship.* "
@@ -313,8 +314,8 @@ int pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char
     size_t room = e->max_length > 3 ? (size_t)e->max_length - 3 : 0;
     /* Neither segment can keep more than `room` tokens, so reading one past
      * that decides every truncation while bounding the memory. */
-    if (bert_tokenizer_encode_max(e->tokenizer, a, alen, room + 1, &ia) != 0 ||
-        bert_tokenizer_encode_max(e->tokenizer, b, blen, room + 1, &ib) != 0) goto oom;
+    if (bert_tokenizer_encode(e->tokenizer, a, alen, room + 1, &ia, NULL) != 0 ||
+        bert_tokenizer_encode(e->tokenizer, b, blen, room + 1, &ib, NULL) != 0) goto oom;
     size_t la = ia.len, lb = ib.len;
     if (la + lb > room) {
         if (!e->truncate) {
@@ -332,7 +333,7 @@ int pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char
     ok = ok && bert_ids_push(&ids, sp->sep) == 0 && bert_ids_push(&types, 1) == 0;
     if (!ok) goto oom;
     int n = (int)ids.len;
-    const float *hidden = entry_encode(e, ids.ids, types.ids, &n, 1, interrupted, ctx, err);
+    const float *hidden = bert_entry_encode(e, ids.ids, types.ids, &n, 1, interrupted, ctx, err);
     if (!hidden) goto done;
     if (bert_nsp_probability(m, hidden, prob) != 0) {
         *err = bert_errorf("model '%s': the next-sentence head could not be evaluated", e->name);

@@ -10,16 +10,16 @@
 
 /* [CLS] pieces [SEP], cut to the entry's max_length when it truncates (an
  * error when it does not and the text is longer, unless allow_long is set). */
-int pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allow_long,
+int bert_pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allow_long,
                       bert_ids *out, char **err);
 
 /* The pooled (and, when configured, normalized) embedding: out[hidden_size]. */
-int pipeline_embed(bert_entry *e, const char *text, size_t len, float *out,
+int bert_pipeline_embed(bert_entry *e, const char *text, size_t len, float *out,
                    bert_interrupt_fn interrupted, void *ctx, char **err);
 
 /* Embeds n texts at once, packed into batches sorted by length:
  * out[n x hidden_size], in the order given. */
-int pipeline_embed_batch(bert_entry *e, const char *const *texts, const size_t *lens, int n,
+int bert_pipeline_embed_batch(bert_entry *e, const char *const *texts, const size_t *lens, int n,
                          float *out, bert_interrupt_fn interrupted, void *ctx, char **err);
 
 typedef struct {
@@ -37,12 +37,12 @@ typedef struct {
     int top_k;
 } fill_mask_result;
 
-int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
+int bert_pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
                        fill_mask_result *out, bert_interrupt_fn interrupted, void *ctx, char **err);
-void fill_mask_result_free(fill_mask_result *r);
+void bert_fill_mask_result_free(fill_mask_result *r);
 
 /* Probability that b follows a (the NSP head on [CLS] a [SEP] b [SEP]). */
-int pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen,
+int bert_pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen,
                            double *prob, bert_interrupt_fn interrupted, void *ctx, char **err);
 
 #endif

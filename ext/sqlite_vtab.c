@@ -112,17 +112,17 @@ enum { M_NAME, M_PATH, M_LOADED, M_HIDDEN, M_LAYERS, M_HEADS, M_VOCAB, M_MAX_LEN
 /* One row, copied when the scan starts: a function in the same query
  * (SELECT bert_unload(name) FROM bert_models) may free the entry it shows. */
 typedef struct {
+    bert_entry_info info;        /* name and path: the copies below; model: only whether loaded */
     char *name, *path;
-    int loaded, hidden, layers, heads, vocab, max_length, normalize, refs;
     int has_mlm, has_nsp;        /* -1 while the weights are not loaded */
-    sqlite3_int64 encoder_calls;
-    const char *pooling, *dtype; /* static strings; dtype NULL when not loaded */
+    const char *dtype;           /* a static string; NULL when not loaded */
+    int refs;
 } model_row;
 
 typedef struct {
     sqlite3_vtab_cursor base;
     model_row *rows;
-    int count, at;
+    size_t count, cap, at;
 } models_cursor;
 
 static int models_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
@@ -149,13 +149,13 @@ static int cursor_close(sqlite3_vtab_cursor *c)
 
 static void models_clear(models_cursor *c)
 {
-    for (int i = 0; i < c->count; i++) {
+    for (size_t i = 0; i < c->count; i++) {
         free(c->rows[i].name);
         free(c->rows[i].path);
     }
-    sqlite3_free(c->rows);
+    free(c->rows);
     c->rows = NULL;
-    c->count = c->at = 0;
+    c->count = c->cap = c->at = 0;
 }
 
 static int models_close(sqlite3_vtab_cursor *cur)
@@ -169,30 +169,22 @@ static int models_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
     (void)idx; (void)idx_str; (void)argc; (void)argv;
     models_cursor *c = (models_cursor *)cur;
     models_clear(c);
-    int n = 0;
-    for (const bert_entry *e = ((glue_vtab *)cur->pVtab)->conn->registry.head; e; e = e->next) n++;
-    if (n == 0) return SQLITE_OK;
-    c->rows = sqlite3_malloc64((sqlite3_uint64)n * sizeof *c->rows);
-    if (!c->rows) return SQLITE_NOMEM;
-    for (const bert_entry *e = ((glue_vtab *)cur->pVtab)->conn->registry.head; e; e = e->next) {
-        const bert_model *m = e->model;
+    const bert_registry *reg = &((glue_vtab *)cur->pVtab)->conn->registry;
+    bert_entry_info info;
+    for (const bert_entry *e = bert_registry_next(reg, NULL, &info); e; e = bert_registry_next(reg, e, &info)) {
+        model_row *rows = bert_grow(c->rows, &c->cap, c->count + 1, sizeof *rows);
+        if (!rows) return SQLITE_NOMEM;
+        c->rows = rows;
+        const bert_model *m = info.model;
         model_row *r = &c->rows[c->count++];
-        r->name = bert_strdup(e->name);
-        r->path = bert_strdup(e->path);
+        r->info = info;
+        r->name = bert_strdup(info.name);
+        r->path = bert_strdup(info.path);
         if (!r->name || !r->path) return SQLITE_NOMEM;   /* models_clear frees the rest */
-        r->loaded = m != NULL;
-        r->hidden = e->cfg.hidden_size;
-        r->layers = e->cfg.num_layers;
-        r->heads = e->cfg.num_heads;
-        r->vocab = e->cfg.vocab_size;
-        r->max_length = e->max_length;
-        r->normalize = e->normalize;
-        r->pooling = bert_pooling_name(e->pooling);
         r->has_mlm = m ? bert_model_has_mlm_head(m) : -1;
         r->has_nsp = m ? bert_model_has_nsp_head(m) : -1;
         r->dtype = m ? m->dtype : NULL;
-        r->refs = m ? weight_cache_refs(m) : 0;
-        r->encoder_calls = e->encoder_calls;
+        r->refs = m ? bert_weight_cache_refs(m) : 0;
     }
     return SQLITE_OK;
 }
@@ -216,20 +208,20 @@ static int models_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
     switch (col) {
     case M_NAME: sqlite3_result_text(ctx, r->name, -1, SQLITE_TRANSIENT); break;
     case M_PATH: sqlite3_result_text(ctx, r->path, -1, SQLITE_TRANSIENT); break;
-    case M_LOADED: sqlite3_result_int(ctx, r->loaded); break;
-    case M_HIDDEN: sqlite3_result_int(ctx, r->hidden); break;
-    case M_LAYERS: sqlite3_result_int(ctx, r->layers); break;
-    case M_HEADS: sqlite3_result_int(ctx, r->heads); break;
-    case M_VOCAB: sqlite3_result_int(ctx, r->vocab); break;
-    case M_MAX_LENGTH: sqlite3_result_int(ctx, r->max_length); break;
-    case M_POOLING: sqlite3_result_text(ctx, r->pooling, -1, SQLITE_STATIC); break;
-    case M_NORMALIZE: sqlite3_result_int(ctx, r->normalize); break;
+    case M_LOADED: sqlite3_result_int(ctx, r->info.model != NULL); break;
+    case M_HIDDEN: sqlite3_result_int(ctx, r->info.cfg.hidden_size); break;
+    case M_LAYERS: sqlite3_result_int(ctx, r->info.cfg.num_layers); break;
+    case M_HEADS: sqlite3_result_int(ctx, r->info.cfg.num_heads); break;
+    case M_VOCAB: sqlite3_result_int(ctx, r->info.cfg.vocab_size); break;
+    case M_MAX_LENGTH: sqlite3_result_int(ctx, r->info.max_length); break;
+    case M_POOLING: sqlite3_result_text(ctx, bert_pooling_name(r->info.pooling), -1, SQLITE_STATIC); break;
+    case M_NORMALIZE: sqlite3_result_int(ctx, r->info.normalize); break;
     /* What the weights hold is known once they are loaded; NULL before. */
     case M_HAS_MLM: if (r->has_mlm >= 0) sqlite3_result_int(ctx, r->has_mlm); break;
     case M_HAS_NSP: if (r->has_nsp >= 0) sqlite3_result_int(ctx, r->has_nsp); break;
     case M_DTYPE: if (r->dtype) sqlite3_result_text(ctx, r->dtype, -1, SQLITE_STATIC); break;
     case M_REFS: sqlite3_result_int(ctx, r->refs); break;
-    case M_ENCODER_CALLS: sqlite3_result_int64(ctx, r->encoder_calls); break;
+    case M_ENCODER_CALLS: sqlite3_result_int64(ctx, r->info.encoder_calls); break;
     default: break;
     }
     return SQLITE_OK;
@@ -287,7 +279,7 @@ static int fill_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 
 static int fill_close(sqlite3_vtab_cursor *cur)
 {
-    fill_mask_result_free(&((fill_cursor *)cur)->result);
+    bert_fill_mask_result_free(&((fill_cursor *)cur)->result);
     return cursor_close(cur);
 }
 
@@ -296,7 +288,7 @@ static int fill_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, i
     (void)idx_str; (void)argc;
     fill_cursor *c = (fill_cursor *)cur;
     glue_vtab *v = (glue_vtab *)cur->pVtab;
-    fill_mask_result_free(&c->result);
+    bert_fill_mask_result_free(&c->result);
     memset(&c->result, 0, sizeof c->result);
     c->row = 0;
     sqlite3_value *args[3];
@@ -308,16 +300,16 @@ static int fill_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, i
     }
     int top_k;
     char *err = NULL;
-    if (glue_top_k(args[1], 0, "bert_fill_mask_each", &top_k, &err) != 0) {
+    if (bert_glue_top_k(args[1], 0, "bert_fill_mask_each", &top_k, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
-    bert_entry *e = glue_find_model(v->conn, args[2], &err);
+    bert_entry *e = bert_glue_find_model(v->conn, args[2], &err);
     if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
     const char *text = (const char *)sqlite3_value_text(args[0]);
     size_t len = (size_t)sqlite3_value_bytes(args[0]);
     if (!text) return SQLITE_NOMEM;
-    if (pipeline_fill_mask(e, text, len, top_k, &c->result, glue_interrupt_fn(), v->db, &err) != 0) {
+    if (bert_pipeline_fill_mask(e, text, len, top_k, &c->result, bert_glue_interrupt_fn(), v->db, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
@@ -404,7 +396,7 @@ static int embed_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 
 static void embed_reset(embed_cursor *c)
 {
-    json_free(c->doc);
+    bert_json_free(c->doc);
     free(c->items);
     free(c->vectors);
     free(c->model);
@@ -433,14 +425,14 @@ static int embed_chunk(embed_cursor *c)
         lens[i] = strlen(texts[i]);
     }
     char *err = NULL;
-    bert_entry *e = registry_find(&v->conn->registry, c->model, &err);
-    if (!e || e->cfg.hidden_size != c->dim) {
+    bert_entry *e = bert_registry_find(&v->conn->registry, c->model, &err);
+    if (!e || bert_entry_hidden_size(e) != c->dim) {
         free(err);
         vtab_error(&v->base, bert_errorf("bert_embed_each: model '%s' was unloaded or replaced while the "
                                          "query was reading it", c->model));
         return SQLITE_ERROR;
     }
-    if (pipeline_embed_batch(e, texts, lens, n, c->vectors, glue_interrupt_fn(), v->db, &err) != 0) {
+    if (bert_pipeline_embed_batch(e, texts, lens, n, c->vectors, bert_glue_interrupt_fn(), v->db, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
@@ -461,7 +453,7 @@ static int embed_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, 
     const char *json = (const char *)sqlite3_value_text(args[0]);
     if (!json) return SQLITE_NOMEM;
     char *err = NULL;
-    if (json_parse(json, (size_t)sqlite3_value_bytes(args[0]), &c->doc, &err) != 0 ||
+    if (bert_json_parse(json, (size_t)sqlite3_value_bytes(args[0]), &c->doc, &err) != 0 ||
         (c->doc->nodes[0].type != JSON_ARRAY && c->doc->nodes[0].type != JSON_OBJECT)) {
         free(err);
         vtab_error(&v->base, bert_errorf("bert_embed_each: the input must be a JSON array of texts "
@@ -469,11 +461,11 @@ static int embed_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, 
                                          "(json_group_object(id, body))"));
         return SQLITE_ERROR;
     }
-    bert_entry *e = glue_find_model(v->conn, args[1], &err);
+    bert_entry *e = bert_glue_find_model(v->conn, args[1], &err);
     if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
-    c->dim = e->cfg.hidden_size;
-    c->model = bert_strdup(e->name);
-    int n = json_length(c->doc, 0);
+    c->dim = bert_entry_hidden_size(e);
+    c->model = bert_strdup(bert_entry_name(e));
+    int n = bert_json_length(c->doc, 0);
     c->items = malloc(((size_t)n + 1) * sizeof *c->items);
     c->vectors = malloc((size_t)EMBED_CHUNK * (size_t)c->dim * sizeof(float));
     if (!c->model || !c->items || !c->vectors) return SQLITE_NOMEM;
@@ -542,7 +534,7 @@ static sqlite3_module embed_module = {
     .xEof = embed_eof, .xColumn = embed_column, .xRowid = embed_rowid,
 };
 
-int glue_register_vtabs(sqlite3 *db, bert_connection *c)
+int bert_glue_register_vtabs(sqlite3 *db, bert_connection *c)
 {
     int rc = sqlite3_create_module_v2(db, "bert_models", &models_module, bert_connection_retain(c),
                                       bert_connection_release);

@@ -7,6 +7,7 @@
 #include "test.h"
 #include "checkpoint_fixture.h"
 #include "../ext/encoder.h"
+#include "../ext/internal.h"
 
 #include <math.h>
 #include <stdint.h>
