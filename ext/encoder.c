@@ -27,11 +27,14 @@ struct bert_scratch {
     float *head;          /* the MLM head's rows */
     size_t head_cap;
     bert_workers *workers; /* started when OpenBLAS is given several threads */
+    bert_isa isa;          /* the vector instructions of every kernel, chosen once */
 };
 
 bert_scratch *bert_scratch_new(void)
 {
-    return calloc(1, sizeof(bert_scratch));
+    bert_scratch *s = calloc(1, sizeof(bert_scratch));
+    if (s) s->isa = bert_cpu_isa();
+    return s;
 }
 
 void bert_scratch_free(bert_scratch *s)
@@ -131,11 +134,11 @@ BERT_INLINE void gelu_erf_body(float *x, size_t n)
 }
 BERT_MULTIVERSION(gelu_erf, (float *x, size_t n), (x, n))
 
-static void activate(float *x, size_t n, bert_activation act)
+static void activate(bert_isa isa, float *x, size_t n, bert_activation act)
 {
     switch (act) {
     case BERT_ACT_GELU:
-        gelu_erf(x, n);
+        gelu_erf(isa, x, n);
         break;
     case BERT_ACT_GELU_TANH:
         for (size_t i = 0; i < n; i++) {
@@ -254,7 +257,7 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
             float *row = x + (size_t)t * H;
             for (int j = 0; j < H; j++) row[j] = we[j] + pe[j] + te[j];
         }
-    add_layer_norm(x, x, NULL, m->emb_ln_w, m->emb_ln_b, T, H, c->layer_norm_eps);
+    add_layer_norm(s->isa, x, x, NULL, m->emb_ln_w, m->emb_ln_b, T, H, c->layer_norm_eps);
 
     for (int l = 0; l < c->num_layers; l++) {
         if (interrupted && interrupted(ctx)) {
@@ -263,20 +266,20 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
         }
         const bert_layer_weights *w = &m->layers[l];
 
-        bert_linear(pool, q, x, w->q_w, w->q_b, T, H, H);
-        bert_linear(pool, k, x, w->k_w, w->k_b, T, H, H);
-        bert_linear(pool, v, x, w->v_w, w->v_b, T, H, H);
+        bert_linear(s->isa, pool, q, x, w->q_w, w->q_b, T, H, H);
+        bert_linear(s->isa, pool, k, x, w->k_w, w->k_b, T, H, H);
+        bert_linear(s->isa, pool, v, x, w->v_w, w->v_b, T, H, H);
         for (int i = 0, t0 = 0; i < n_seqs; t0 += lengths[i], i++) {
             size_t off = (size_t)t0 * H;
             attention(a + off, q + off, k + off, v + off, scores, lengths[i], H, c->num_heads);
         }
-        bert_linear(pool, q, a, w->out_w, w->out_b, T, H, H);
-        add_layer_norm(x, q, x, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
+        bert_linear(s->isa, pool, q, a, w->out_w, w->out_b, T, H, H);
+        add_layer_norm(s->isa, x, q, x, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
 
-        bert_linear(pool, f, x, w->ff_in_w, w->ff_in_b, T, FF, H);
-        activate(f, total * (size_t)FF, c->hidden_act);
-        bert_linear(pool, q, f, w->ff_out_w, w->ff_out_b, T, H, FF);
-        add_layer_norm(x, q, x, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
+        bert_linear(s->isa, pool, f, x, w->ff_in_w, w->ff_in_b, T, FF, H);
+        activate(s->isa, f, total * (size_t)FF, c->hidden_act);
+        bert_linear(s->isa, pool, q, f, w->ff_out_w, w->ff_out_b, T, H, FF);
+        add_layer_norm(s->isa, x, q, x, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
     }
     return x;
 }
@@ -347,10 +350,10 @@ int bert_mlm_logits(const bert_model *m, bert_scratch *s, const float *hidden,
         if (rows[i] < 0) { *err = bert_errorf("bert_mlm_logits: row %d is negative", rows[i]); return -1; }
         memcpy(g + (size_t)i * H, hidden + (size_t)rows[i] * H, (size_t)H * sizeof(float));
     }
-    bert_linear(pool, t, g, m->mlm_dense_w, m->mlm_dense_b, n, H, H);
-    activate(t, nh, m->cfg.hidden_act);
-    add_layer_norm(t, t, NULL, m->mlm_ln_w, m->mlm_ln_b, n, H, m->cfg.layer_norm_eps);
-    bert_linear(pool, out, t, m->mlm_decoder_w, m->mlm_bias, n, m->cfg.vocab_size, H);
+    bert_linear(s->isa, pool, t, g, m->mlm_dense_w, m->mlm_dense_b, n, H, H);
+    activate(s->isa, t, nh, m->cfg.hidden_act);
+    add_layer_norm(s->isa, t, t, NULL, m->mlm_ln_w, m->mlm_ln_b, n, H, m->cfg.layer_norm_eps);
+    bert_linear(s->isa, pool, out, t, m->mlm_decoder_w, m->mlm_bias, n, m->cfg.vocab_size, H);
     return 0;
 }
 

@@ -11,12 +11,15 @@
 #ifndef BERT_LINEAR_H
 #define BERT_LINEAR_H
 
+#include "cpu.h"
 #include "workers.h"
 
 /* out[n x rows] = in[n x cols] W^T + b; W is [rows x cols], b may be NULL.
- * Few-rows products are split across `workers` (NULL: the calling thread
- * only) up to OpenBLAS's thread count, which also threads the large ones. */
-void bert_linear(bert_workers *workers, float *out, const float *in, const float *w,
+ * `isa` is the instruction set chosen once for the caller (bert_cpu_isa(),
+ * kept in the encoder's scratch).  Few-rows products are split across
+ * `workers` (NULL: the calling thread only) up to OpenBLAS's thread count,
+ * which also threads the large ones. */
+void bert_linear(bert_isa isa, bert_workers *workers, float *out, const float *in, const float *w,
                  const float *b, int n, int rows, int cols);
 
 /* The kernels, for tests and benchmarks. */
