@@ -15,6 +15,7 @@
  * one allocation; when nothing is left in the mapping it is dropped at once.
  */
 #include "model.h"
+#include "buffer.h"
 #include "error.h"
 #include "json.h"
 #include "path.h"
@@ -155,26 +156,12 @@ done:
 
 /* ------------------------------------------------------ sentence-transformers */
 
-/* Reads an optional JSON file of the model directory.  1 when read, 0 when
- * absent, -1 on error. */
-static int read_optional(const char *model_dir, const char *name, json_doc **doc, char **err)
-{
-    int rc = json_read_model_file(model_dir, name, doc, err);
-    if (rc == 1 && (*doc)->nodes[0].type != JSON_OBJECT && (*doc)->nodes[0].type != JSON_ARRAY) {
-        *err = bert_errorf("%s/%s is neither a JSON object nor an array", model_dir, name);
-        json_free(*doc);
-        *doc = NULL;
-        rc = -1;
-    }
-    return rc;
-}
-
 static int read_pooling(const char *model_dir, const char *pooling_dir, bert_st_config *st, char **err)
 {
     char *name = path_join(pooling_dir, "config.json");
     if (!name) { *err = bert_errorf("out of memory"); return -1; }
     json_doc *doc = NULL;
-    int found = read_optional(model_dir, name, &doc, err);
+    int found = json_read_model_file(model_dir, name, 1, &doc, err);
     if (found <= 0) { free(name); return found; }
 
     static const struct { const char *key; int mode; } modes[] = {
@@ -213,7 +200,7 @@ int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err)
 
     json_doc *doc = NULL;
     char *pooling_dir = NULL;
-    int found = read_optional(model_dir, "modules.json", &doc, err), rc = 0;
+    int found = json_read_model_file(model_dir, "modules.json", 1, &doc, err), rc = 0;
     if (found < 0) return -1;
     if (found) {
         st->present = 1;
@@ -227,7 +214,7 @@ int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err)
             if (ends_with(type, "Pooling")) {
                 const char *p = json_str(doc, json_member(doc, c, "path"), "1_Pooling");
                 free(pooling_dir);
-                pooling_dir = strdup(p);
+                pooling_dir = bert_strdup(p);
                 if (!pooling_dir) {
                     *err = bert_errorf("out of memory reading %s/modules.json", model_dir);
                     rc = -1;
@@ -252,7 +239,7 @@ int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err)
     if (pooled < 0) return -1;
     if (pooled) st->present = 1;
 
-    found = read_optional(model_dir, "sentence_bert_config.json", &doc, err);
+    found = json_read_model_file(model_dir, "sentence_bert_config.json", 1, &doc, err);
     if (found < 0) return -1;
     if (found) {
         int node = json_member(doc, 0, "max_seq_length");

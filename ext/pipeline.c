@@ -73,7 +73,7 @@ int pipeline_embed(bert_entry *e, const char *text, size_t len, float *out,
     /* The entry's id buffer: grown once, then reused by every call. */
     if (pipeline_tokenize(e, text, len, 0, &e->ids, err) != 0 || entry_need_model(e, err) != 0) return -1;
     int n = (int)e->ids.len;
-    const float *hidden = bert_encode(e->model, e->scratch, e->ids.ids, NULL, &n, 1, interrupted, ctx, err);
+    const float *hidden = entry_encode(e, e->ids.ids, NULL, &n, 1, interrupted, ctx, err);
     if (!hidden) return -1;
     return pool_one(e, hidden, n, out, err);
 }
@@ -127,7 +127,7 @@ int pipeline_embed_batch(bert_entry *e, const char *const *texts, const size_t *
             lengths[count++] = r->length;
             tokens += (size_t)r->length;
         }
-        const float *hidden = bert_encode(e->model, e->scratch, packed, NULL, lengths, count,
+        const float *hidden = entry_encode(e, packed, NULL, lengths, count,
                                           interrupted, ctx, err);
         if (!hidden) goto done;
         for (int i = 0; i < count; i++) {
@@ -179,11 +179,6 @@ static void top_k_of(const double *probs, int n, int k, int32_t *ids, double *sc
     }
 }
 
-static int has_mlm_head(const bert_model *m)
-{
-    return m->mlm_dense_w && m->mlm_dense_b && m->mlm_ln_w && m->mlm_ln_b && m->mlm_decoder_w && m->mlm_bias;
-}
-
 int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
                        fill_mask_result *out, bert_interrupt_fn interrupted, void *ctx, char **err)
 {
@@ -213,7 +208,7 @@ int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
     }
     if (entry_need_model(e, err) != 0) goto done;
     const bert_model *m = e->model;
-    if (!has_mlm_head(m)) {
+    if (!bert_model_has_mlm_head(m)) {
         *err = bert_errorf("model '%s' has no masked-language-model head (cls.predictions.*): "
                            "fill-mask needs a checkpoint saved as BertForMaskedLM or "
                            "BertForPreTraining, such as bert-base-uncased", e->name);
@@ -239,7 +234,7 @@ int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
         if (ids.ids[i] == mask) rows[j++] = (int)i;
 
     int n = (int)ids.len;
-    const float *hidden = bert_encode(m, e->scratch, ids.ids, NULL, &n, 1, interrupted, ctx, err);
+    const float *hidden = entry_encode(e, ids.ids, NULL, &n, 1, interrupted, ctx, err);
     if (!hidden || bert_mlm_logits(m, e->scratch, hidden, rows, n_masks, logits, err) != 0) goto done;
 
     int32_t *best = malloc((size_t)top_k * sizeof *best);
@@ -307,7 +302,7 @@ int pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char
     int rc = -1;
     if (entry_need_model(e, err) != 0) goto done;
     const bert_model *m = e->model;
-    if (!m->nsp_w || !m->nsp_b || !m->pooler_w || !m->pooler_b) {
+    if (!bert_model_has_nsp_head(m)) {
         *err = bert_errorf("model '%s' has no next-sentence-prediction head (cls.seq_relationship.* "
                            "and pooler.dense.*): it needs a checkpoint saved as BertForPreTraining "
                            "or BertForNextSentencePrediction, such as bert-base-uncased", e->name);
@@ -337,7 +332,7 @@ int pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char
     ok = ok && bert_ids_push(&ids, sp->sep) == 0 && bert_ids_push(&types, 1) == 0;
     if (!ok) goto oom;
     int n = (int)ids.len;
-    const float *hidden = bert_encode(m, e->scratch, ids.ids, types.ids, &n, 1, interrupted, ctx, err);
+    const float *hidden = entry_encode(e, ids.ids, types.ids, &n, 1, interrupted, ctx, err);
     if (!hidden) goto done;
     if (bert_nsp_probability(m, hidden, prob) != 0) {
         *err = bert_errorf("model '%s': the next-sentence head could not be evaluated", e->name);

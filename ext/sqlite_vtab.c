@@ -10,6 +10,7 @@
  */
 #include "sqlite_glue.h"
 
+#include "buffer.h"
 #include "error.h"
 #include "json.h"
 #include "pipeline.h"
@@ -106,7 +107,7 @@ static int cursor_open(size_t size, sqlite3_vtab_cursor **out)
 /* ---- bert_models ---------------------------------------------------------- */
 
 enum { M_NAME, M_PATH, M_LOADED, M_HIDDEN, M_LAYERS, M_HEADS, M_VOCAB, M_MAX_LENGTH,
-       M_POOLING, M_NORMALIZE, M_HAS_MLM, M_HAS_NSP, M_DTYPE, M_REFS };
+       M_POOLING, M_NORMALIZE, M_HAS_MLM, M_HAS_NSP, M_DTYPE, M_REFS, M_ENCODER_CALLS };
 
 /* One row, copied when the scan starts: a function in the same query
  * (SELECT bert_unload(name) FROM bert_models) may free the entry it shows. */
@@ -114,6 +115,7 @@ typedef struct {
     char *name, *path;
     int loaded, hidden, layers, heads, vocab, max_length, normalize, refs;
     int has_mlm, has_nsp;        /* -1 while the weights are not loaded */
+    sqlite3_int64 encoder_calls;
     const char *pooling, *dtype; /* static strings; dtype NULL when not loaded */
 } model_row;
 
@@ -130,7 +132,7 @@ static int models_connect(sqlite3 *db, void *aux, int argc, const char *const *a
     return vtab_connect(db, aux,
         "CREATE TABLE x(name TEXT, path TEXT, loaded INTEGER, hidden_size INTEGER, num_layers INTEGER, "
         "num_heads INTEGER, vocab_size INTEGER, max_length INTEGER, pooling TEXT, normalize INTEGER, "
-        "has_mlm_head INTEGER, has_nsp_head INTEGER, dtype TEXT, refs INTEGER)", out, err);
+        "has_mlm_head INTEGER, has_nsp_head INTEGER, dtype TEXT, refs INTEGER, encoder_calls INTEGER)", out, err);
 }
 
 static int models_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
@@ -148,8 +150,8 @@ static int cursor_close(sqlite3_vtab_cursor *c)
 static void models_clear(models_cursor *c)
 {
     for (int i = 0; i < c->count; i++) {
-        sqlite3_free(c->rows[i].name);
-        sqlite3_free(c->rows[i].path);
+        free(c->rows[i].name);
+        free(c->rows[i].path);
     }
     sqlite3_free(c->rows);
     c->rows = NULL;
@@ -175,8 +177,8 @@ static int models_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
     for (const bert_entry *e = ((glue_vtab *)cur->pVtab)->conn->registry.head; e; e = e->next) {
         const bert_model *m = e->model;
         model_row *r = &c->rows[c->count++];
-        r->name = sqlite3_mprintf("%s", e->name);
-        r->path = sqlite3_mprintf("%s", e->path);
+        r->name = bert_strdup(e->name);
+        r->path = bert_strdup(e->path);
         if (!r->name || !r->path) return SQLITE_NOMEM;   /* models_clear frees the rest */
         r->loaded = m != NULL;
         r->hidden = e->cfg.hidden_size;
@@ -186,10 +188,11 @@ static int models_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
         r->max_length = e->max_length;
         r->normalize = e->normalize;
         r->pooling = bert_pooling_name(e->pooling);
-        r->has_mlm = m ? m->mlm_decoder_w != NULL && m->mlm_dense_w != NULL : -1;
-        r->has_nsp = m ? m->nsp_w != NULL && m->pooler_w != NULL : -1;
+        r->has_mlm = m ? bert_model_has_mlm_head(m) : -1;
+        r->has_nsp = m ? bert_model_has_nsp_head(m) : -1;
         r->dtype = m ? m->dtype : NULL;
         r->refs = m ? weight_cache_refs(m) : 0;
+        r->encoder_calls = e->encoder_calls;
     }
     return SQLITE_OK;
 }
@@ -226,6 +229,7 @@ static int models_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
     case M_HAS_NSP: if (r->has_nsp >= 0) sqlite3_result_int(ctx, r->has_nsp); break;
     case M_DTYPE: if (r->dtype) sqlite3_result_text(ctx, r->dtype, -1, SQLITE_STATIC); break;
     case M_REFS: sqlite3_result_int(ctx, r->refs); break;
+    case M_ENCODER_CALLS: sqlite3_result_int64(ctx, r->encoder_calls); break;
     default: break;
     }
     return SQLITE_OK;
@@ -302,16 +306,12 @@ static int fill_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, i
         vtab_error(&v->base, bert_errorf("bert_fill_mask_each: the text must be TEXT"));
         return SQLITE_ERROR;
     }
-    int top_k = 5;
-    if (args[1] && sqlite3_value_type(args[1]) != SQLITE_NULL) {
-        sqlite3_int64 k = sqlite3_value_int64(args[1]);
-        if (sqlite3_value_type(args[1]) != SQLITE_INTEGER || k < 1 || k > 1000000) {
-            vtab_error(&v->base, bert_errorf("bert_fill_mask_each: top_k must be a positive INTEGER such as 5"));
-            return SQLITE_ERROR;
-        }
-        top_k = (int)k;
-    }
+    int top_k;
     char *err = NULL;
+    if (glue_top_k(args[1], 0, "bert_fill_mask_each", &top_k, &err) != 0) {
+        vtab_error(&v->base, err);
+        return SQLITE_ERROR;
+    }
     bert_entry *e = glue_find_model(v->conn, args[2], &err);
     if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
     const char *text = (const char *)sqlite3_value_text(args[0]);
@@ -407,7 +407,7 @@ static void embed_reset(embed_cursor *c)
     json_free(c->doc);
     free(c->items);
     free(c->vectors);
-    sqlite3_free(c->model);
+    free(c->model);
     c->doc = NULL;
     c->items = NULL;
     c->vectors = NULL;
@@ -472,7 +472,7 @@ static int embed_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, 
     bert_entry *e = glue_find_model(v->conn, args[1], &err);
     if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
     c->dim = e->cfg.hidden_size;
-    c->model = sqlite3_mprintf("%s", e->name);
+    c->model = bert_strdup(e->name);
     int n = json_length(c->doc, 0);
     c->items = malloc(((size_t)n + 1) * sizeof *c->items);
     c->vectors = malloc((size_t)EMBED_CHUNK * (size_t)c->dim * sizeof(float));
@@ -480,7 +480,14 @@ static int embed_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, 
     for (int node = c->doc->nodes[0].first_child; node >= 0; node = c->doc->nodes[node].next_sibling) {
         if (c->doc->nodes[node].type == JSON_NULL) continue;   /* NULL texts give no row */
         if (c->doc->nodes[node].type != JSON_TEXT) {
-            vtab_error(&v->base, bert_errorf("bert_embed_each: item %d of the input is not a text", c->count + 1));
+            const json_node *bad = &c->doc->nodes[node];
+            if (bad->key)
+                vtab_error(&v->base, bert_errorf("bert_embed_each: the value of key \"%s\" is not a text: "
+                                                 "give an object of key -> text", bad->key));
+            else
+                vtab_error(&v->base, bert_errorf("bert_embed_each: item %d of the input array (index %d) "
+                                                 "is not a text: give an array of texts",
+                                                 (int)bad->index + 1, (int)bad->index));
             return SQLITE_ERROR;
         }
         c->items[c->count++] = node;
@@ -516,7 +523,7 @@ static int embed_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     case E_EMBEDDING:
         sqlite3_result_blob(ctx, c->vectors + (size_t)(c->row - c->chunk_start) * (size_t)dim,
                             dim * (int)sizeof(float), SQLITE_TRANSIENT);
-        sqlite3_result_subtype(ctx, 223);
+        sqlite3_result_subtype(ctx, BERT_SUBTYPE_FLOAT32);
         break;
     default: break;
     }
