@@ -26,7 +26,8 @@ struct bert_scratch {
     size_t work_cap;      /* floats */
     float *head;          /* the MLM head's rows */
     size_t head_cap;
-    bert_workers *workers; /* started when OpenBLAS is given several threads */
+    bert_workers *workers; /* started when threads > 1 */
+    int threads;           /* per product; 0 until set or first used */
     bert_isa isa;          /* the vector instructions of every kernel, chosen once */
 };
 
@@ -35,6 +36,11 @@ bert_scratch *bert_scratch_new(void)
     bert_scratch *s = calloc(1, sizeof(bert_scratch));
     if (s) s->isa = bert_cpu_isa();
     return s;
+}
+
+void bert_scratch_set_threads(bert_scratch *s, int threads)
+{
+    if (s) s->threads = threads > 0 ? threads : 0;
 }
 
 void bert_scratch_free(bert_scratch *s)
@@ -61,10 +67,14 @@ static int reserve(float **buf, size_t *cap, size_t floats)
     return *buf ? 0 : -1;
 }
 
-/* The connection's helper threads, when there is use for them. */
+/* The connection's helper threads, when there is use for them (NULL: the
+ * calling thread only, also when they cannot be had). */
 static bert_workers *workers_for(bert_scratch *s)
 {
-    if (!s->workers && openblas_get_num_threads() > 1) s->workers = bert_workers_new();
+    /* Called in any case: the first call also sets OpenBLAS to one thread. */
+    int fallback = bert_threads_default();
+    if (!s->threads) s->threads = fallback;
+    if (!s->workers && s->threads > 1) s->workers = bert_workers_new();
     return s->workers;
 }
 
@@ -266,19 +276,19 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
         }
         const bert_layer_weights *w = &m->layers[l];
 
-        bert_linear(s->isa, pool, q, x, w->q_w, w->q_b, T, H, H);
-        bert_linear(s->isa, pool, k, x, w->k_w, w->k_b, T, H, H);
-        bert_linear(s->isa, pool, v, x, w->v_w, w->v_b, T, H, H);
+        bert_linear(s->isa, pool, s->threads, q, x, w->q_w, w->q_b, T, H, H);
+        bert_linear(s->isa, pool, s->threads, k, x, w->k_w, w->k_b, T, H, H);
+        bert_linear(s->isa, pool, s->threads, v, x, w->v_w, w->v_b, T, H, H);
         for (int i = 0, t0 = 0; i < n_seqs; t0 += lengths[i], i++) {
             size_t off = (size_t)t0 * H;
             attention(a + off, q + off, k + off, v + off, scores, lengths[i], H, c->num_heads);
         }
-        bert_linear(s->isa, pool, q, a, w->out_w, w->out_b, T, H, H);
+        bert_linear(s->isa, pool, s->threads, q, a, w->out_w, w->out_b, T, H, H);
         add_layer_norm(s->isa, x, q, x, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
 
-        bert_linear(s->isa, pool, f, x, w->ff_in_w, w->ff_in_b, T, FF, H);
+        bert_linear(s->isa, pool, s->threads, f, x, w->ff_in_w, w->ff_in_b, T, FF, H);
         activate(s->isa, f, total * (size_t)FF, c->hidden_act);
-        bert_linear(s->isa, pool, q, f, w->ff_out_w, w->ff_out_b, T, H, FF);
+        bert_linear(s->isa, pool, s->threads, q, f, w->ff_out_w, w->ff_out_b, T, H, FF);
         add_layer_norm(s->isa, x, q, x, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
     }
     return x;
@@ -350,10 +360,10 @@ int bert_mlm_logits(const bert_model *m, bert_scratch *s, const float *hidden,
         if (rows[i] < 0) { *err = bert_errorf("bert_mlm_logits: row %d is negative", rows[i]); return -1; }
         memcpy(g + (size_t)i * H, hidden + (size_t)rows[i] * H, (size_t)H * sizeof(float));
     }
-    bert_linear(s->isa, pool, t, g, m->mlm_dense_w, m->mlm_dense_b, n, H, H);
+    bert_linear(s->isa, pool, s->threads, t, g, m->mlm_dense_w, m->mlm_dense_b, n, H, H);
     activate(s->isa, t, nh, m->cfg.hidden_act);
     add_layer_norm(s->isa, t, t, NULL, m->mlm_ln_w, m->mlm_ln_b, n, H, m->cfg.layer_norm_eps);
-    bert_linear(s->isa, pool, out, t, m->mlm_decoder_w, m->mlm_bias, n, m->cfg.vocab_size, H);
+    bert_linear(s->isa, pool, s->threads, out, t, m->mlm_decoder_w, m->mlm_bias, n, m->cfg.vocab_size, H);
     return 0;
 }
 

@@ -244,22 +244,23 @@ typedef struct {
     float *out;
     const float *in, *w, *b;
     int n, rows, cols;
+    int step; /* weight rows (few-rows kernels) or input rows (BLAS) a chunk */
 } linear_job;
 
-/* Rows per part: a multiple of both kernels' weight blocks (6 and 4). */
-static void part_range(int rows, int part, int parts, int *r0, int *r1)
+static void run_chunk(void *ctx, int chunk, int chunks)
 {
-    int per = (rows + parts - 1) / parts;
-    per = (per + 11) / 12 * 12;
-    *r0 = part * per < rows ? part * per : rows;
-    *r1 = *r0 + per < rows ? *r0 + per : rows;
-}
-
-static void run_part(void *ctx, int part, int parts)
-{
+    (void)chunks;
     const linear_job *j = ctx;
-    int r0, r1;
-    part_range(j->rows, part, parts, &r0, &r1);
+    if (j->kernel == BERT_LINEAR_BLAS) {
+        /* Input rows c*step ..: a product of its own, single-threaded. */
+        int i0 = chunk * j->step, i1 = i0 + j->step < j->n ? i0 + j->step : j->n;
+        if (i1 > i0)
+            linear_blas(j->out + (size_t)i0 * j->rows, j->in + (size_t)i0 * j->cols, j->w, j->b,
+                        i1 - i0, j->rows, j->cols);
+        return;
+    }
+    /* Weight rows c*step ..: every input row against them. */
+    int r0 = chunk * j->step, r1 = r0 + j->step < j->rows ? r0 + j->step : j->rows;
     if (r1 <= r0) return;
 #ifdef BERT_X86_KERNELS
     float *out = j->out + r0;
@@ -269,15 +270,28 @@ static void run_part(void *ctx, int part, int parts)
 #endif
 }
 
-/* Runs a few-rows kernel this CPU has; cols must be a multiple of 16. */
-static void few_rows(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
-                     const float *in, const float *w, const float *b, int n, int rows, int cols)
+/* Cuts the product into chunks for `threads` threads and runs them.  About
+ * four chunks a thread, so that a thread slowed by a busy core takes fewer;
+ * none so small that handing it over costs more than it saves. */
+static void run(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
+                const float *in, const float *w, const float *b, int n, int rows, int cols)
 {
-    linear_job job = {kernel, out, in, w, b, n, rows, cols};
-    /* A part below ~100 weight rows costs more to hand over than it saves. */
-    int parts = threads < rows / 96 ? threads : rows / 96;
-    if (parts < 2 || !workers) run_part(&job, 0, 1);
-    else bert_workers_run(workers, parts, run_part, &job);
+    linear_job job = {kernel, out, in, w, b, n, rows, cols, 0};
+    int length = kernel == BERT_LINEAR_BLAS ? n : rows;
+    /* Few-rows kernels: 48 weight rows at least, a multiple of both weight
+     * blocks (6 and 4).  OpenBLAS: 64 input rows at least, each chunk
+     * packing W anew. */
+    int least = kernel == BERT_LINEAR_BLAS ? 64 : 48;
+    if (!workers || threads < 2 || length < 2 * least) {
+        job.step = length;
+        run_chunk(&job, 0, 1);
+        return;
+    }
+    int step = (length + 4 * threads - 1) / (4 * threads);
+    if (step < least) step = least;
+    if (kernel != BERT_LINEAR_BLAS) step = (step + 11) / 12 * 12;
+    job.step = step;
+    bert_workers_run(workers, threads, (length + step - 1) / step, run_chunk, &job);
 }
 
 int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
@@ -286,26 +300,21 @@ int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threa
     if (n < 1 || rows < 1 || cols < 1) return 0;
     switch (kernel) {
     case BERT_LINEAR_AUTO:
-        bert_linear(bert_cpu_isa(), workers, out, in, w, b, n, rows, cols);
+        bert_linear(bert_cpu_isa(), workers, threads, out, in, w, b, n, rows, cols);
         return 0;
     case BERT_LINEAR_BLAS:
-        linear_blas(out, in, w, b, n, rows, cols);
+        run(kernel, workers, threads, out, in, w, b, n, rows, cols);
         return 0;
     default:
         if (cols % 16 != 0 || !cpu_has(kernel)) return -1;
-        few_rows(kernel, workers, threads, out, in, w, b, n, rows, cols);
+        run(kernel, workers, threads, out, in, w, b, n, rows, cols);
         return 0;
     }
 }
 
-void bert_linear(bert_isa isa, bert_workers *workers, float *out, const float *in, const float *w,
-                 const float *b, int n, int rows, int cols)
+void bert_linear(bert_isa isa, bert_workers *workers, int threads, float *out, const float *in,
+                 const float *w, const float *b, int n, int rows, int cols)
 {
     bert_linear_kernel kernel = n <= FEW_ROWS && cols % 16 == 0 ? few_rows_kernel(isa) : BERT_LINEAR_BLAS;
-    if (kernel != BERT_LINEAR_BLAS) {
-        /* The thread count is OpenBLAS's, so one setting governs both paths. */
-        few_rows(kernel, workers, workers ? openblas_get_num_threads() : 1, out, in, w, b, n, rows, cols);
-        return;
-    }
-    linear_blas(out, in, w, b, n, rows, cols);
+    run(kernel, workers, threads, out, in, w, b, n, rows, cols);
 }

@@ -16,11 +16,12 @@
 
 /* out[n x rows] = in[n x cols] W^T + b; W is [rows x cols], b may be NULL.
  * `isa` is the instruction set chosen once for the caller (bert_cpu_isa(),
- * kept in the encoder's scratch).  Few-rows products are split across
- * `workers` (NULL: the calling thread only) up to OpenBLAS's thread count,
- * which also threads the large ones. */
-void bert_linear(bert_isa isa, bert_workers *workers, float *out, const float *in, const float *w,
-                 const float *b, int n, int rows, int cols);
+ * kept in the encoder's scratch).  The product is split into chunks over up
+ * to `threads` threads of `workers` (NULL: the calling thread only): chunks
+ * of weight rows for the few-rows kernel, of input rows for OpenBLAS, which
+ * then runs single-threaded in each. */
+void bert_linear(bert_isa isa, bert_workers *workers, int threads, float *out, const float *in,
+                 const float *w, const float *b, int n, int rows, int cols);
 
 /* The kernels, for tests and benchmarks. */
 typedef enum {
@@ -30,8 +31,7 @@ typedef enum {
     BERT_LINEAR_AVX512    /* the few-rows kernel, 512-bit */
 } bert_linear_kernel;
 
-/* Runs one kernel, the few-rows ones over up to `threads` threads of
- * `workers`; -1 (nothing written) when this CPU or shape cannot use it: the
+/* Runs one kernel over up to `threads` threads of `workers`; -1 (nothing written) when this CPU or shape cannot use it: the
  * few-rows kernels need cols to be a multiple of 16. */
 int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
                      const float *in, const float *w, const float *b, int n, int rows, int cols);

@@ -8,7 +8,6 @@
 #include "json.h"
 #include "weight_cache.h"
 
-#include <cblas.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -325,9 +324,7 @@ int entry_need_model(bert_entry *e, char **err)
         weight_cache_release(m);
         return -1;
     }
-    /* OpenBLAS keeps one thread count for the whole process, so the last
-     * model loaded with a "threads" option sets it for all. */
-    if (e->threads > 0) openblas_set_num_threads(e->threads);
+    bert_scratch_set_threads(e->scratch, e->threads);
     e->model = m;
     return 0;
 }
