@@ -28,13 +28,13 @@ struct bert_scratch {
     size_t head_cap;
     bert_workers *workers; /* started when threads > 1 */
     int threads;           /* per product; 0 until set or first used */
-    bert_isa isa;          /* the vector instructions of every kernel, chosen once */
+    bert_linear_plan plan; /* the kernels and threads of every product, chosen once */
 };
 
 bert_scratch *bert_scratch_new(void)
 {
     bert_scratch *s = calloc(1, sizeof(bert_scratch));
-    if (s) s->isa = bert_cpu_isa();
+    if (s) s->plan = bert_linear_plan_for(bert_cpu_isa());
     return s;
 }
 
@@ -67,15 +67,17 @@ static int reserve(float **buf, size_t *cap, size_t floats)
     return *buf ? 0 : -1;
 }
 
-/* The connection's helper threads, when there is use for them (NULL: the
- * calling thread only, also when they cannot be had). */
-static bert_workers *workers_for(bert_scratch *s)
+/* The plan's threads: the connection's helper threads, when there is use
+ * for them and they can be had (else the calling thread only). */
+static const bert_linear_plan *plan_threads(bert_scratch *s)
 {
     /* Called in any case: the first call also sets OpenBLAS to one thread. */
     int fallback = bert_threads_default();
     if (!s->threads) s->threads = fallback;
     if (!s->workers && s->threads > 1) s->workers = bert_workers_new();
-    return s->workers;
+    s->plan.workers = s->workers;
+    s->plan.threads = s->workers ? s->threads : 1;
+    return &s->plan;
 }
 
 /* ------------------------------------------------------------ building blocks */
@@ -256,7 +258,7 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
     float *x = s->work, *q = x + th, *k = q + th, *v = k + th, *a = v + th;
     float *f = a + th, *scores = f + total * (size_t)FF;
 
-    bert_workers *pool = workers_for(s);
+    const bert_linear_plan *plan = plan_threads(s);
 
     /* Embeddings: positions restart at 0 in every sequence. */
     for (int i = 0, t = 0; i < n_seqs; i++)
@@ -267,7 +269,7 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
             float *row = x + (size_t)t * H;
             for (int j = 0; j < H; j++) row[j] = we[j] + pe[j] + te[j];
         }
-    add_layer_norm(s->isa, x, x, NULL, m->emb_ln_w, m->emb_ln_b, T, H, c->layer_norm_eps);
+    add_layer_norm(s->plan.isa, x, x, NULL, m->emb_ln_w, m->emb_ln_b, T, H, c->layer_norm_eps);
 
     for (int l = 0; l < c->num_layers; l++) {
         if (interrupted && interrupted(ctx)) {
@@ -276,20 +278,20 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
         }
         const bert_layer_weights *w = &m->layers[l];
 
-        bert_linear(s->isa, pool, s->threads, q, x, w->q_w, w->q_b, T, H, H);
-        bert_linear(s->isa, pool, s->threads, k, x, w->k_w, w->k_b, T, H, H);
-        bert_linear(s->isa, pool, s->threads, v, x, w->v_w, w->v_b, T, H, H);
+        bert_linear(plan, q, x, w->q_w, w->q_b, T, H, H);
+        bert_linear(plan, k, x, w->k_w, w->k_b, T, H, H);
+        bert_linear(plan, v, x, w->v_w, w->v_b, T, H, H);
         for (int i = 0, t0 = 0; i < n_seqs; t0 += lengths[i], i++) {
             size_t off = (size_t)t0 * H;
             attention(a + off, q + off, k + off, v + off, scores, lengths[i], H, c->num_heads);
         }
-        bert_linear(s->isa, pool, s->threads, q, a, w->out_w, w->out_b, T, H, H);
-        add_layer_norm(s->isa, x, q, x, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
+        bert_linear(plan, q, a, w->out_w, w->out_b, T, H, H);
+        add_layer_norm(s->plan.isa, x, q, x, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
 
-        bert_linear(s->isa, pool, s->threads, f, x, w->ff_in_w, w->ff_in_b, T, FF, H);
-        activate(s->isa, f, total * (size_t)FF, c->hidden_act);
-        bert_linear(s->isa, pool, s->threads, q, f, w->ff_out_w, w->ff_out_b, T, H, FF);
-        add_layer_norm(s->isa, x, q, x, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
+        bert_linear(plan, f, x, w->ff_in_w, w->ff_in_b, T, FF, H);
+        activate(s->plan.isa, f, total * (size_t)FF, c->hidden_act);
+        bert_linear(plan, q, f, w->ff_out_w, w->ff_out_b, T, H, FF);
+        add_layer_norm(s->plan.isa, x, q, x, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
     }
     return x;
 }
@@ -355,15 +357,15 @@ int bert_mlm_logits(const bert_model *m, bert_scratch *s, const float *hidden,
         return -1;
     }
     float *g = s->head, *t = s->head + nh;
-    bert_workers *pool = workers_for(s);
+    const bert_linear_plan *plan = plan_threads(s);
     for (int i = 0; i < n; i++) {
         if (rows[i] < 0) { *err = bert_errorf("bert_mlm_logits: row %d is negative", rows[i]); return -1; }
         memcpy(g + (size_t)i * H, hidden + (size_t)rows[i] * H, (size_t)H * sizeof(float));
     }
-    bert_linear(s->isa, pool, s->threads, t, g, m->mlm_dense_w, m->mlm_dense_b, n, H, H);
-    activate(s->isa, t, nh, m->cfg.hidden_act);
-    add_layer_norm(s->isa, t, t, NULL, m->mlm_ln_w, m->mlm_ln_b, n, H, m->cfg.layer_norm_eps);
-    bert_linear(s->isa, pool, s->threads, out, t, m->mlm_decoder_w, m->mlm_bias, n, m->cfg.vocab_size, H);
+    bert_linear(plan, t, g, m->mlm_dense_w, m->mlm_dense_b, n, H, H);
+    activate(s->plan.isa, t, nh, m->cfg.hidden_act);
+    add_layer_norm(s->plan.isa, t, t, NULL, m->mlm_ln_w, m->mlm_ln_b, n, H, m->cfg.layer_norm_eps);
+    bert_linear(plan, out, t, m->mlm_decoder_w, m->mlm_bias, n, m->cfg.vocab_size, H);
     return 0;
 }
 

@@ -27,7 +27,9 @@
 #include "workers.h"
 
 #include <cblas.h>
+#include <limits.h>
 #include <string.h>
+#include <strings.h>
 
 /* Up to about this many rows the few-rows kernel beats OpenBLAS on bert-base
  * and MiniLM shapes (measured with AVX-512, one thread); above, OpenBLAS's
@@ -244,44 +246,56 @@ typedef struct {
     float *out;
     const float *in, *w, *b;
     int n, rows, cols;
-    int step; /* weight rows (few-rows kernels) or input rows (BLAS) a chunk */
+    int by_input; /* chunks of input rows (else of weight rows) */
+    int step;     /* rows a chunk */
 } linear_job;
+
+/* The few-rows kernel over input rows i0..i1 and weight rows r0..r1, in
+ * slabs of FEW_ROWS input rows, so that a block of weight rows is reused from
+ * L1 and the whole of W from L2 however many rows the product has. */
+static void few_rows(const linear_job *j, int i0, int i1, int r0, int r1)
+{
+#ifdef BERT_X86_KERNELS
+    for (int i = i0; i < i1; i += FEW_ROWS) {
+        int m = i1 - i < FEW_ROWS ? i1 - i : FEW_ROWS;
+        float *out = j->out + (size_t)i * j->rows + r0;
+        const float *in = j->in + (size_t)i * j->cols;
+        const float *w = j->w + (size_t)r0 * j->cols, *b = j->b ? j->b + r0 : NULL;
+        if (j->kernel == BERT_LINEAR_AVX512) linear512(out, j->rows, in, w, b, m, r1 - r0, j->cols);
+        else linear256(out, j->rows, in, w, b, m, r1 - r0, j->cols);
+    }
+#else
+    (void)j, (void)i0, (void)i1, (void)r0, (void)r1;
+#endif
+}
 
 static void run_chunk(void *ctx, int chunk, int chunks)
 {
     (void)chunks;
     const linear_job *j = ctx;
-    if (j->kernel == BERT_LINEAR_BLAS) {
-        /* Input rows c*step ..: a product of its own, single-threaded. */
-        int i0 = chunk * j->step, i1 = i0 + j->step < j->n ? i0 + j->step : j->n;
-        if (i1 > i0)
-            linear_blas(j->out + (size_t)i0 * j->rows, j->in + (size_t)i0 * j->cols, j->w, j->b,
-                        i1 - i0, j->rows, j->cols);
-        return;
-    }
-    /* Weight rows c*step ..: every input row against them. */
-    int r0 = chunk * j->step, r1 = r0 + j->step < j->rows ? r0 + j->step : j->rows;
-    if (r1 <= r0) return;
-#ifdef BERT_X86_KERNELS
-    float *out = j->out + r0;
-    const float *w = j->w + (size_t)r0 * j->cols, *b = j->b ? j->b + r0 : NULL;
-    if (j->kernel == BERT_LINEAR_AVX512) linear512(out, j->rows, j->in, w, b, j->n, r1 - r0, j->cols);
-    else linear256(out, j->rows, j->in, w, b, j->n, r1 - r0, j->cols);
-#endif
+    int length = j->by_input ? j->n : j->rows;
+    int c0 = chunk * j->step, c1 = c0 + j->step < length ? c0 + j->step : length;
+    if (c1 <= c0) return;
+    if (!j->by_input) few_rows(j, 0, j->n, c0, c1);
+    else if (j->kernel != BERT_LINEAR_BLAS) few_rows(j, c0, c1, 0, j->rows);
+    else linear_blas(j->out + (size_t)c0 * j->rows, j->in + (size_t)c0 * j->cols, j->w, j->b,
+                     c1 - c0, j->rows, j->cols); /* a product of its own, single-threaded */
 }
 
-/* Cuts the product into chunks for `threads` threads and runs them.  About
- * four chunks a thread, so that a thread slowed by a busy core takes fewer;
- * none so small that handing it over costs more than it saves. */
+/* Cuts the product into chunks for `threads` threads and runs them: a few
+ * input rows share out the weight rows, many input rows are shared out
+ * themselves.  About four chunks a thread, so that a thread slowed by a busy
+ * core takes fewer; none so small that handing it over costs more than it
+ * saves, or (OpenBLAS, which packs W anew in every chunk) than packing. */
 static void run(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
                 const float *in, const float *w, const float *b, int n, int rows, int cols)
 {
-    linear_job job = {kernel, out, in, w, b, n, rows, cols, 0};
-    int length = kernel == BERT_LINEAR_BLAS ? n : rows;
-    /* Few-rows kernels: 48 weight rows at least, a multiple of both weight
-     * blocks (6 and 4).  OpenBLAS: 64 input rows at least, each chunk
-     * packing W anew. */
-    int least = kernel == BERT_LINEAR_BLAS ? 64 : 48;
+    int by_input = kernel == BERT_LINEAR_BLAS || n > FEW_ROWS;
+    linear_job job = {kernel, out, in, w, b, n, rows, cols, by_input, 0};
+    int length = by_input ? n : rows;
+    /* Few-rows kernels: 48 rows at least, a multiple of their slabs (48
+     * input rows) or weight blocks (6 and 4).  OpenBLAS: 128 input rows. */
+    int least = kernel == BERT_LINEAR_BLAS ? 128 : 48;
     if (!workers || threads < 2 || length < 2 * least) {
         job.step = length;
         run_chunk(&job, 0, 1);
@@ -289,7 +303,7 @@ static void run(bert_linear_kernel kernel, bert_workers *workers, int threads, f
     }
     int step = (length + 4 * threads - 1) / (4 * threads);
     if (step < least) step = least;
-    if (kernel != BERT_LINEAR_BLAS) step = (step + 11) / 12 * 12;
+    if (kernel != BERT_LINEAR_BLAS) step = (step + least - 1) / least * least;
     job.step = step;
     bert_workers_run(workers, threads, (length + step - 1) / step, run_chunk, &job);
 }
@@ -298,23 +312,45 @@ int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threa
                      const float *in, const float *w, const float *b, int n, int rows, int cols)
 {
     if (n < 1 || rows < 1 || cols < 1) return 0;
-    switch (kernel) {
-    case BERT_LINEAR_AUTO:
-        bert_linear(bert_cpu_isa(), workers, threads, out, in, w, b, n, rows, cols);
-        return 0;
-    case BERT_LINEAR_BLAS:
-        run(kernel, workers, threads, out, in, w, b, n, rows, cols);
-        return 0;
-    default:
-        if (cols % 16 != 0 || !cpu_has(kernel)) return -1;
-        run(kernel, workers, threads, out, in, w, b, n, rows, cols);
+    if (kernel == BERT_LINEAR_AUTO) {
+        bert_linear_plan plan = bert_linear_plan_for(bert_cpu_isa());
+        plan.workers = workers;
+        plan.threads = threads;
+        bert_linear(&plan, out, in, w, b, n, rows, cols);
         return 0;
     }
+    if (kernel != BERT_LINEAR_BLAS && (cols % 16 != 0 || !cpu_has(kernel))) return -1;
+    run(kernel, workers, threads, out, in, w, b, n, rows, cols);
+    return 0;
 }
 
-void bert_linear(bert_isa isa, bert_workers *workers, int threads, float *out, const float *in,
-                 const float *w, const float *b, int n, int rows, int cols)
+/* 1 when OpenBLAS runs 512-bit kernels (its core names for AVX-512 CPUs). */
+static int blas_is_avx512(void)
 {
-    bert_linear_kernel kernel = n <= FEW_ROWS && cols % 16 == 0 ? few_rows_kernel(isa) : BERT_LINEAR_BLAS;
-    run(kernel, workers, threads, out, in, w, b, n, rows, cols);
+    const char *core = openblas_get_corename();
+    static const char *const wide[] = {"skylakex", "cooperlake", "sapphirerapids"};
+    for (size_t i = 0; core && i < sizeof wide / sizeof *wide; i++)
+        if (strcasecmp(core, wide[i]) == 0) return 1;
+    return 0;
+}
+
+bert_linear_plan bert_linear_plan_for(bert_isa isa)
+{
+    bert_linear_plan plan = {isa, FEW_ROWS, NULL, 1};
+    /* Measured on an AVX-512 CPU, one thread, products of 49 to 4,096 rows:
+     * OpenBLAS's AVX-512 kernels run at 180-200 GFLOP/s, ours in slabs at
+     * 120-190, so OpenBLAS takes the many-rows products.  Held to AVX2
+     * kernels (OPENBLAS_CORETYPE=Haswell, or a CPU it does not know)
+     * OpenBLAS runs at about 100, and our AVX-512 kernel takes them all:
+     * a batch is then never slower than the same texts row by row. */
+    if (isa == BERT_ISA_AVX512 && !blas_is_avx512()) plan.few_rows_max = INT_MAX;
+    return plan;
+}
+
+void bert_linear(const bert_linear_plan *plan, float *out, const float *in, const float *w,
+                 const float *b, int n, int rows, int cols)
+{
+    bert_linear_kernel kernel = n <= plan->few_rows_max && cols % 16 == 0 ? few_rows_kernel(plan->isa)
+                                                                          : BERT_LINEAR_BLAS;
+    run(kernel, plan->workers, plan->threads, out, in, w, b, n, rows, cols);
 }

@@ -108,6 +108,54 @@ static void check_kernel(bert_linear_kernel kernel, const char *name)
     }
 }
 
+/* bert_linear's choice by shape: the few-rows kernel up to plan.few_rows_max
+ * input rows (in slabs beyond FEW_ROWS), OpenBLAS above.  Whatever the
+ * limit, a product equals the portable path's (OpenBLAS alone). */
+static void check_plan_limits(void)
+{
+    t_case("bert_linear gives the portable path's product whichever kernel the shape picks");
+    bert_linear_plan plan = bert_linear_plan_for(bert_cpu_isa());
+    if (plan.isa == BERT_ISA_BASE) {
+        t_skip("this CPU has no few-rows kernel");
+        return;
+    }
+    T_CHECK(plan.few_rows_max >= 48, "few_rows_max %d: one sentence must use the few-rows kernel",
+            plan.few_rows_max);
+    enum { N = 500, ROWS = 100, COLS = 64 };
+    uint32_t seed = 777;
+    float *in = random_floats((size_t)N * COLS, &seed), *w = random_floats((size_t)ROWS * COLS, &seed);
+    float *b = random_floats(ROWS, &seed);
+    float *ref = malloc((size_t)N * ROWS * sizeof *ref), *out = malloc((size_t)N * ROWS * sizeof *out);
+    bert_workers *pool = bert_workers_new();
+    if (!T_CHECK(in && w && b && ref && out && pool, "out of memory")) goto done;
+    T_CHECK(bert_linear_with(BERT_LINEAR_BLAS, NULL, 1, ref, in, w, b, N, ROWS, COLS) == 0, "blas refused");
+    static const int limits[] = {0, 48, 100, 499, 500, 100000};
+    static const int ns[] = {1, 47, 48, 49, 97, 300, 500};
+    for (size_t l = 0; l < sizeof limits / sizeof *limits; l++)
+        for (size_t k = 0; k < sizeof ns / sizeof *ns; k++)
+            for (int threads = 1; threads <= 2; threads++) {
+                plan.few_rows_max = limits[l];
+                plan.workers = threads > 1 ? pool : NULL;
+                plan.threads = threads;
+                int n = ns[k];
+                bert_linear(&plan, out, in, w, b, n, ROWS, COLS);
+                double worst = 0;
+                for (size_t i = 0; i < (size_t)n * ROWS; i++) {
+                    double d = fabs((double)out[i] - ref[i]);
+                    if (d > worst) worst = d;
+                }
+                T_CHECK(worst < 1e-5, "few_rows_max %d, n %d, %d thread(s): differs from OpenBLAS by %.3g",
+                        limits[l], n, threads, worst);
+            }
+done:
+    bert_workers_free(pool);
+    free(in);
+    free(w);
+    free(b);
+    free(ref);
+    free(out);
+}
+
 /* Every embedding of the test models, under the instruction set `isa`
  * (NULL: the default) and on `threads` threads, appended to *out. */
 static size_t embed_all(const char *isa, int threads, float *out, size_t cap)
@@ -235,5 +283,6 @@ void suite_kernels(void)
     check_kernel(BERT_LINEAR_BLAS, "blas");
     check_kernel(BERT_LINEAR_AVX2, "avx2");
     check_kernel(BERT_LINEAR_AVX512, "avx512");
+    check_plan_limits();
     check_isa_equivalence();
 }
