@@ -35,6 +35,11 @@
  * and MiniLM shapes (measured with AVX-512, one thread); above, OpenBLAS's
  * packing is paid back by its cache blocking. */
 #define FEW_ROWS 48
+/* Multiply-adds a thread must have for a product to be split: about 4 us
+ * of work.  One 13-token sentence of MiniLM (384 wide) splits its
+ * projections over two threads, the demo model's (256 wide) only its
+ * feed-forward ones. */
+#define MIN_WORK (768 * 1024)
 
 static void linear_blas(float *out, const float *in, const float *w, const float *b,
                         int n, int rows, int cols)
@@ -297,6 +302,15 @@ static void run(bert_linear_kernel kernel, bert_workers *workers, int threads, f
      * input rows) or weight blocks (6 and 4).  OpenBLAS: 128 input rows. */
     int least = kernel == BERT_LINEAR_BLAS ? 128 : 48;
     if (!workers || threads < 2 || length < 2 * least) {
+        job.step = length;
+        run_chunk(&job, 0, 1);
+        return;
+    }
+    /* A thread must get enough work to pay for handing it over (waking a
+     * helper, moving the output between caches). */
+    long long work = (long long)n * rows * cols;
+    if (threads > work / MIN_WORK) threads = work / MIN_WORK > 1 ? (int)(work / MIN_WORK) : 1;
+    if (threads < 2) {
         job.step = length;
         run_chunk(&job, 0, 1);
         return;

@@ -27,6 +27,7 @@
 
 #include <cblas.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,6 +39,16 @@
  * the caller polls for chunks that helpers have begun. */
 #define HELPER_SPIN_NS 100000
 #define CALLER_SPIN_NS 200000
+/* Measured progress: a job whose caller, done with its own chunks, waited
+ * longer than STALL_NS for a helper's, or ABSENT_JOBS jobs in a row that no
+ * helper took part in, say that the helpers' cores are taken.  The caller
+ * then runs alone for MIN_SOLO_NS, twice as long after every further sign
+ * up to MAX_SOLO_NS, and tries its helpers again; a job they share well
+ * resets the stretch. */
+#define STALL_NS 50000
+#define ABSENT_JOBS 4
+#define MIN_SOLO_NS 1000000LL
+#define MAX_SOLO_NS 256000000LL
 
 typedef struct {
     bert_workers *pool;
@@ -56,6 +67,9 @@ struct bert_workers {
     bert_work_fn fn;
     void *ctx;
     uint32_t job;          /* the caller's count of jobs (caller only) */
+    long long solo_until;  /* runs jobs on the caller alone until then (caller only) */
+    long long backoff;     /* the next such stretch, ns (caller only) */
+    int absent;            /* jobs in a row that no helper took part in (caller only) */
     atomic_uint published; /* the latest job's number: what helpers wait on */
     _Atomic uint64_t claim; /* job << 32 | chunks << 16 | next chunk */
     atomic_int finished;   /* chunks of the current job done */
@@ -114,6 +128,9 @@ static uint32_t next_job(bert_workers *w, uint32_t seen)
         if (g != seen || atomic_load_explicit(&w->stop, memory_order_relaxed)) return g;
         cpu_relax();
         if (i % 64 != 63) continue;
+        /* A thread waiting to run on this core (the caller itself, on a
+         * crowded machine) goes first. */
+        sched_yield();
         long long t = now_ns();
         if (!until) until = t + HELPER_SPIN_NS;
         else if (t > until) break;
@@ -149,6 +166,7 @@ bert_workers *bert_workers_new(void)
     if (pthread_mutex_init(&w->lock, NULL) != 0) goto fail_lock;
     if (pthread_cond_init(&w->wake, NULL) != 0) goto fail_wake;
     if (pthread_cond_init(&w->done, NULL) != 0) goto fail_done;
+    w->backoff = MIN_SOLO_NS;
     atomic_init(&w->published, 0);
     atomic_init(&w->claim, 0);
     atomic_init(&w->finished, 0);
@@ -196,14 +214,23 @@ static int start_workers(bert_workers *w, int n)
     return w->started >= n ? 0 : -1;
 }
 
+static void run_shared(bert_workers *w, int chunks, bert_work_fn fn, void *ctx);
+
 void bert_workers_run(bert_workers *w, int threads, int chunks, bert_work_fn fn, void *ctx)
 {
     if (chunks > 0xffff) chunks = 0xffff;
     if (threads > chunks) threads = chunks;
-    if (!w || threads < 2 || start_workers(w, threads - 1) != 0) {
-        for (int c = 0; c < chunks; c++) fn(ctx, c, chunks);
+    if (w && threads >= 2 && (!w->solo_until || now_ns() > w->solo_until) &&
+        start_workers(w, threads - 1) == 0) {
+        run_shared(w, chunks, fn, ctx);
         return;
     }
+    for (int c = 0; c < chunks; c++) fn(ctx, c, chunks);
+}
+
+/* One job shared with the helpers, and what it says about their cores. */
+static void run_shared(bert_workers *w, int chunks, bert_work_fn fn, void *ctx)
+{
     /* Every chunk of the previous job is done, so no helper reads fn or ctx. */
     w->fn = fn;
     w->ctx = ctx;
@@ -219,15 +246,15 @@ void bert_workers_run(bert_workers *w, int threads, int chunks, bert_work_fn fn,
         pthread_mutex_unlock(&w->lock);
     }
 
-    take_chunks(w, job);
+    int own = take_chunks(w, job);
 
     /* What is left are chunks that helpers are running. */
-    long long until = 0;
+    long long until = 0, waited_from = 0;
     for (int i = 0; atomic_load_explicit(&w->finished, memory_order_acquire) < chunks; i++) {
         cpu_relax();
         if (i % 64 != 63) continue;
         long long t = now_ns();
-        if (!until) until = t + CALLER_SPIN_NS;
+        if (!until) until = (waited_from = t) + CALLER_SPIN_NS;
         else if (t > until) break;
     }
     if (atomic_load_explicit(&w->finished, memory_order_acquire) < chunks) {
@@ -236,6 +263,17 @@ void bert_workers_run(bert_workers *w, int threads, int chunks, bert_work_fn fn,
         while (atomic_load(&w->finished) < chunks) pthread_cond_wait(&w->done, &w->lock);
         atomic_store(&w->caller_sleeps, 0);
         pthread_mutex_unlock(&w->lock);
+    }
+    long long end = waited_from ? now_ns() : 0;
+    int stalled = waited_from && end - waited_from > STALL_NS;
+    w->absent = own == chunks ? w->absent + 1 : 0;
+    w->solo_until = 0;
+    if (stalled || w->absent >= ABSENT_JOBS) {
+        w->solo_until = (end ? end : now_ns()) + w->backoff;
+        w->backoff = w->backoff * 2 < MAX_SOLO_NS ? w->backoff * 2 : MAX_SOLO_NS;
+        w->absent = 0;
+    } else if (own < chunks) {
+        w->backoff = MIN_SOLO_NS;
     }
 }
 
