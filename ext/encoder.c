@@ -194,6 +194,30 @@ static void attention(float *ctx, const float *q, const float *k, const float *v
     }
 }
 
+/* Every sequence's attention, in chunks of whole sequences. */
+typedef struct {
+    float *ctx;
+    const float *q, *k, *v;
+    float *scores; /* one [longest x longest] buffer a chunk */
+    size_t scores_size;
+    const int *lengths;
+    int n_seqs, H, heads;
+} attention_job;
+
+static void attention_chunk(void *p, int chunk, int chunks)
+{
+    const attention_job *j = p;
+    int per = (j->n_seqs + chunks - 1) / chunks;
+    int first = chunk * per, last = first + per < j->n_seqs ? first + per : j->n_seqs;
+    size_t t0 = 0;
+    for (int i = 0; i < first; i++) t0 += (size_t)j->lengths[i];
+    for (int i = first; i < last; t0 += (size_t)j->lengths[i], i++) {
+        size_t off = t0 * (size_t)j->H;
+        attention(j->ctx + off, j->q + off, j->k + off, j->v + off, j->scores + (size_t)chunk * j->scores_size,
+                  j->lengths[i], j->H, j->heads);
+    }
+}
+
 /* ------------------------------------------------------------ the forward pass */
 
 static int check_inputs(const bert_model *m, const int32_t *ids, const int32_t *type_ids,
@@ -247,18 +271,23 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
     if (check_inputs(m, ids, type_ids, lengths, n_seqs, &total, &longest, err) != 0) return NULL;
     const int T = (int)total;
 
+    /* The sequences' attention runs in parallel chunks when there are
+     * threads and sequences to share (each chunk with its own scores). */
+    const bert_linear_plan *plan = plan_threads(s);
+    int att_chunks = plan->threads > 1 ? (n_seqs < 4 * plan->threads ? n_seqs : 4 * plan->threads) : 1;
+
     /* x: hidden state; q, k, v; a: attention context; f: FFN activations.
      * q doubles as the output buffer of both sublayers once it is free. */
-    size_t th = total * (size_t)H;
-    if (reserve(&s->work, &s->work_cap, 5 * th + total * (size_t)FF + (size_t)longest * longest) != 0) {
+    size_t th = total * (size_t)H, sq = (size_t)longest * longest;
+    size_t need = 5 * th + total * (size_t)FF + (size_t)att_chunks * sq;
+    if (reserve(&s->work, &s->work_cap, need) != 0) {
         *err = bert_errorf("out of memory: encoding %zu tokens needs %zu MB of scratch", total,
-                           (5 * th + total * (size_t)FF + (size_t)longest * longest) * sizeof(float) >> 20);
+                           need * sizeof(float) >> 20);
         return NULL;
     }
     float *x = s->work, *q = x + th, *k = q + th, *v = k + th, *a = v + th;
     float *f = a + th, *scores = f + total * (size_t)FF;
-
-    const bert_linear_plan *plan = plan_threads(s);
+    attention_job att = {a, q, k, v, scores, sq, lengths, n_seqs, H, c->num_heads};
 
     /* Embeddings: positions restart at 0 in every sequence. */
     for (int i = 0, t = 0; i < n_seqs; i++)
@@ -281,10 +310,8 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
         bert_linear(plan, q, x, w->q_w, w->q_b, T, H, H);
         bert_linear(plan, k, x, w->k_w, w->k_b, T, H, H);
         bert_linear(plan, v, x, w->v_w, w->v_b, T, H, H);
-        for (int i = 0, t0 = 0; i < n_seqs; t0 += lengths[i], i++) {
-            size_t off = (size_t)t0 * H;
-            attention(a + off, q + off, k + off, v + off, scores, lengths[i], H, c->num_heads);
-        }
+        if (att_chunks > 1) bert_workers_run(plan->workers, plan->threads, att_chunks, attention_chunk, &att);
+        else attention_chunk(&att, 0, 1);
         bert_linear(plan, q, a, w->out_w, w->out_b, T, H, H);
         add_layer_norm(s->plan.isa, x, q, x, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
 
