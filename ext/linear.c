@@ -35,11 +35,10 @@
  * and MiniLM shapes (measured with AVX-512, one thread); above, OpenBLAS's
  * packing is paid back by its cache blocking. */
 #define FEW_ROWS 48
-/* Multiply-adds a thread must have for a product to be split: about 4 us
- * of work.  One 13-token sentence of MiniLM (384 wide) splits its
- * projections over two threads, the demo model's (256 wide) only its
- * feed-forward ones. */
-#define MIN_WORK (768 * 1024)
+/* Multiply-adds a thread must have for a product to be split: about 2 us
+ * of work.  One 13-token sentence splits every projection of MiniLM (384
+ * wide) and of the demo model (256 wide) over two threads. */
+#define MIN_WORK (384 * 1024)
 
 static void linear_blas(float *out, const float *in, const float *w, const float *b,
                         int n, int rows, int cols)

@@ -40,7 +40,9 @@
 #define HELPER_SPIN_NS 100000
 #define CALLER_SPIN_NS 200000
 /* Measured progress: a job whose caller, done with its own chunks, waited
- * longer than STALL_NS for a helper's, or ABSENT_JOBS jobs in a row that no
+ * longer than STALL_NS plus two of its own chunks' time for a helper's
+ * (which a helper that its core's scheduler preempted keeps unfinished),
+ * or ABSENT_JOBS jobs in a row that no
  * helper took part in, say that the helpers' cores are taken.  The caller
  * then runs alone for MIN_SOLO_NS, twice as long after every further sign
  * up to MAX_SOLO_NS, and tries its helpers again; a job they share well
@@ -246,7 +248,9 @@ static void run_shared(bert_workers *w, int chunks, bert_work_fn fn, void *ctx)
         pthread_mutex_unlock(&w->lock);
     }
 
+    long long started = now_ns();
     int own = take_chunks(w, job);
+    long long own_end = now_ns();
 
     /* What is left are chunks that helpers are running. */
     long long until = 0, waited_from = 0;
@@ -264,8 +268,11 @@ static void run_shared(bert_workers *w, int chunks, bert_work_fn fn, void *ctx)
         atomic_store(&w->caller_sleeps, 0);
         pthread_mutex_unlock(&w->lock);
     }
+    /* A helper's last chunk may have begun just before the caller ran out:
+     * waiting about one chunk's time is normal, more is a stall. */
     long long end = waited_from ? now_ns() : 0;
-    int stalled = waited_from && end - waited_from > STALL_NS;
+    long long chunk_ns = own > 0 ? (own_end - started) / own : 0;
+    int stalled = own > 0 && waited_from && end - own_end > STALL_NS + 2 * chunk_ns;
     w->absent = own == chunks ? w->absent + 1 : 0;
     w->solo_until = 0;
     if (stalled || w->absent >= ABSENT_JOBS) {
