@@ -3,22 +3,27 @@
  */
 #include "cpu.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-static bert_isa detect(void)
+static bert_isa best_isa = BERT_ISA_BASE;
+static pthread_once_t detected = PTHREAD_ONCE_INIT;
+
+static void detect(void)
 {
 #ifdef BERT_X86_KERNELS
     /* The compiler's runtime checks that the OS saves the wider registers too. */
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma")) return BERT_ISA_AVX512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return BERT_ISA_AVX2;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma")) best_isa = BERT_ISA_AVX512;
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) best_isa = BERT_ISA_AVX2;
 #endif
-    return BERT_ISA_BASE;
 }
 
 bert_isa bert_cpu_isa(void)
 {
-    bert_isa best = detect();
+    /* What the CPU offers does not change: asked once per process. */
+    pthread_once(&detected, detect);
+    bert_isa best = best_isa;
     /* SQLITE_BERT_ISA lowers the choice, to compare or rule out a code path. */
     const char *cap = getenv("SQLITE_BERT_ISA");
     if (cap && strcmp(cap, "base") == 0) return BERT_ISA_BASE;

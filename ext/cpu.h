@@ -17,16 +17,18 @@ typedef enum {
 #define BERT_TARGET_AVX512 __attribute__((target("avx512f,fma")))
 #endif
 
-/* Defines `static void NAME PARAMS` running NAME##_body (an always_inline
- * function) compiled for the best instruction set of the CPU at hand, so
- * that its loops are vectorized for it.  ARGS forwards PARAMS. */
+/* Defines `static void NAME(bert_isa isa, PARAMS...)` running NAME##_body
+ * (an always_inline function) compiled for the instruction set `isa`, so
+ * that its loops are vectorized for it.  ARGS forwards PARAMS.  The caller
+ * chooses `isa` once (bert_cpu_isa()) and keeps it. */
+#define BERT_UNPAREN(...) __VA_ARGS__
 #ifdef BERT_X86_KERNELS
 #define BERT_MULTIVERSION(NAME, PARAMS, ARGS)                                   \
     BERT_TARGET_AVX512 static void NAME##_avx512 PARAMS { NAME##_body ARGS; } \
     BERT_TARGET_AVX2 static void NAME##_avx2 PARAMS { NAME##_body ARGS; }     \
-    static void NAME PARAMS                                                   \
+    static void NAME(bert_isa isa, BERT_UNPAREN PARAMS)                       \
     {                                                                         \
-        switch (bert_cpu_isa()) {                                             \
+        switch (isa) {                                                        \
         case BERT_ISA_AVX512: NAME##_avx512 ARGS; return;                     \
         case BERT_ISA_AVX2: NAME##_avx2 ARGS; return;                         \
         default: NAME##_body ARGS; return;                                    \
@@ -34,12 +36,14 @@ typedef enum {
     }
 #else
 #define BERT_MULTIVERSION(NAME, PARAMS, ARGS) \
-    static void NAME PARAMS { NAME##_body ARGS; }
+    static void NAME(bert_isa isa, BERT_UNPAREN PARAMS) { (void)isa; NAME##_body ARGS; }
 #endif
 #define BERT_INLINE __attribute__((always_inline)) static inline
 
 /* The best of the above that this CPU and its OS support, lowered to
- * "avx2" or "base" when the environment variable SQLITE_BERT_ISA says so. */
+ * "avx2" or "base" when the environment variable SQLITE_BERT_ISA says so.
+ * It reads the environment: call it once per connection's model (the
+ * encoder's scratch keeps the answer), not per product. */
 bert_isa bert_cpu_isa(void);
 
 /* "avx512", "avx2" or "base". */

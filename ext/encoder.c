@@ -27,12 +27,21 @@ struct bert_scratch {
     size_t work_cap;      /* floats */
     float *head;          /* the MLM head's rows */
     size_t head_cap;
-    bert_workers *workers; /* started when OpenBLAS is given several threads */
+    bert_workers *workers; /* started when threads > 1 */
+    int threads;           /* per product; 0 until set or first used */
+    bert_linear_plan plan; /* the kernels and threads of every product, chosen once */
 };
 
 bert_scratch *bert_scratch_new(void)
 {
-    return calloc(1, sizeof(bert_scratch));
+    bert_scratch *s = calloc(1, sizeof(bert_scratch));
+    if (s) s->plan = bert_linear_plan_for(bert_cpu_isa());
+    return s;
+}
+
+void bert_scratch_set_threads(bert_scratch *s, int threads)
+{
+    if (s) s->threads = threads > 0 ? threads : 0;
 }
 
 void bert_scratch_free(bert_scratch *s)
@@ -59,11 +68,17 @@ static int reserve(float **buf, size_t *cap, size_t floats)
     return *buf ? 0 : -1;
 }
 
-/* The connection's helper threads, when there is use for them. */
-static bert_workers *workers_for(bert_scratch *s)
+/* The plan's threads: the connection's helper threads, when there is use
+ * for them and they can be had (else the calling thread only). */
+static const bert_linear_plan *plan_threads(bert_scratch *s)
 {
-    if (!s->workers && openblas_get_num_threads() > 1) s->workers = bert_workers_new();
-    return s->workers;
+    /* Called in any case: the first call also sets OpenBLAS to one thread. */
+    int fallback = bert_threads_default();
+    if (!s->threads) s->threads = fallback;
+    if (!s->workers && s->threads > 1) s->workers = bert_workers_new();
+    s->plan.workers = s->workers;
+    s->plan.threads = s->workers ? s->threads : 1;
+    return &s->plan;
 }
 
 /* ------------------------------------------------------------ building blocks */
@@ -132,11 +147,11 @@ BERT_INLINE void gelu_erf_body(float *x, size_t n)
 }
 BERT_MULTIVERSION(gelu_erf, (float *x, size_t n), (x, n))
 
-static void activate(float *x, size_t n, bert_activation act)
+static void activate(bert_isa isa, float *x, size_t n, bert_activation act)
 {
     switch (act) {
     case BERT_ACT_GELU:
-        gelu_erf(x, n);
+        gelu_erf(isa, x, n);
         break;
     case BERT_ACT_GELU_TANH:
         for (size_t i = 0; i < n; i++) {
@@ -177,6 +192,30 @@ static void attention(float *ctx, const float *q, const float *k, const float *v
         softmax_rows(scores, len, len);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, len, dh, len,
                     1.0f, scores, len, v + h * dh, H, 0.0f, ctx + h * dh, H);
+    }
+}
+
+/* Every sequence's attention, in chunks of whole sequences. */
+typedef struct {
+    float *ctx;
+    const float *q, *k, *v;
+    float *scores; /* one [longest x longest] buffer a chunk */
+    size_t scores_size;
+    const int *lengths;
+    int n_seqs, H, heads;
+} attention_job;
+
+static void attention_chunk(void *p, int chunk, int chunks)
+{
+    const attention_job *j = p;
+    int per = (j->n_seqs + chunks - 1) / chunks;
+    int first = chunk * per, last = first + per < j->n_seqs ? first + per : j->n_seqs;
+    size_t t0 = 0;
+    for (int i = 0; i < first; i++) t0 += (size_t)j->lengths[i];
+    for (int i = first; i < last; t0 += (size_t)j->lengths[i], i++) {
+        size_t off = t0 * (size_t)j->H;
+        attention(j->ctx + off, j->q + off, j->k + off, j->v + off, j->scores + (size_t)chunk * j->scores_size,
+                  j->lengths[i], j->H, j->heads);
     }
 }
 
@@ -233,18 +272,23 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
     if (check_inputs(m, ids, type_ids, lengths, n_seqs, &total, &longest, err) != 0) return NULL;
     const int T = (int)total;
 
+    /* The sequences' attention runs in parallel chunks when there are
+     * threads and sequences to share (each chunk with its own scores). */
+    const bert_linear_plan *plan = plan_threads(s);
+    int att_chunks = plan->threads > 1 ? (n_seqs < 4 * plan->threads ? n_seqs : 4 * plan->threads) : 1;
+
     /* x: hidden state; q, k, v; a: attention context; f: FFN activations.
      * q doubles as the output buffer of both sublayers once it is free. */
-    size_t th = total * (size_t)H;
-    if (reserve(&s->work, &s->work_cap, 5 * th + total * (size_t)FF + (size_t)longest * longest) != 0) {
+    size_t th = total * (size_t)H, sq = (size_t)longest * longest;
+    size_t need = 5 * th + total * (size_t)FF + (size_t)att_chunks * sq;
+    if (reserve(&s->work, &s->work_cap, need) != 0) {
         *err = bert_errorf("out of memory: encoding %zu tokens needs %zu MB of scratch", total,
-                           (5 * th + total * (size_t)FF + (size_t)longest * longest) * sizeof(float) >> 20);
+                           need * sizeof(float) >> 20);
         return NULL;
     }
     float *x = s->work, *q = x + th, *k = q + th, *v = k + th, *a = v + th;
     float *f = a + th, *scores = f + total * (size_t)FF;
-
-    bert_workers *pool = workers_for(s);
+    attention_job att = {a, q, k, v, scores, sq, lengths, n_seqs, H, c->num_heads};
 
     /* Embeddings: positions restart at 0 in every sequence. */
     for (int i = 0, t = 0; i < n_seqs; i++)
@@ -255,7 +299,7 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
             float *row = x + (size_t)t * H;
             for (int j = 0; j < H; j++) row[j] = we[j] + pe[j] + te[j];
         }
-    add_layer_norm(x, x, NULL, m->emb_ln_w, m->emb_ln_b, T, H, c->layer_norm_eps);
+    add_layer_norm(s->plan.isa, x, x, NULL, m->emb_ln_w, m->emb_ln_b, T, H, c->layer_norm_eps);
 
     for (int l = 0; l < c->num_layers; l++) {
         if (interrupted && interrupted(ctx)) {
@@ -264,20 +308,18 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
         }
         const bert_layer_weights *w = &m->layers[l];
 
-        bert_linear(pool, q, x, w->q_w, w->q_b, T, H, H);
-        bert_linear(pool, k, x, w->k_w, w->k_b, T, H, H);
-        bert_linear(pool, v, x, w->v_w, w->v_b, T, H, H);
-        for (int i = 0, t0 = 0; i < n_seqs; t0 += lengths[i], i++) {
-            size_t off = (size_t)t0 * H;
-            attention(a + off, q + off, k + off, v + off, scores, lengths[i], H, c->num_heads);
-        }
-        bert_linear(pool, q, a, w->out_w, w->out_b, T, H, H);
-        add_layer_norm(x, q, x, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
+        bert_linear(plan, q, x, w->q_w, w->q_b, T, H, H);
+        bert_linear(plan, k, x, w->k_w, w->k_b, T, H, H);
+        bert_linear(plan, v, x, w->v_w, w->v_b, T, H, H);
+        if (att_chunks > 1) bert_workers_run(plan->workers, plan->threads, att_chunks, attention_chunk, &att);
+        else attention_chunk(&att, 0, 1);
+        bert_linear(plan, q, a, w->out_w, w->out_b, T, H, H);
+        add_layer_norm(s->plan.isa, x, q, x, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
 
-        bert_linear(pool, f, x, w->ff_in_w, w->ff_in_b, T, FF, H);
-        activate(f, total * (size_t)FF, c->hidden_act);
-        bert_linear(pool, q, f, w->ff_out_w, w->ff_out_b, T, H, FF);
-        add_layer_norm(x, q, x, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
+        bert_linear(plan, f, x, w->ff_in_w, w->ff_in_b, T, FF, H);
+        activate(s->plan.isa, f, total * (size_t)FF, c->hidden_act);
+        bert_linear(plan, q, f, w->ff_out_w, w->ff_out_b, T, H, FF);
+        add_layer_norm(s->plan.isa, x, q, x, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
     }
     return x;
 }
@@ -343,15 +385,15 @@ int bert_mlm_logits(const bert_model *m, bert_scratch *s, const float *hidden,
         return -1;
     }
     float *g = s->head, *t = s->head + nh;
-    bert_workers *pool = workers_for(s);
+    const bert_linear_plan *plan = plan_threads(s);
     for (int i = 0; i < n; i++) {
         if (rows[i] < 0) { *err = bert_errorf("bert_mlm_logits: row %d is negative", rows[i]); return -1; }
         memcpy(g + (size_t)i * H, hidden + (size_t)rows[i] * H, (size_t)H * sizeof(float));
     }
-    bert_linear(pool, t, g, m->mlm_dense_w, m->mlm_dense_b, n, H, H);
-    activate(t, nh, m->cfg.hidden_act);
-    add_layer_norm(t, t, NULL, m->mlm_ln_w, m->mlm_ln_b, n, H, m->cfg.layer_norm_eps);
-    bert_linear(pool, out, t, m->mlm_decoder_w, m->mlm_bias, n, m->cfg.vocab_size, H);
+    bert_linear(plan, t, g, m->mlm_dense_w, m->mlm_dense_b, n, H, H);
+    activate(s->plan.isa, t, nh, m->cfg.hidden_act);
+    add_layer_norm(s->plan.isa, t, t, NULL, m->mlm_ln_w, m->mlm_ln_b, n, H, m->cfg.layer_norm_eps);
+    bert_linear(plan, out, t, m->mlm_decoder_w, m->mlm_bias, n, m->cfg.vocab_size, H);
     return 0;
 }
 

@@ -17,6 +17,9 @@ typedef struct bert_scratch bert_scratch;
 
 bert_scratch *bert_scratch_new(void);
 void bert_scratch_free(bert_scratch *s);
+/* Threads for each product of this scratch's calls; 0 (the default):
+ * bert_threads_default(), OPENBLAS_NUM_THREADS or every core. */
+void bert_scratch_set_threads(bert_scratch *s, int threads);
 
 /* Polled between layers; returning non-zero abandons the forward pass. */
 typedef int (*bert_interrupt_fn)(void *ctx);

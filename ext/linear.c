@@ -8,28 +8,37 @@
  * why a row-by-row bert_embed ran at a quarter of the machine's sgemm speed.
  *
  * The kernel computes each output as a dot product of an input row and a
- * weight row, both contiguous, RM input rows against RN weight rows at a
- * time, with RM x RN vector accumulators held in registers.  W is streamed
- * from memory exactly once: a block of RN weight rows is reused from cache
- * for every block of input rows, and the next block is prefetched while the
- * first input rows go through the current one.  Summation order differs from
- * OpenBLAS's by rounding only (tests compare the two on every shape class).
+ * weight row, both contiguous, a block of input rows against a block of
+ * weight rows at a time (4 x 6 with AVX-512, 3 x 4 with AVX2), with one
+ * vector accumulator per pair held in a register.  W is streamed from memory
+ * exactly once: a block of weight rows is reused from cache for every block
+ * of input rows, and the next block is prefetched while the first input rows
+ * go through the current one.  Summation order differs from OpenBLAS's by
+ * rounding only (tests compare the two on every shape class).
  *
- * The vector code is compiled for AVX2+FMA and AVX-512 through target
- * attributes and chosen at run time, so the extension itself still builds
- * for (and runs on) any x86-64 or other CPU.
+ * Each instruction set has one block function (block512, block256), always
+ * inlined with literal block sizes so that its accumulator arrays become
+ * registers, and one plain function walking the blocks (linear512,
+ * linear256).  They are compiled through target attributes and chosen at
+ * run time, so the extension itself still builds for (and runs on) any
+ * x86-64 or other CPU.
  */
 #include "linear.h"
-#include "cpu.h"
 #include "workers.h"
 
 #include <cblas.h>
+#include <limits.h>
 #include <string.h>
+#include <strings.h>
 
 /* Up to about this many rows the few-rows kernel beats OpenBLAS on bert-base
  * and MiniLM shapes (measured with AVX-512, one thread); above, OpenBLAS's
  * packing is paid back by its cache blocking. */
 #define FEW_ROWS 48
+/* Multiply-adds a thread must have for a product to be split: about 2 us
+ * of work.  One 13-token sentence splits every projection of MiniLM (384
+ * wide) and of the demo model (256 wide) over two threads. */
+#define MIN_WORK (384 * 1024)
 
 static void linear_blas(float *out, const float *in, const float *w, const float *b,
                         int n, int rows, int cols)
@@ -45,87 +54,13 @@ static void linear_blas(float *out, const float *in, const float *w, const float
 
 #define UNROLL _Pragma("GCC unroll 8")
 
-/* The loops over rm/rn below have constant bounds once a block function is
- * inlined into its caller with literal arguments, so the accumulators live in
- * registers.  `next` is the next weight block to prefetch, or NULL. */
-#define BLOCK_FUNCTION(NAME, TARGET, VEC, LANES, RM, RN, LOAD, FMA, ZERO, HSUM4)                 \
-    TARGET BERT_INLINE void                                                                 \
-    NAME(const int rm, const int rn, const float *x, const float *w, int cols,                  \
-         float *out, int ldo, const float *b, const float *next)                                \
-    {                                                                                           \
-        VEC acc[RM][RN];                                                                        \
-        UNROLL for (int i = 0; i < rm; i++) UNROLL for (int j = 0; j < rn; j++) acc[i][j] = ZERO; \
-        for (int k = 0; k < cols; k += LANES) {                                                 \
-            if (next)                                                                           \
-                UNROLL for (int j = 0; j < rn; j++)                                             \
-                    _mm_prefetch((const char *)(next + (size_t)j * cols + k), _MM_HINT_T0);     \
-            VEC xv[RM];                                                                         \
-            UNROLL for (int i = 0; i < rm; i++) xv[i] = LOAD(x + (size_t)i * cols + k);         \
-            UNROLL for (int j = 0; j < rn; j++) {                                               \
-                VEC wv = LOAD(w + (size_t)j * cols + k);                                        \
-                UNROLL for (int i = 0; i < rm; i++) acc[i][j] = FMA(xv[i], wv, acc[i][j]);      \
-            }                                                                                   \
-        }                                                                                       \
-        /* Horizontal sums four accumulators at a time: half the shuffles  \
-         * of summing each alone, which matters when cols is only 384. */   \
-        VEC list[RM * RN + 3];                                                                  \
-        float sums[RM * RN + 3];                                                                \
-        int count = 0;                                                                          \
-        UNROLL for (int i = 0; i < rm; i++) UNROLL for (int j = 0; j < rn; j++)                 \
-            list[count++] = acc[i][j];                                                          \
-        UNROLL for (int g = count; g < ((count + 3) & ~3); g++) list[g] = ZERO;                 \
-        UNROLL for (int g = 0; g < count; g += 4)                                               \
-            _mm_storeu_ps(sums + g, HSUM4(list[g], list[g + 1], list[g + 2], list[g + 3]));      \
-        UNROLL for (int i = 0; i < rm; i++) UNROLL for (int j = 0; j < rn; j++)                 \
-            out[(size_t)i * ldo + j] = (b ? b[j] : 0.0f) + sums[i * rn + j];                    \
-    }
-
-/* All input rows against one block of rn weight rows; only the first input
- * block prefetches the next weight block, the others find theirs in cache. */
-#define ROWS_FUNCTION(NAME, BLOCK, TARGET, RM)                                                  \
-    TARGET BERT_INLINE void                                                                 \
-    NAME(const int rn, float *out, int ldo, const float *in, const float *w, const float *b,    \
-         int n, int cols, const float *next)                                                    \
-    {                                                                                           \
-        int i = 0;                                                                              \
-        for (; i + RM <= n; i += RM, next = NULL)                                               \
-            BLOCK(RM, rn, in + (size_t)i * cols, w, cols, out + (size_t)i * ldo, ldo, b, next); \
-        switch (n - i) {                                                                        \
-        case 1: BLOCK(1, rn, in + (size_t)i * cols, w, cols, out + (size_t)i * ldo, ldo, b, next); break; \
-        case 2: BLOCK(2, rn, in + (size_t)i * cols, w, cols, out + (size_t)i * ldo, ldo, b, next); break; \
-        case 3: BLOCK(3, rn, in + (size_t)i * cols, w, cols, out + (size_t)i * ldo, ldo, b, next); break; \
-        default: break;                                                                         \
-        }                                                                                       \
-    }
-
-/* Every weight row: blocks of RN, then the remainder (the cases above RN - 1
- * never run; they compile to a smaller block so that no block exceeds RN). */
-#define SMALLER(a, b) ((a) < (b) ? (a) : (b))
-#define LINEAR_FUNCTION(NAME, ROWS, TARGET, RN)                                                 \
-    TARGET static void NAME(float *out, int ldo, const float *in, const float *w,               \
-                            const float *b, int n, int rows, int cols)                          \
-    {                                                                                           \
-        int r = 0;                                                                              \
-        for (; r + RN <= rows; r += RN) {                                                       \
-            const float *next = r + 2 * RN <= rows ? w + (size_t)(r + RN) * cols : NULL;        \
-            ROWS(RN, out + r, ldo, in, w + (size_t)r * cols, b ? b + r : NULL, n, cols, next);  \
-        }                                                                                       \
-        const float *wr = w + (size_t)r * cols, *br = b ? b + r : NULL;                         \
-        switch (rows - r) {                                                                     \
-        case 1: ROWS(1, out + r, ldo, in, wr, br, n, cols, NULL); break;                        \
-        case 2: ROWS(SMALLER(2, RN - 1), out + r, ldo, in, wr, br, n, cols, NULL); break;       \
-        case 3: ROWS(SMALLER(3, RN - 1), out + r, ldo, in, wr, br, n, cols, NULL); break;       \
-        case 4: ROWS(SMALLER(4, RN - 1), out + r, ldo, in, wr, br, n, cols, NULL); break;       \
-        case 5: ROWS(SMALLER(5, RN - 1), out + r, ldo, in, wr, br, n, cols, NULL); break;       \
-        default: break;                                                                         \
-        }                                                                                       \
-    }
-
 /* ---- AVX-512: 4 input rows x 6 weight rows, 24 accumulators of 16 floats */
 
-/* [sum(a), sum(b), sum(c), sum(d)] */
-BERT_TARGET_AVX512 BERT_INLINE __m128
-hsum4_512(__m512 a, __m512 b, __m512 c, __m512 d)
+enum { RM512 = 4, RN512 = 6 };
+
+/* [sum(a), sum(b), sum(c), sum(d)]: four horizontal sums at once, half the
+ * shuffles of summing each alone, which matters when cols is only 384. */
+BERT_TARGET_AVX512 BERT_INLINE __m128 hsum4_512(__m512 a, __m512 b, __m512 c, __m512 d)
 {
     /* Within each 128-bit lane: [a0+a2, b0+b2, a1+a3, b1+b3], the same for c, d ... */
     __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
@@ -140,18 +75,84 @@ hsum4_512(__m512 a, __m512 b, __m512 c, __m512 d)
     return _mm_add_ps(_mm256_castps256_ps128(half), _mm256_extractf128_ps(half, 1));
 }
 
-#define ZERO512 _mm512_setzero_ps()
-BLOCK_FUNCTION(block512, BERT_TARGET_AVX512, __m512, 16, 4, 6, _mm512_loadu_ps, _mm512_fmadd_ps, ZERO512, hsum4_512)
-ROWS_FUNCTION(rows512, block512, BERT_TARGET_AVX512, 4)
+/* out[rm x rn] (leading dimension ldo) = x[rm x cols] w[rn x cols]^T + b.
+ * rm and rn are literals at every call, so the loops over them unroll and
+ * acc[][] lives in registers.  `next` is the weight block to prefetch, or
+ * NULL. */
+BERT_TARGET_AVX512 BERT_INLINE void block512(const int rm, const int rn, const float *x, const float *w,
+                                             int cols, float *out, int ldo, const float *b,
+                                             const float *next)
+{
+    __m512 acc[RM512][RN512];
+    UNROLL for (int i = 0; i < rm; i++) UNROLL for (int j = 0; j < rn; j++) acc[i][j] = _mm512_setzero_ps();
+    for (int k = 0; k < cols; k += 16) {
+        if (next)
+            UNROLL for (int j = 0; j < rn; j++)
+                _mm_prefetch((const char *)(next + (size_t)j * cols + k), _MM_HINT_T0);
+        __m512 xv[RM512];
+        UNROLL for (int i = 0; i < rm; i++) xv[i] = _mm512_loadu_ps(x + (size_t)i * cols + k);
+        UNROLL for (int j = 0; j < rn; j++) {
+            __m512 wv = _mm512_loadu_ps(w + (size_t)j * cols + k);
+            UNROLL for (int i = 0; i < rm; i++) acc[i][j] = _mm512_fmadd_ps(xv[i], wv, acc[i][j]);
+        }
+    }
+    __m512 list[RM512 * RN512];
+    float sums[RM512 * RN512];
+    int count = 0;
+    UNROLL for (int i = 0; i < rm; i++) UNROLL for (int j = 0; j < rn; j++) list[count++] = acc[i][j];
+    UNROLL for (int g = count; g % 4 != 0; g++) list[g] = _mm512_setzero_ps();
+    UNROLL for (int g = 0; g < count; g += 4)
+        _mm_storeu_ps(sums + g, hsum4_512(list[g], list[g + 1], list[g + 2], list[g + 3]));
+    UNROLL for (int i = 0; i < rm; i++) UNROLL for (int j = 0; j < rn; j++)
+        out[(size_t)i * ldo + j] = (b ? b[j] : 0.0f) + sums[i * rn + j];
+}
 
-LINEAR_FUNCTION(linear512, rows512, BERT_TARGET_AVX512, 6)
+/* Every input row against one block of rn weight rows; only the first input
+ * block prefetches the next weight block, the others find theirs in cache. */
+BERT_TARGET_AVX512 BERT_INLINE void rows512(const int rn, float *out, int ldo, const float *in,
+                                            const float *w, const float *b, int n, int cols,
+                                            const float *next)
+{
+    int i = 0;
+    for (; i + RM512 <= n; i += RM512, next = NULL)
+        block512(RM512, rn, in + (size_t)i * cols, w, cols, out + (size_t)i * ldo, ldo, b, next);
+    const float *x = in + (size_t)i * cols;
+    float *o = out + (size_t)i * ldo;
+    switch (n - i) {
+    case 1: block512(1, rn, x, w, cols, o, ldo, b, next); break;
+    case 2: block512(2, rn, x, w, cols, o, ldo, b, next); break;
+    case 3: block512(3, rn, x, w, cols, o, ldo, b, next); break;
+    default: break;
+    }
+}
+
+/* out[n x rows] (leading dimension ldo) = in W^T + b, AVX-512. */
+BERT_TARGET_AVX512 static void linear512(float *out, int ldo, const float *in, const float *w,
+                                         const float *b, int n, int rows, int cols)
+{
+    int r = 0;
+    for (; r + RN512 <= rows; r += RN512) {
+        const float *next = r + 2 * RN512 <= rows ? w + (size_t)(r + RN512) * cols : NULL;
+        rows512(RN512, out + r, ldo, in, w + (size_t)r * cols, b ? b + r : NULL, n, cols, next);
+    }
+    const float *wr = w + (size_t)r * cols, *br = b ? b + r : NULL;
+    switch (rows - r) {
+    case 1: rows512(1, out + r, ldo, in, wr, br, n, cols, NULL); break;
+    case 2: rows512(2, out + r, ldo, in, wr, br, n, cols, NULL); break;
+    case 3: rows512(3, out + r, ldo, in, wr, br, n, cols, NULL); break;
+    case 4: rows512(4, out + r, ldo, in, wr, br, n, cols, NULL); break;
+    case 5: rows512(5, out + r, ldo, in, wr, br, n, cols, NULL); break;
+    default: break;
+    }
+}
 
 /* ---- AVX2: 3 input rows x 4 weight rows, 12 accumulators of 8 floats (16
  * registers in all) */
 
+enum { RM256 = 3, RN256 = 4 };
+
 /* [sum(a), sum(b), sum(c), sum(d)], as hsum4_512 */
-BERT_TARGET_AVX2 BERT_INLINE __m128
-hsum4_256(__m256 a, __m256 b, __m256 c, __m256 d)
+BERT_TARGET_AVX2 BERT_INLINE __m128 hsum4_256(__m256 a, __m256 b, __m256 c, __m256 d)
 {
     __m256 ab = _mm256_add_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b));
     __m256 cd = _mm256_add_ps(_mm256_unpacklo_ps(c, d), _mm256_unpackhi_ps(c, d));
@@ -160,17 +161,76 @@ hsum4_256(__m256 a, __m256 b, __m256 c, __m256 d)
                                _mm256_castpd_ps(_mm256_unpackhi_pd(abd, cdd)));
     return _mm_add_ps(_mm256_castps256_ps128(all), _mm256_extractf128_ps(all, 1));
 }
-#define ZERO256 _mm256_setzero_ps()
-BLOCK_FUNCTION(block256, BERT_TARGET_AVX2, __m256, 8, 3, 4, _mm256_loadu_ps, _mm256_fmadd_ps, ZERO256, hsum4_256)
-ROWS_FUNCTION(rows256, block256, BERT_TARGET_AVX2, 3)
 
-LINEAR_FUNCTION(linear256, rows256, BERT_TARGET_AVX2, 4)
+/* As block512, eight floats a vector; cols is still a multiple of 16. */
+BERT_TARGET_AVX2 BERT_INLINE void block256(const int rm, const int rn, const float *x, const float *w,
+                                           int cols, float *out, int ldo, const float *b,
+                                           const float *next)
+{
+    __m256 acc[RM256][RN256];
+    UNROLL for (int i = 0; i < rm; i++) UNROLL for (int j = 0; j < rn; j++) acc[i][j] = _mm256_setzero_ps();
+    for (int k = 0; k < cols; k += 8) {
+        if (next)
+            UNROLL for (int j = 0; j < rn; j++)
+                _mm_prefetch((const char *)(next + (size_t)j * cols + k), _MM_HINT_T0);
+        __m256 xv[RM256];
+        UNROLL for (int i = 0; i < rm; i++) xv[i] = _mm256_loadu_ps(x + (size_t)i * cols + k);
+        UNROLL for (int j = 0; j < rn; j++) {
+            __m256 wv = _mm256_loadu_ps(w + (size_t)j * cols + k);
+            UNROLL for (int i = 0; i < rm; i++) acc[i][j] = _mm256_fmadd_ps(xv[i], wv, acc[i][j]);
+        }
+    }
+    __m256 list[RM256 * RN256];
+    float sums[RM256 * RN256];
+    int count = 0;
+    UNROLL for (int i = 0; i < rm; i++) UNROLL for (int j = 0; j < rn; j++) list[count++] = acc[i][j];
+    UNROLL for (int g = count; g % 4 != 0; g++) list[g] = _mm256_setzero_ps();
+    UNROLL for (int g = 0; g < count; g += 4)
+        _mm_storeu_ps(sums + g, hsum4_256(list[g], list[g + 1], list[g + 2], list[g + 3]));
+    UNROLL for (int i = 0; i < rm; i++) UNROLL for (int j = 0; j < rn; j++)
+        out[(size_t)i * ldo + j] = (b ? b[j] : 0.0f) + sums[i * rn + j];
+}
+
+/* As rows512. */
+BERT_TARGET_AVX2 BERT_INLINE void rows256(const int rn, float *out, int ldo, const float *in,
+                                          const float *w, const float *b, int n, int cols,
+                                          const float *next)
+{
+    int i = 0;
+    for (; i + RM256 <= n; i += RM256, next = NULL)
+        block256(RM256, rn, in + (size_t)i * cols, w, cols, out + (size_t)i * ldo, ldo, b, next);
+    const float *x = in + (size_t)i * cols;
+    float *o = out + (size_t)i * ldo;
+    switch (n - i) {
+    case 1: block256(1, rn, x, w, cols, o, ldo, b, next); break;
+    case 2: block256(2, rn, x, w, cols, o, ldo, b, next); break;
+    default: break;
+    }
+}
+
+/* out[n x rows] (leading dimension ldo) = in W^T + b, AVX2. */
+BERT_TARGET_AVX2 static void linear256(float *out, int ldo, const float *in, const float *w,
+                                       const float *b, int n, int rows, int cols)
+{
+    int r = 0;
+    for (; r + RN256 <= rows; r += RN256) {
+        const float *next = r + 2 * RN256 <= rows ? w + (size_t)(r + RN256) * cols : NULL;
+        rows256(RN256, out + r, ldo, in, w + (size_t)r * cols, b ? b + r : NULL, n, cols, next);
+    }
+    const float *wr = w + (size_t)r * cols, *br = b ? b + r : NULL;
+    switch (rows - r) {
+    case 1: rows256(1, out + r, ldo, in, wr, br, n, cols, NULL); break;
+    case 2: rows256(2, out + r, ldo, in, wr, br, n, cols, NULL); break;
+    case 3: rows256(3, out + r, ldo, in, wr, br, n, cols, NULL); break;
+    default: break;
+    }
+}
 #endif
 
-/* The best few-rows kernel of this CPU, or BERT_LINEAR_BLAS. */
-static bert_linear_kernel few_rows_kernel(void)
+/* The few-rows kernel of an instruction set, or BERT_LINEAR_BLAS. */
+static bert_linear_kernel few_rows_kernel(bert_isa isa)
 {
-    switch (bert_cpu_isa()) {
+    switch (isa) {
     case BERT_ISA_AVX512: return BERT_LINEAR_AVX512;
     case BERT_ISA_AVX2: return BERT_LINEAR_AVX2;
     default: return BERT_LINEAR_BLAS;
@@ -180,7 +240,7 @@ static bert_linear_kernel few_rows_kernel(void)
 /* 1 when this CPU can run the few-rows kernel k (AVX-512 machines run both). */
 static int cpu_has(bert_linear_kernel k)
 {
-    bert_linear_kernel best = few_rows_kernel();
+    bert_linear_kernel best = few_rows_kernel(bert_cpu_isa());
     return (k == BERT_LINEAR_AVX512 && best == BERT_LINEAR_AVX512) ||
            (k == BERT_LINEAR_AVX2 && best != BERT_LINEAR_BLAS);
 }
@@ -190,70 +250,120 @@ typedef struct {
     float *out;
     const float *in, *w, *b;
     int n, rows, cols;
+    int by_input; /* chunks of input rows (else of weight rows) */
+    int step;     /* rows a chunk */
 } linear_job;
 
-/* Rows per part: a multiple of both kernels' weight blocks (6 and 4). */
-static void part_range(int rows, int part, int parts, int *r0, int *r1)
+/* The few-rows kernel over input rows i0..i1 and weight rows r0..r1, in
+ * slabs of FEW_ROWS input rows, so that a block of weight rows is reused from
+ * L1 and the whole of W from L2 however many rows the product has. */
+static void few_rows(const linear_job *j, int i0, int i1, int r0, int r1)
 {
-    int per = (rows + parts - 1) / parts;
-    per = (per + 11) / 12 * 12;
-    *r0 = part * per < rows ? part * per : rows;
-    *r1 = *r0 + per < rows ? *r0 + per : rows;
-}
-
-static void run_part(void *ctx, int part, int parts)
-{
-    const linear_job *j = ctx;
-    int r0, r1;
-    part_range(j->rows, part, parts, &r0, &r1);
-    if (r1 <= r0) return;
 #ifdef BERT_X86_KERNELS
-    if (j->kernel == BERT_LINEAR_AVX512)
-        linear512(j->out + r0, j->rows, j->in, j->w + (size_t)r0 * j->cols, j->b ? j->b + r0 : NULL,
-                  j->n, r1 - r0, j->cols);
-    else
-        linear256(j->out + r0, j->rows, j->in, j->w + (size_t)r0 * j->cols, j->b ? j->b + r0 : NULL,
-                  j->n, r1 - r0, j->cols);
+    for (int i = i0; i < i1; i += FEW_ROWS) {
+        int m = i1 - i < FEW_ROWS ? i1 - i : FEW_ROWS;
+        float *out = j->out + (size_t)i * j->rows + r0;
+        const float *in = j->in + (size_t)i * j->cols;
+        const float *w = j->w + (size_t)r0 * j->cols, *b = j->b ? j->b + r0 : NULL;
+        if (j->kernel == BERT_LINEAR_AVX512) linear512(out, j->rows, in, w, b, m, r1 - r0, j->cols);
+        else linear256(out, j->rows, in, w, b, m, r1 - r0, j->cols);
+    }
+#else
+    (void)j, (void)i0, (void)i1, (void)r0, (void)r1;
 #endif
 }
 
-/* Runs a few-rows kernel this CPU has; cols must be a multiple of 16. */
-static void few_rows(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
-                     const float *in, const float *w, const float *b, int n, int rows, int cols)
+static void run_chunk(void *ctx, int chunk, int chunks)
 {
-    linear_job job = {kernel, out, in, w, b, n, rows, cols};
-    /* A part below ~100 weight rows costs more to hand over than it saves. */
-    int parts = threads < rows / 96 ? threads : rows / 96;
-    if (parts < 2 || !workers) run_part(&job, 0, 1);
-    else bert_workers_run(workers, parts, run_part, &job);
+    (void)chunks;
+    const linear_job *j = ctx;
+    int length = j->by_input ? j->n : j->rows;
+    int c0 = chunk * j->step, c1 = c0 + j->step < length ? c0 + j->step : length;
+    if (c1 <= c0) return;
+    if (!j->by_input) few_rows(j, 0, j->n, c0, c1);
+    else if (j->kernel != BERT_LINEAR_BLAS) few_rows(j, c0, c1, 0, j->rows);
+    else linear_blas(j->out + (size_t)c0 * j->rows, j->in + (size_t)c0 * j->cols, j->w, j->b,
+                     c1 - c0, j->rows, j->cols); /* a product of its own, single-threaded */
+}
+
+/* Cuts the product into chunks for `threads` threads and runs them: a few
+ * input rows share out the weight rows, many input rows are shared out
+ * themselves.  About four chunks a thread, so that a thread slowed by a busy
+ * core takes fewer; none so small that handing it over costs more than it
+ * saves, or (OpenBLAS, which packs W anew in every chunk) than packing. */
+static void run(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
+                const float *in, const float *w, const float *b, int n, int rows, int cols)
+{
+    int by_input = kernel == BERT_LINEAR_BLAS || n > FEW_ROWS;
+    linear_job job = {kernel, out, in, w, b, n, rows, cols, by_input, 0};
+    int length = by_input ? n : rows;
+    /* Few-rows kernels: 48 rows at least, a multiple of their slabs (48
+     * input rows) or weight blocks (6 and 4).  OpenBLAS: 128 input rows. */
+    int least = kernel == BERT_LINEAR_BLAS ? 128 : 48;
+    if (!workers || threads < 2 || length < 2 * least) {
+        job.step = length;
+        run_chunk(&job, 0, 1);
+        return;
+    }
+    /* A thread must get enough work to pay for handing it over (waking a
+     * helper, moving the output between caches). */
+    long long work = (long long)n * rows * cols;
+    if (threads > work / MIN_WORK) threads = work / MIN_WORK > 1 ? (int)(work / MIN_WORK) : 1;
+    if (threads < 2) {
+        job.step = length;
+        run_chunk(&job, 0, 1);
+        return;
+    }
+    int step = (length + 4 * threads - 1) / (4 * threads);
+    if (step < least) step = least;
+    if (kernel != BERT_LINEAR_BLAS) step = (step + least - 1) / least * least;
+    job.step = step;
+    bert_workers_run(workers, threads, (length + step - 1) / step, run_chunk, &job);
 }
 
 int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
                      const float *in, const float *w, const float *b, int n, int rows, int cols)
 {
     if (n < 1 || rows < 1 || cols < 1) return 0;
-    switch (kernel) {
-    case BERT_LINEAR_AUTO:
-        bert_linear(workers, out, in, w, b, n, rows, cols);
-        return 0;
-    case BERT_LINEAR_BLAS:
-        linear_blas(out, in, w, b, n, rows, cols);
-        return 0;
-    default:
-        if (cols % 16 != 0 || !cpu_has(kernel)) return -1;
-        few_rows(kernel, workers, threads, out, in, w, b, n, rows, cols);
+    if (kernel == BERT_LINEAR_AUTO) {
+        bert_linear_plan plan = bert_linear_plan_for(bert_cpu_isa());
+        plan.workers = workers;
+        plan.threads = threads;
+        bert_linear(&plan, out, in, w, b, n, rows, cols);
         return 0;
     }
+    if (kernel != BERT_LINEAR_BLAS && (cols % 16 != 0 || !cpu_has(kernel))) return -1;
+    run(kernel, workers, threads, out, in, w, b, n, rows, cols);
+    return 0;
 }
 
-void bert_linear(bert_workers *workers, float *out, const float *in, const float *w, const float *b,
-                 int n, int rows, int cols)
+/* 1 when OpenBLAS runs 512-bit kernels (its core names for AVX-512 CPUs). */
+static int blas_is_avx512(void)
 {
-    bert_linear_kernel kernel = n <= FEW_ROWS && cols % 16 == 0 ? few_rows_kernel() : BERT_LINEAR_BLAS;
-    if (kernel != BERT_LINEAR_BLAS) {
-        /* The thread count is OpenBLAS's, so one setting governs both paths. */
-        few_rows(kernel, workers, workers ? openblas_get_num_threads() : 1, out, in, w, b, n, rows, cols);
-        return;
-    }
-    linear_blas(out, in, w, b, n, rows, cols);
+    const char *core = openblas_get_corename();
+    static const char *const wide[] = {"skylakex", "cooperlake", "sapphirerapids"};
+    for (size_t i = 0; core && i < sizeof wide / sizeof *wide; i++)
+        if (strcasecmp(core, wide[i]) == 0) return 1;
+    return 0;
+}
+
+bert_linear_plan bert_linear_plan_for(bert_isa isa)
+{
+    bert_linear_plan plan = {isa, FEW_ROWS, NULL, 1};
+    /* Measured on an AVX-512 CPU, one thread, products of 49 to 4,096 rows:
+     * OpenBLAS's AVX-512 kernels run at 180-200 GFLOP/s, ours in slabs at
+     * 120-190, so OpenBLAS takes the many-rows products.  Held to AVX2
+     * kernels (OPENBLAS_CORETYPE=Haswell, or a CPU it does not know)
+     * OpenBLAS runs at about 100, and our AVX-512 kernel takes them all:
+     * a batch is then never slower than the same texts row by row. */
+    if (isa == BERT_ISA_AVX512 && !blas_is_avx512()) plan.few_rows_max = INT_MAX;
+    return plan;
+}
+
+void bert_linear(const bert_linear_plan *plan, float *out, const float *in, const float *w,
+                 const float *b, int n, int rows, int cols)
+{
+    bert_linear_kernel kernel = n <= plan->few_rows_max && cols % 16 == 0 ? few_rows_kernel(plan->isa)
+                                                                          : BERT_LINEAR_BLAS;
+    run(kernel, plan->workers, plan->threads, out, in, w, b, n, rows, cols);
 }

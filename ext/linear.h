@@ -11,12 +11,25 @@
 #ifndef BERT_LINEAR_H
 #define BERT_LINEAR_H
 
+#include "cpu.h"
 #include "workers.h"
 
+/* How one connection's model computes its products, chosen once. */
+typedef struct {
+    bert_isa isa;           /* vector instructions of the few-rows kernel */
+    int few_rows_max;       /* products of up to this many input rows use it */
+    bert_workers *workers;  /* helper threads, or NULL: the calling thread only */
+    int threads;            /* threads a product, the caller's included */
+} bert_linear_plan;
+
+/* The plan for instruction set `isa` (bert_cpu_isa()), on one thread. */
+bert_linear_plan bert_linear_plan_for(bert_isa isa);
+
 /* out[n x rows] = in[n x cols] W^T + b; W is [rows x cols], b may be NULL.
- * Few-rows products are split across `workers` (NULL: the calling thread
- * only) up to OpenBLAS's thread count, which also threads the large ones. */
-void bert_linear(bert_workers *workers, float *out, const float *in, const float *w,
+ * The product is split into chunks over the plan's threads: chunks of
+ * weight rows for a few input rows, else chunks of input rows (OpenBLAS
+ * then runs single-threaded in each). */
+void bert_linear(const bert_linear_plan *plan, float *out, const float *in, const float *w,
                  const float *b, int n, int rows, int cols);
 
 /* The kernels, for tests and benchmarks. */
@@ -27,9 +40,9 @@ typedef enum {
     BERT_LINEAR_AVX512    /* the few-rows kernel, 512-bit */
 } bert_linear_kernel;
 
-/* Runs one kernel, the few-rows ones over up to `threads` threads of
- * `workers`; -1 (nothing written) when this CPU or shape cannot use it: the
- * few-rows kernels need cols to be a multiple of 16. */
+/* Runs one kernel at any n over up to `threads` threads of `workers`; -1
+ * (nothing written) when this CPU or shape cannot use it: the few-rows
+ * kernels need cols to be a multiple of 16. */
 int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
                      const float *in, const float *w, const float *b, int n, int rows, int cols);
 

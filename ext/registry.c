@@ -9,7 +9,6 @@
 #include "json.h"
 #include "weight_cache.h"
 
-#include <cblas.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -324,9 +323,7 @@ int bert_entry_need_model(bert_entry *e, char **err)
         bert_weight_cache_release(m);
         return -1;
     }
-    /* OpenBLAS keeps one thread count for the whole process, so the last
-     * model loaded with a "threads" option sets it for all. */
-    if (e->threads > 0) openblas_set_num_threads(e->threads);
+    bert_scratch_set_threads(e->scratch, e->threads);
     e->model = m;
     return 0;
 }

@@ -1,10 +1,11 @@
 /*
- * workers.h - a connection's helper threads, to split one product of a
- * short sentence across cores.
+ * workers.h - a connection's helper threads, to split one product across
+ * cores.
  *
- * OpenBLAS threads the large products itself, but the few-rows kernel
- * (linear.c) is ours, so a sentence embedded row by row would use one core
- * however many the model was given.  A bert_workers is owned by one
+ * The extension threads every projection itself, the few-rows kernel's
+ * (linear.c) and OpenBLAS's large products alike: OpenBLAS splits a product
+ * into fixed shares, and a share given to a core that another process holds
+ * stalls the whole call.  A bert_workers is owned by one
  * connection's scratch and used by one thread at a time; its threads start on
  * first need and end with bert_workers_free.  Between jobs they spin a little
  * (the next product of the same sentence follows within microseconds), then
@@ -15,19 +16,27 @@
 
 typedef struct bert_workers bert_workers;
 
-/* One part of a job: part is 0..parts-1. */
-typedef void (*bert_work_fn)(void *ctx, int part, int parts);
+/* One chunk of a job: chunk is 0..chunks-1. */
+typedef void (*bert_work_fn)(void *ctx, int chunk, int chunks);
 
 /* NULL when out of memory (callers then run single-threaded). */
 bert_workers *bert_workers_new(void);
 void bert_workers_free(bert_workers *w);
 
-/* Runs fn(ctx, p, parts) for every p in 0..parts-1 at once, part 0 on the
- * calling thread, and returns when all are done.  When threads cannot be
- * started (or w is NULL) the parts run one after another on the caller. */
-void bert_workers_run(bert_workers *w, int parts, bert_work_fn fn, void *ctx);
+/* Runs fn(ctx, c, chunks) for every c in 0..chunks-1 on up to `threads`
+ * threads, the caller's included, and returns when all are done.  Chunks are
+ * taken one at a time by whichever thread is free, so a helper held back by
+ * a busy core leaves its share to the others.  When threads cannot be
+ * started (or w is NULL) the chunks run one after another on the caller. */
+void bert_workers_run(bert_workers *w, int threads, int chunks, bert_work_fn fn, void *ctx);
 
 /* Threads started so far, beyond the callers'. */
 int bert_workers_started(const bert_workers *w);
+
+/* The thread count of a model loaded without the "threads" option:
+ * OpenBLAS's (OPENBLAS_NUM_THREADS, else every core), read once.  The first
+ * call also sets OpenBLAS itself to one thread: the extension threads its
+ * products itself, in chunks that busy cores cannot hold up. */
+int bert_threads_default(void);
 
 #endif

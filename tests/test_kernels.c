@@ -53,12 +53,13 @@ static void check_kernel(bert_linear_kernel kernel, const char *name)
     snprintf(title, sizeof title, "projection kernel %s matches a double-precision product", name);
     t_case(title);
     /* Rows and outputs cover every remainder of the 4x6 and 3x4 blocks. */
-    static const int ns[] = {1, 2, 3, 4, 5, 6, 7, 13, 15, 16, 33, 48, 49, 100};
+    /* 300 rows make OpenBLAS's products run in chunks of input rows. */
+    static const int ns[] = {1, 2, 3, 4, 5, 6, 7, 13, 15, 16, 33, 48, 49, 100, 300};
     static const int rowss[] = {1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 24, 97, 200, 389};
     static const int colss[] = {16, 32, 48, 96, 768};
     uint32_t seed = 12345;
     int ran = 0;
-    /* Every shape alone and split over three threads (two or three parts). */
+    /* Every shape alone and split into chunks over three threads. */
     bert_workers *pool = bert_workers_new();
     if (!T_CHECK(pool, "out of memory")) return;
     for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
@@ -96,9 +97,8 @@ static void check_kernel(bert_linear_kernel kernel, const char *name)
                     return;
                 }
             }
-    if (kernel != BERT_LINEAR_BLAS)
-        T_CHECK(bert_workers_started(pool) == 2, "%s: %d helper threads ran, not 2", name,
-                bert_workers_started(pool));
+    T_CHECK(bert_workers_started(pool) == 2, "%s: %d helper threads ran, not 2", name,
+            bert_workers_started(pool));
     bert_workers_free(pool);
     /* cols that are not a multiple of 16 are left to OpenBLAS. */
     if (kernel != BERT_LINEAR_BLAS) {
@@ -108,9 +108,57 @@ static void check_kernel(bert_linear_kernel kernel, const char *name)
     }
 }
 
+/* bert_linear's choice by shape: the few-rows kernel up to plan.few_rows_max
+ * input rows (in slabs beyond FEW_ROWS), OpenBLAS above.  Whatever the
+ * limit, a product equals the portable path's (OpenBLAS alone). */
+static void check_plan_limits(void)
+{
+    t_case("bert_linear gives the portable path's product whichever kernel the shape picks");
+    bert_linear_plan plan = bert_linear_plan_for(bert_cpu_isa());
+    if (plan.isa == BERT_ISA_BASE) {
+        t_skip("this CPU has no few-rows kernel");
+        return;
+    }
+    T_CHECK(plan.few_rows_max >= 48, "few_rows_max %d: one sentence must use the few-rows kernel",
+            plan.few_rows_max);
+    enum { N = 500, ROWS = 100, COLS = 64 };
+    uint32_t seed = 777;
+    float *in = random_floats((size_t)N * COLS, &seed), *w = random_floats((size_t)ROWS * COLS, &seed);
+    float *b = random_floats(ROWS, &seed);
+    float *ref = malloc((size_t)N * ROWS * sizeof *ref), *out = malloc((size_t)N * ROWS * sizeof *out);
+    bert_workers *pool = bert_workers_new();
+    if (!T_CHECK(in && w && b && ref && out && pool, "out of memory")) goto done;
+    T_CHECK(bert_linear_with(BERT_LINEAR_BLAS, NULL, 1, ref, in, w, b, N, ROWS, COLS) == 0, "blas refused");
+    static const int limits[] = {0, 48, 100, 499, 500, 100000};
+    static const int ns[] = {1, 47, 48, 49, 97, 300, 500};
+    for (size_t l = 0; l < sizeof limits / sizeof *limits; l++)
+        for (size_t k = 0; k < sizeof ns / sizeof *ns; k++)
+            for (int threads = 1; threads <= 2; threads++) {
+                plan.few_rows_max = limits[l];
+                plan.workers = threads > 1 ? pool : NULL;
+                plan.threads = threads;
+                int n = ns[k];
+                bert_linear(&plan, out, in, w, b, n, ROWS, COLS);
+                double worst = 0;
+                for (size_t i = 0; i < (size_t)n * ROWS; i++) {
+                    double d = fabs((double)out[i] - ref[i]);
+                    if (d > worst) worst = d;
+                }
+                T_CHECK(worst < 1e-5, "few_rows_max %d, n %d, %d thread(s): differs from OpenBLAS by %.3g",
+                        limits[l], n, threads, worst);
+            }
+done:
+    bert_workers_free(pool);
+    free(in);
+    free(w);
+    free(b);
+    free(ref);
+    free(out);
+}
+
 /* Every embedding of the test models, under the instruction set `isa`
- * (NULL: the default), appended to *out. */
-static size_t embed_all(const char *isa, float *out, size_t cap)
+ * (NULL: the default) and on `threads` threads, appended to *out. */
+static size_t embed_all(const char *isa, int threads, float *out, size_t cap)
 {
     static const char *models[] = {"bert-plain-f32", "mlm-tied-f32", "pretrain-untied-bf16",
                                    "st-cls-relu", "st-mean-f16"};
@@ -126,7 +174,9 @@ static size_t embed_all(const char *isa, float *out, size_t cap)
         char path[128];
         snprintf(path, sizeof path, "build/models/%s", models[m]);
         sqlite3 *db = t_open();
-        char *r = t_query(db, "SELECT bert_load('m', ?1)", path, NULL);
+        char options[32];
+        snprintf(options, sizeof options, "{\"threads\": %d}", threads);
+        char *r = t_query(db, "SELECT bert_load('m', ?1, ?2)", path, options, NULL);
         free(r);
         for (size_t t = 0; t < sizeof texts / sizeof *texts; t++) {
             /* Row by row (few rows: the vector kernels) and as one batch of
@@ -168,19 +218,13 @@ static void check_isa_equivalence(void)
     enum { CAP = 1 << 16 };
     float *base = malloc(CAP * sizeof *base), *other = malloc(CAP * sizeof *other);
     if (!T_CHECK(base && other, "out of memory")) goto done;
-    size_t n = embed_all("base", base, CAP);
+    size_t n = embed_all("base", 1, base, CAP);
     T_CHECK(n > 0 && n <= CAP, "got %zu floats from the portable build", n);
-    /* The last run splits each sentence's products over two threads
-     * (OpenBLAS's own threads are not instrumented for ThreadSanitizer, so
-     * that build runs it single-threaded). */
+    /* The last run splits each product into chunks over two threads, the
+     * few-rows kernel's and OpenBLAS's alike. */
     const char *isas[] = {"avx2", NULL, NULL};
-    int threads_before = openblas_get_num_threads();
     for (int i = 0; i < 3 && n <= CAP; i++) {
-#ifndef __SANITIZE_THREAD__
-        if (i == 2) openblas_set_num_threads(2);
-#endif
-        size_t m = embed_all(isas[i], other, CAP);
-        openblas_set_num_threads(threads_before);
+        size_t m = embed_all(isas[i], i == 2 ? 2 : 1, other, CAP);
         if (!T_CHECK(m == n, "%s: %zu floats against %zu", isas[i] ? isas[i] : "default", m, n)) continue;
         double worst = 0;
         for (size_t j = 0; j < n; j++) {
@@ -239,5 +283,6 @@ void suite_kernels(void)
     check_kernel(BERT_LINEAR_BLAS, "blas");
     check_kernel(BERT_LINEAR_AVX2, "avx2");
     check_kernel(BERT_LINEAR_AVX512, "avx512");
+    check_plan_limits();
     check_isa_equivalence();
 }

@@ -10,8 +10,9 @@
  * [SEP] included: the peers encode exactly these) and OUTDIR/LABEL.ours.f32
  * (the batched embeddings, float32, sentence after sentence: the peers
  * compare theirs against them), and prints "RESULT ..." lines for
- * tests/bench/report.py.  The thread count is OpenBLAS's
- * (OPENBLAS_NUM_THREADS), read when the extension is loaded.
+ * tests/bench/report.py.  The thread count is the extension's default
+ * (OPENBLAS_NUM_THREADS, else every core) unless the environment variable
+ * BENCH_LOAD_OPTIONS gives bert_load options such as {"threads": 1}.
  */
 #include <math.h>
 #include <sqlite3.h>
@@ -181,7 +182,21 @@ static int run(sqlite3 *db, const char *ext, const char *model, const lines *s, 
         sqlite3_free(err);
         return -1;
     }
-    char *name = query_text(db, "SELECT bert_load('bench', ?1)", model);
+    /* BENCH_LOAD_OPTIONS: bert_load's options, e.g. {"threads": 1}. */
+    const char *options = getenv("BENCH_LOAD_OPTIONS");
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT bert_load('bench', ?1, %s)",
+             options && *options ? "json(?2)" : "NULL");
+    char *name = NULL;
+    sqlite3_stmt *load = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &load, NULL) != SQLITE_OK) return fail(db, sql);
+    sqlite3_bind_text(load, 1, model, -1, SQLITE_STATIC);
+    if (options && *options) sqlite3_bind_text(load, 2, options, -1, SQLITE_STATIC);
+    if (sqlite3_step(load) == SQLITE_ROW && sqlite3_column_text(load, 0))
+        name = strdup((const char *)sqlite3_column_text(load, 0));
+    else
+        fail(db, "bert_load");
+    sqlite3_finalize(load);
     if (!name) return -1;
     free(name);
     char *dim_text = query_text(db, "SELECT hidden_size FROM bert_models WHERE name = 'bench'", NULL);

@@ -10,6 +10,19 @@
 #   BENCH_SENTENCES   use only the first N sentences (default: all)
 #   BENCH_MODELS      which models, among "bert-base minilm" (default: both)
 #   BENCH_ORT_VERSION onnxruntime-node version to install (default 1.30.0)
+#   BENCH_QUERY_ROWS  stored vectors for the query-constant rows (default 100000)
+#
+# After the peers' comparison, three sets of rows of ours alone (extra.txt,
+# appended to results.txt):
+#   - the demo model (model/demo, 4 x 256) on 1,000 short texts (about 12
+#     tokens each), batched against row by row;
+#   - a busy machine: a busy-loop process pinned to the last core while the
+#     demo model (short texts) and MiniLM (the sentences) run row by row and
+#     batched, at the default thread count and with bert_load's
+#     {"threads": 1};
+#   - the query-constant pattern: ORDER BY bert_similarity(embedding, 'text')
+#     against bert_similarity(embedding, bert_embed('text')) over
+#     BENCH_QUERY_ROWS stored vectors of the demo model's width.
 #
 # Writes into build/bench/: the two models (made by tests/tools/gen_model.c:
 # bert-base size, 12 layers x 768, and MiniLM size, 6 layers x 384), the
@@ -84,6 +97,7 @@ step "building the benchmark programs"
 $CC $warn $blas_cflags -o "$out/sgemm_peak" "$here/sgemm_peak.c" $blas_libs
 # shellcheck disable=SC2086
 $CC $warn -o "$out/bench_embed" "$here/bench_embed.c" -lsqlite3 -lm
+$CC $warn -o "$out/bench_query" "$here/bench_query.c" -lsqlite3 -lm
 $CC -std=c11 -O2 -ffp-contract=off -o "$out/gen_model" tests/tools/gen_model.c -lm
 
 # ---- the models: pseudo-random weights, the same bytes on every machine
@@ -176,6 +190,63 @@ for name in $models; do
     fi
 done
 
+# ---- ours alone: the demo model on short texts, a busy core, the query pattern
+extra=$out/extra.txt
+: > "$extra"
+query_rows=${BENCH_QUERY_ROWS:-100000}
+busy_pid=""
+stop_busy() { [ -n "$busy_pid" ] && kill "$busy_pid" 2>/dev/null; busy_pid=""; }
+trap stop_busy EXIT INT TERM
+# 1,000 short texts: the first nine words of each sentence, in turn.
+awk 'NF && !/^#/ { line = ""; for (i = 1; i <= 9 && i <= NF; i++) line = line (i > 1 ? " " : "") $i; s[n++] = line }
+     END { for (i = 0; i < 1000; i++) print s[i % n] }' "$here/sentences.txt" > "$out/short.txt"
+# Prints "LABEL: row by row S s, batched S s" from bench_embed's lines.
+summarize() {    # LABEL, then bench_embed's arguments
+    label=$1
+    shift
+    "$out/bench_embed" "$@" > "$out/step.txt" 2>> "$log" || { echo "$label: failed (see $log)"; return 0; }
+    cat "$out/step.txt" >> "$raw"
+    awk -v label="$label" '$1 == "RESULT" && $3 == "engine=ours" {
+            split($4, b, "="); split($7, t, "="); split($8, c, "=");
+            if (b[2] == "1") row = t[2]; else { all = t[2]; tokens = $6 }
+            cpu[b[2]] = c[2] }
+        END { split(tokens, k, "=");
+              printf "%-44s row by row %7.3f s (cpu %6.3f), batched %7.3f s (cpu %6.3f), %s tokens\n",
+                     label, row, cpu["1"], all, cpu["all"], k[2] }' "$out/step.txt"
+}
+if [ -f model/demo/model.safetensors ]; then
+    step "demo model: short texts, row by row and batched"
+    summarize "demo, short texts, $threads thread(s)" ./bert.so model/demo "$out/short.txt" demo "$out" | tee -a "$extra"
+    cores=$(nproc)
+    if [ "$cores" -ge 2 ]; then
+        step "a busy core: default threads against threads 1"
+        last=$((cores - 1))
+        taskset -c "$last" sh -c 'while :; do :; done' &
+        busy_pid=$!
+        for spec in "demo:model/demo:$out/short.txt" "minilm:$out/models/minilm:$here/sentences.txt"; do
+            label=${spec%%:*}; rest=${spec#*:}; dir=${rest%%:*}; texts=${rest#*:}
+            [ -d "$dir" ] || continue
+            summarize "$label, CPU $last busy, default ($threads)" ./bert.so "$dir" "$texts" "$label-busy" "$out" | tee -a "$extra"
+            BENCH_LOAD_OPTIONS='{"threads": 1}' \
+                summarize "$label, CPU $last busy, threads 1" ./bert.so "$dir" "$texts" "$label-busy1" "$out" | tee -a "$extra"
+        done
+        stop_busy
+    fi
+    step "the query-constant pattern over $query_rows stored vectors"
+    if "$out/bench_query" ./bert.so model/demo "$query_rows" demo > "$out/step.txt" 2>> "$log"; then
+        cat "$out/step.txt" >> "$raw"
+        awk '$1 == "QUERY" { split($4, f, "="); split($5, t, "=");
+                 if (f[2] == "bert_embed") e = t[2]; else { x = t[2]; r = $6; same = $7; n = $3 } }
+             END { split(n, k, "="); split(r, q, "="); split(same, s, "=");
+                   printf "query over %s vectors: bert_similarity(e, bert_embed(q)) %.3f s, bert_similarity(e, q) %.3f s, ratio %s, same top 5: %s\n",
+                          k[2], e, x, q[2], s[2] }' "$out/step.txt" | tee -a "$extra"
+    else
+        echo "query-constant rows: bench_query failed (see $log)" | tee -a "$extra"
+    fi
+else
+    echo "note: no model/demo/model.safetensors (fetch it with git lfs pull): demo-model rows skipped"
+fi
+
 # ---- the tokenizer on its own, when its benchmark is there (make bench
 # builds it as build/bench_tokenizer; run directly, this script builds it)
 rm -f "$out/tokenizer.txt"
@@ -201,4 +272,9 @@ step "done"
 echo
 # shellcheck disable=SC2086
 $python "$here/report.py" "$raw" "$out" "$threads" $args
+if [ -s "$extra" ]; then
+    echo
+    cat "$extra"
+    { echo; cat "$extra"; } >> "$out/results.txt"
+fi
 echo "(written to $out/results.txt; details of the runs in $log)"
