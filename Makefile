@@ -4,12 +4,14 @@
 #   make demo       run sql/demo.sql in the sqlite3 shell
 #   make test       run the test suite (ends with "N passed, N failed")
 #   make bench      speed measurements (installs its peers, not part of test)
-#   make install    copy bert.so to $(DESTDIR)$(LIBDIR)
+#   make static     build libsqlite_bert.a, to link into an application
+#   make install    copy bert.so, libsqlite_bert.a and sqlite_bert.h under $(DESTDIR)$(PREFIX)
 #   make deps       check (and as root, install) the Debian packages needed
 
 CC      ?= cc
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
 PKGS    := sqlite3 openblas libutf8proc
 OPT     ?= -O3 -g
 SAN     ?=
@@ -33,7 +35,7 @@ EXT_HDR   := $(wildcard ext/*.h)
 TEST_SRC  := $(wildcard tests/test_*.c)
 MODELS    := build/models/.done
 
-.PHONY: all test demo bench bench-tokenizer install uninstall clean deps
+.PHONY: all static test demo bench bench-tokenizer install uninstall clean deps
 all: bert.so
 
 deps:
@@ -41,6 +43,23 @@ deps:
 
 bert.so: $(EXT_SRC) $(EXT_HDR)
 	$(CC) $(CFLAGS_ALL) -fPIC -shared -fvisibility=hidden -o $@ $(EXT_SRC) $(LIBS) $(LDFLAGS)
+
+# For applications that link the extension in (SQLITE_CORE: direct calls to
+# SQLite, no routine table); include ext/sqlite_bert.h.
+STATIC_OBJ := $(patsubst ext/%.c,$(BUILD)/static/%.o,$(EXT_SRC))
+$(BUILD)/static/%.o: ext/%.c $(EXT_HDR)
+	@mkdir -p $(BUILD)/static
+	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -c -o $@ $<
+
+libsqlite_bert.a: $(STATIC_OBJ)
+	rm -f $@
+	ar rcs $@ $(STATIC_OBJ)
+
+static: libsqlite_bert.a
+
+# The README's "linked into the application" example, run by the test suite.
+$(BUILD)/static_app: tests/c_app/static_app.c libsqlite_bert.a ext/sqlite_bert.h
+	$(CC) $(CFLAGS_ALL) -Iext -o $@ tests/c_app/static_app.c libsqlite_bert.a -lsqlite3 $(LIBS) $(LDFLAGS)
 
 # The test runner links the extension's sources directly (SQLITE_CORE), so
 # sanitizers see every line of it.
@@ -56,7 +75,7 @@ $(MODELS): tests/tools/gen_model.c tests/tools/make_test_models.sh tests/fixture
 
 # One BLAS thread by default: the test models are small, and idle OpenBLAS
 # workers spinning between calls would only slow the suite down.
-test: deps bert.so $(BUILD)/run_tests $(MODELS)
+test: deps bert.so $(BUILD)/run_tests $(BUILD)/static_app $(MODELS)
 	OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} $(BUILD)/run_tests $(SUITE)
 
 demo: deps bert.so
@@ -72,12 +91,14 @@ bench-tokenizer: $(BUILD)/bench_tokenizer
 bench: bert.so $(BUILD)/bench_tokenizer
 	sh tests/bench/run.sh
 
-install: bert.so
-	install -d $(DESTDIR)$(LIBDIR)
+install: bert.so libsqlite_bert.a
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)
 	install -m 644 bert.so $(DESTDIR)$(LIBDIR)/bert.so
+	install -m 644 libsqlite_bert.a $(DESTDIR)$(LIBDIR)/libsqlite_bert.a
+	install -m 644 ext/sqlite_bert.h $(DESTDIR)$(INCLUDEDIR)/sqlite_bert.h
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/bert.so
+	rm -f $(DESTDIR)$(LIBDIR)/bert.so $(DESTDIR)$(LIBDIR)/libsqlite_bert.a $(DESTDIR)$(INCLUDEDIR)/sqlite_bert.h
 
 clean:
-	rm -rf bert.so $(BUILD)
+	rm -rf bert.so libsqlite_bert.a $(BUILD)

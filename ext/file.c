@@ -11,6 +11,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Every pointer file starts with this line (Git LFS specification, v1);
+ * pointers are about 130 bytes, never more than 1024. */
+static const char lfs_header[] = "version https://git-lfs.github.com/spec/v1";
+
+int file_is_lfs_pointer(const void *data, size_t len)
+{
+    size_t n = sizeof lfs_header - 1;
+    return len >= n && len <= 1024 && memcmp(data, lfs_header, n) == 0;
+}
+
+char *file_lfs_error(const char *path, size_t len)
+{
+    return bert_errorf("%s is a Git LFS pointer (%zu bytes), not the file itself: the model was "
+                       "cloned without Git LFS. Fetch the real file in the model directory with "
+                       "`git lfs install && git lfs pull`, or download it with "
+                       "`huggingface-cli download <repo> --local-dir <dir>`", path, len);
+}
+
 char *file_read(const char *path, size_t max_bytes, size_t *len, int *missing, char **err)
 {
     *err = NULL;
@@ -58,6 +76,7 @@ char *file_read(const char *path, size_t max_bytes, size_t *len, int *missing, c
     }
     buf[got] = '\0';
     *len = got;
+    if (file_is_lfs_pointer(buf, got)) *err = file_lfs_error(path, got);
 done:
     close(fd);
     if (*err) {

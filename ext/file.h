@@ -14,4 +14,12 @@
  * `missing` is not NULL, sets *missing to 1 and leaves *err NULL. */
 char *file_read(const char *path, size_t max_bytes, size_t *len, int *missing, char **err);
 
+/* 1 when the first `len` bytes of a file are a Git LFS pointer (a small text
+ * file that a clone without Git LFS leaves in place of the real content). */
+int file_is_lfs_pointer(const void *data, size_t len);
+
+/* The error for a Git LFS pointer found at `path`: what it is and the
+ * commands that fetch the real file. Malloc'd, NULL when memory ran out. */
+char *file_lfs_error(const char *path, size_t len);
+
 #endif

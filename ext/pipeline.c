@@ -73,7 +73,7 @@ int pipeline_embed(bert_entry *e, const char *text, size_t len, float *out,
     /* The entry's id buffer: grown once, then reused by every call. */
     if (pipeline_tokenize(e, text, len, 0, &e->ids, err) != 0 || entry_need_model(e, err) != 0) return -1;
     int n = (int)e->ids.len;
-    const float *hidden = bert_encode(e->model, e->scratch, e->ids.ids, NULL, &n, 1, interrupted, ctx, err);
+    const float *hidden = entry_encode(e, e->ids.ids, NULL, &n, 1, interrupted, ctx, err);
     if (!hidden) return -1;
     return pool_one(e, hidden, n, out, err);
 }
@@ -127,7 +127,7 @@ int pipeline_embed_batch(bert_entry *e, const char *const *texts, const size_t *
             lengths[count++] = r->length;
             tokens += (size_t)r->length;
         }
-        const float *hidden = bert_encode(e->model, e->scratch, packed, NULL, lengths, count,
+        const float *hidden = entry_encode(e, packed, NULL, lengths, count,
                                           interrupted, ctx, err);
         if (!hidden) goto done;
         for (int i = 0; i < count; i++) {
@@ -239,7 +239,7 @@ int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
         if (ids.ids[i] == mask) rows[j++] = (int)i;
 
     int n = (int)ids.len;
-    const float *hidden = bert_encode(m, e->scratch, ids.ids, NULL, &n, 1, interrupted, ctx, err);
+    const float *hidden = entry_encode(e, ids.ids, NULL, &n, 1, interrupted, ctx, err);
     if (!hidden || bert_mlm_logits(m, e->scratch, hidden, rows, n_masks, logits, err) != 0) goto done;
 
     int32_t *best = malloc((size_t)top_k * sizeof *best);
@@ -337,7 +337,7 @@ int pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char
     ok = ok && bert_ids_push(&ids, sp->sep) == 0 && bert_ids_push(&types, 1) == 0;
     if (!ok) goto oom;
     int n = (int)ids.len;
-    const float *hidden = bert_encode(m, e->scratch, ids.ids, types.ids, &n, 1, interrupted, ctx, err);
+    const float *hidden = entry_encode(e, ids.ids, types.ids, &n, 1, interrupted, ctx, err);
     if (!hidden) goto done;
     if (bert_nsp_probability(m, hidden, prob) != 0) {
         *err = bert_errorf("model '%s': the next-sentence head could not be evaluated", e->name);

@@ -9,6 +9,7 @@
 
 #include <cblas.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -168,10 +169,33 @@ static bert_entry *lookup(bert_registry *r, const char *name)
     return NULL;
 }
 
-static int same_options(const bert_options *a, const bert_options *b)
+/* The settings an entry computes with, as bert_load's options JSON. */
+static char *effective_options(const bert_entry *e)
 {
-    return a->pooling == b->pooling && a->normalize == b->normalize && a->max_length == b->max_length &&
+    char threads[32] = "";
+    if (e->threads > 0) snprintf(threads, sizeof threads, ", \"threads\": %d", e->threads);
+    return bert_errorf("{\"pooling\": \"%s\", \"normalize\": %s, \"max_length\": %d, \"truncate\": %s%s}",
+                       bert_pooling_name(e->pooling), e->normalize ? "true" : "false", e->max_length,
+                       e->truncate ? "true" : "false", threads);
+}
+
+static int same_effect(const bert_entry *a, const bert_entry *b)
+{
+    return a->dir_dev == b->dir_dev && a->dir_ino == b->dir_ino && a->pooling == b->pooling &&
+           a->normalize == b->normalize && a->max_length == b->max_length &&
            a->truncate == b->truncate && a->threads == b->threads;
+}
+
+static char *conflict_error(const bert_entry *old, const bert_entry *e)
+{
+    char *old_opts = effective_options(old), *new_opts = effective_options(e);
+    char *msg = bert_errorf("model '%s' is already registered for '%s' with options %s; this call asks "
+                            "for '%s' with options %s: choose another name, or SELECT bert_unload('%s') "
+                            "first", e->name, old->path, old_opts ? old_opts : "?", e->path,
+                            new_opts ? new_opts : "?", e->name);
+    free(old_opts);
+    free(new_opts);
+    return msg;
 }
 
 int registry_add(bert_registry *r, const char *name, const char *path,
@@ -183,16 +207,14 @@ int registry_add(bert_registry *r, const char *name, const char *path,
         return -1;
     }
     struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        *err = bert_errorf("model directory '%s' not found: give the path of a directory holding "
-                           "config.json, vocab.txt and model.safetensors", path);
+    if (stat(path, &st) != 0) {
+        *err = bert_errorf("model directory '%s' not found (%s): give the path of a directory holding "
+                           "config.json, vocab.txt and model.safetensors", path, strerror(errno));
         return -1;
     }
-    bert_entry *old = lookup(r, name);
-    if (old) {
-        if (strcmp(old->path, path) == 0 && same_options(&old->given, opts)) return 0;
-        *err = bert_errorf("model '%s' is already registered for '%s': choose another name, or "
-                           "SELECT bert_unload('%s') first", name, old->path, name);
+    if (!S_ISDIR(st.st_mode)) {
+        *err = bert_errorf("'%s' is a file, not a directory: give the model's directory, the one "
+                           "holding config.json, vocab.txt and model.safetensors", path);
         return -1;
     }
     bert_entry *e = calloc(1, sizeof *e);
@@ -201,12 +223,22 @@ int registry_add(bert_registry *r, const char *name, const char *path,
         *err = bert_errorf("out of memory registering model '%s'", name);
         return -1;
     }
+    e->dir_dev = st.st_dev;
+    e->dir_ino = st.st_ino;
     e->given = *opts;
     if (bert_config_load(path, &e->cfg, err) != 0 || bert_st_config_load(path, &e->st, err) != 0 ||
         resolve_settings(e, err) != 0) {
         entry_free(e);
         return -1;
     }
+    bert_entry *old = lookup(r, name);
+    if (old) {
+        int same = same_effect(old, e);
+        if (!same) *err = conflict_error(old, e);
+        entry_free(e);
+        return same ? 0 : -1;
+    }
+    e->serial = ++r->serial;
     e->next = r->head;
     r->head = e;
     return 0;
@@ -317,6 +349,14 @@ int entry_need_model(bert_entry *e, char **err)
     if (e->threads > 0) openblas_set_num_threads(e->threads);
     e->model = m;
     return 0;
+}
+
+const float *entry_encode(bert_entry *e, const int32_t *ids, const int32_t *type_ids,
+                          const int *lengths, int n_seqs, bert_interrupt_fn interrupted,
+                          void *ctx, char **err)
+{
+    e->encoder_calls++;
+    return bert_encode(e->model, e->scratch, ids, type_ids, lengths, n_seqs, interrupted, ctx, err);
 }
 
 void registry_clear(bert_registry *r)

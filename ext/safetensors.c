@@ -9,6 +9,8 @@
  * it); two ranges sharing a byte would mean a corrupt file and are refused.
  */
 #include "safetensors.h"
+
+#include "file.h"
 #include "error.h"
 #include "json.h"
 
@@ -258,6 +260,11 @@ int st_open(const char *path, st_file **out, char **err)
     close(fd);      /* the mapping keeps the file alive */
     if (map == MAP_FAILED)
         return fail(err, "cannot map %s (%zu bytes): %s", path, size, strerror(map_errno));
+    if (file_is_lfs_pointer(map, size)) {
+        munmap(map, size);
+        *err = file_lfs_error(path, size);
+        return -1;
+    }
     st_file *f = NULL;
     if (st_parse(map, size, path, &f, err) != 0) {
         munmap(map, size);

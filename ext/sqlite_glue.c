@@ -7,11 +7,13 @@
  * names the problem and the fix.
  */
 #include "sqlite_glue.h"
+#include "sqlite_bert.h"
 
 #include "error.h"
 #include "pipeline.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -274,43 +276,85 @@ static void fn_embed(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_subtype(ctx, SUBTYPE_FLOAT32);
 }
 
-/* One side of bert_similarity: a float32 BLOB as is, or TEXT embedded.
- * Returns a pointer to `dim` floats (in *owned when allocated) or NULL after
- * reporting an error. */
-static const float *vector_arg(sqlite3_context *ctx, sqlite3_value *v, int argn, bert_entry **model,
-                               int argc, sqlite3_value **argv, int *dim, float **owned)
+/* One side of bert_similarity, as float32 values. */
+typedef struct {
+    const float *values;
+    int dim;
+    void *owned;             /* to free (or, when cache is set, to hand to SQLite) */
+    int cache;               /* owned is a query_vector to keep as auxdata */
+} vector_side;
+
+/* A TEXT argument's embedding, kept with sqlite3_set_auxdata while the
+ * argument is constant, so that `bert_similarity(embedding, 'query')` embeds
+ * the query once per statement, not once per row. */
+typedef struct {
+    unsigned long serial;    /* the registration (registry serial) it was computed with */
+    int dim;
+    float values[];
+} query_vector;
+
+/* Reads argument `argn` (1-based) of bert_similarity: a float32 BLOB as is,
+ * or TEXT embedded with the call's model.  0, or -1 after reporting an error. */
+static int vector_arg(sqlite3_context *ctx, int argc, sqlite3_value **argv, int argn,
+                      bert_entry **model, vector_side *out)
 {
-    *owned = NULL;
+    memset(out, 0, sizeof *out);
+    sqlite3_value *v = argv[argn - 1];
     if (sqlite3_value_type(v) == SQLITE_BLOB) {
         int bytes = sqlite3_value_bytes(v);
+        const void *blob = sqlite3_value_blob(v);
         if (bytes == 0 || bytes % 4 != 0) {
             fail(ctx, bert_errorf("bert_similarity: argument %d is a BLOB of %d bytes, not a float32 "
                                   "vector (a multiple of 4 bytes, as bert_embed returns)", argn, bytes));
-            return NULL;
+            return -1;
         }
-        /* Copied because a BLOB's bytes need not be aligned for float. */
+        if (!blob) { sqlite3_result_error_nomem(ctx); return -1; }
+        out->dim = bytes / 4;
+        if ((uintptr_t)blob % _Alignof(float) == 0) {
+            out->values = blob;
+            return 0;
+        }
+        /* A BLOB's bytes need not be aligned for float. */
         float *copy = malloc((size_t)bytes);
-        if (!copy) { sqlite3_result_error_nomem(ctx); return NULL; }
-        memcpy(copy, sqlite3_value_blob(v), (size_t)bytes);
-        *owned = copy;
-        *dim = bytes / 4;
-        return copy;
+        if (!copy) { sqlite3_result_error_nomem(ctx); return -1; }
+        memcpy(copy, blob, (size_t)bytes);
+        out->values = out->owned = copy;
+        return 0;
     }
-    if (!*model && !(*model = model_arg(ctx, argc, argv, 2))) return NULL;
+    if (!*model && !(*model = model_arg(ctx, argc, argv, 2))) return -1;
+    query_vector *kept = sqlite3_get_auxdata(ctx, argn - 1);
+    if (kept && kept->serial == (*model)->serial) {
+        out->values = kept->values;
+        out->dim = kept->dim;
+        return 0;
+    }
     const char *text = (const char *)sqlite3_value_text(v);
-    if (!text) { sqlite3_result_error_nomem(ctx); return NULL; }
-    *dim = (*model)->cfg.hidden_size;
-    float *vec = malloc((size_t)*dim * sizeof *vec);
-    if (!vec) { sqlite3_result_error_nomem(ctx); return NULL; }
+    if (!text) { sqlite3_result_error_nomem(ctx); return -1; }
+    int dim = (*model)->cfg.hidden_size;
+    query_vector *q = sqlite3_malloc64(sizeof *q + (size_t)dim * sizeof(float));
+    if (!q) { sqlite3_result_error_nomem(ctx); return -1; }
+    q->serial = (*model)->serial;
+    q->dim = dim;
     char *err = NULL;
-    if (pipeline_embed(*model, text, (size_t)sqlite3_value_bytes(v), vec, glue_interrupt_fn(),
+    if (pipeline_embed(*model, text, (size_t)sqlite3_value_bytes(v), q->values, glue_interrupt_fn(),
                        interrupt_ctx(ctx), &err) != 0) {
-        free(vec);
+        sqlite3_free(q);
         fail(ctx, err);
-        return NULL;
+        return -1;
     }
-    *owned = vec;
-    return vec;
+    out->values = q->values;
+    out->dim = dim;
+    out->owned = q;
+    out->cache = 1;
+    return 0;
+}
+
+/* Frees a side, or hands its fresh query vector to SQLite to keep: last,
+ * because SQLite may free it at once. */
+static void vector_side_done(sqlite3_context *ctx, int argn, vector_side *side)
+{
+    if (side->cache) sqlite3_set_auxdata(ctx, argn - 1, side->owned, sqlite3_free);
+    else free(side->owned);
 }
 
 static void fn_similarity(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -320,27 +364,25 @@ static void fn_similarity(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         return;
     }
     bert_entry *model = NULL;
-    int da = 0, db = 0;
-    float *oa = NULL, *ob = NULL;
-    const float *a = vector_arg(ctx, argv[0], 1, &model, argc, argv, &da, &oa);
-    const float *b = a ? vector_arg(ctx, argv[1], 2, &model, argc, argv, &db, &ob) : NULL;
-    if (a && b) {
-        if (da != db) {
+    vector_side a, b;
+    memset(&b, 0, sizeof b);
+    if (vector_arg(ctx, argc, argv, 1, &model, &a) == 0 && vector_arg(ctx, argc, argv, 2, &model, &b) == 0) {
+        if (a.dim != b.dim) {
             fail(ctx, bert_errorf("bert_similarity: the vectors have %d and %d dimensions: compare "
-                                  "embeddings of the same model", da, db));
+                                  "embeddings of the same model", a.dim, b.dim));
         } else {
             double dot = 0, na = 0, nb = 0;
-            for (int i = 0; i < da; i++) {
-                dot += (double)a[i] * b[i];
-                na += (double)a[i] * a[i];
-                nb += (double)b[i] * b[i];
+            for (int i = 0; i < a.dim; i++) {
+                dot += (double)a.values[i] * b.values[i];
+                na += (double)a.values[i] * a.values[i];
+                nb += (double)b.values[i] * b.values[i];
             }
             if (na == 0 || nb == 0) sqlite3_result_null(ctx);
             else sqlite3_result_double(ctx, dot / (sqrt(na) * sqrt(nb)));
         }
     }
-    free(oa);
-    free(ob);
+    vector_side_done(ctx, 1, &a);
+    vector_side_done(ctx, 2, &b);
 }
 
 static void fn_vector_to_json(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -377,6 +419,11 @@ static int top_k_arg(sqlite3_context *ctx, const char *fn, int argc, sqlite3_val
     if (argc <= i || sqlite3_value_type(argv[i]) == SQLITE_NULL) return 0;
     int t = sqlite3_value_type(argv[i]);
     sqlite3_int64 k = sqlite3_value_int64(argv[i]);
+    if (t == SQLITE_TEXT && argc == i + 1) {
+        fail(ctx, bert_errorf("%s: top_k must be a positive INTEGER such as 5, not TEXT; the model "
+                              "name goes third: %s(text, 5, '%s')", fn, fn, sqlite3_value_text(argv[i])));
+        return -1;
+    }
     if (t != SQLITE_INTEGER || k < 1 || k > 1000000) {
         fail(ctx, bert_errorf("%s: top_k must be a positive INTEGER such as 5", fn));
         return -1;
@@ -445,6 +492,12 @@ static void fn_next_sentence(sqlite3_context *ctx, int argc, sqlite3_value **arg
     sqlite3_result_double(ctx, p);
 }
 
+static void fn_version(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc; (void)argv;
+    sqlite3_result_text(ctx, SQLITE_BERT_VERSION, -1, SQLITE_STATIC);
+}
+
 /* ---- registration -------------------------------------------------------------- */
 
 typedef struct {
@@ -457,6 +510,7 @@ typedef struct {
 #define PURE (SQLITE_UTF8 | SQLITE_DETERMINISTIC)
 
 static const function_def functions[] = {
+    {"bert_version", 0, 0, PURE | SQLITE_INNOCUOUS, fn_version},
     {"bert_load", 2, 3, SQLITE_UTF8, fn_load},
     {"bert_unload", 1, 1, SQLITE_UTF8, fn_unload},
     {"bert_tokenize", 1, 2, PURE | RESULT_SUBTYPE_FLAG, fn_tokenize},
@@ -467,6 +521,26 @@ static const function_def functions[] = {
     {"bert_fill_mask", 1, 3, PURE | RESULT_SUBTYPE_FLAG, fn_fill_mask},
     {"bert_next_sentence", 2, 3, PURE, fn_next_sentence},
 };
+
+/* The version of sqlite-bert already registered on `db` (sqlite3_malloc'd),
+ * or NULL when it has none.  Loading the extension again must not replace
+ * the functions: their state is the connection's registry of models. */
+static char *loaded_version(sqlite3 *db)
+{
+    sqlite3_stmt *stmt = NULL;
+    char *version = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT bert_version()", -1, &stmt, NULL) != SQLITE_OK) {
+        /* "no such function": the usual answer.  sqlite3_open() reads the
+         * connection's last error after running auto-extensions, so a
+         * statement that prepares clears it again. */
+        if (sqlite3_prepare_v2(db, "SELECT 1", -1, &stmt, NULL) == SQLITE_OK) sqlite3_finalize(stmt);
+        return NULL;
+    }
+    if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0))
+        version = sqlite3_mprintf("%s", (const char *)sqlite3_column_text(stmt, 0));
+    sqlite3_finalize(stmt);
+    return version;
+}
 
 #ifdef _WIN32
 __declspec(dllexport)
@@ -480,6 +554,15 @@ int sqlite3_bert_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *
 #else
     (void)pApi;
 #endif
+    char *version = loaded_version(db);
+    if (version) {
+        int same = strcmp(version, SQLITE_BERT_VERSION) == 0;
+        if (!same && pzErrMsg)
+            *pzErrMsg = sqlite3_mprintf("bert: version %s is already loaded in this connection; open a "
+                                        "new connection to use version %s", version, SQLITE_BERT_VERSION);
+        sqlite3_free(version);
+        return same ? SQLITE_OK : SQLITE_ERROR;
+    }
     bert_connection *c = sqlite3_malloc(sizeof *c);
     if (!c) return SQLITE_NOMEM;
     memset(c, 0, sizeof *c);

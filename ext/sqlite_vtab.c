@@ -106,7 +106,7 @@ static int cursor_open(size_t size, sqlite3_vtab_cursor **out)
 /* ---- bert_models ---------------------------------------------------------- */
 
 enum { M_NAME, M_PATH, M_LOADED, M_HIDDEN, M_LAYERS, M_HEADS, M_VOCAB, M_MAX_LENGTH,
-       M_POOLING, M_NORMALIZE, M_HAS_MLM, M_HAS_NSP, M_DTYPE, M_REFS };
+       M_POOLING, M_NORMALIZE, M_HAS_MLM, M_HAS_NSP, M_DTYPE, M_REFS, M_ENCODER_CALLS };
 
 /* One row, copied when the scan starts: a function in the same query
  * (SELECT bert_unload(name) FROM bert_models) may free the entry it shows. */
@@ -114,6 +114,7 @@ typedef struct {
     char *name, *path;
     int loaded, hidden, layers, heads, vocab, max_length, normalize, refs;
     int has_mlm, has_nsp;        /* -1 while the weights are not loaded */
+    sqlite3_int64 encoder_calls;
     const char *pooling, *dtype; /* static strings; dtype NULL when not loaded */
 } model_row;
 
@@ -130,7 +131,7 @@ static int models_connect(sqlite3 *db, void *aux, int argc, const char *const *a
     return vtab_connect(db, aux,
         "CREATE TABLE x(name TEXT, path TEXT, loaded INTEGER, hidden_size INTEGER, num_layers INTEGER, "
         "num_heads INTEGER, vocab_size INTEGER, max_length INTEGER, pooling TEXT, normalize INTEGER, "
-        "has_mlm_head INTEGER, has_nsp_head INTEGER, dtype TEXT, refs INTEGER)", out, err);
+        "has_mlm_head INTEGER, has_nsp_head INTEGER, dtype TEXT, refs INTEGER, encoder_calls INTEGER)", out, err);
 }
 
 static int models_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
@@ -190,6 +191,7 @@ static int models_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
         r->has_nsp = m ? m->nsp_w != NULL && m->pooler_w != NULL : -1;
         r->dtype = m ? m->dtype : NULL;
         r->refs = m ? weight_cache_refs(m) : 0;
+        r->encoder_calls = e->encoder_calls;
     }
     return SQLITE_OK;
 }
@@ -226,6 +228,7 @@ static int models_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
     case M_HAS_NSP: if (r->has_nsp >= 0) sqlite3_result_int(ctx, r->has_nsp); break;
     case M_DTYPE: if (r->dtype) sqlite3_result_text(ctx, r->dtype, -1, SQLITE_STATIC); break;
     case M_REFS: sqlite3_result_int(ctx, r->refs); break;
+    case M_ENCODER_CALLS: sqlite3_result_int64(ctx, r->encoder_calls); break;
     default: break;
     }
     return SQLITE_OK;
@@ -480,7 +483,14 @@ static int embed_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, 
     for (int node = c->doc->nodes[0].first_child; node >= 0; node = c->doc->nodes[node].next_sibling) {
         if (c->doc->nodes[node].type == JSON_NULL) continue;   /* NULL texts give no row */
         if (c->doc->nodes[node].type != JSON_TEXT) {
-            vtab_error(&v->base, bert_errorf("bert_embed_each: item %d of the input is not a text", c->count + 1));
+            const json_node *bad = &c->doc->nodes[node];
+            if (bad->key)
+                vtab_error(&v->base, bert_errorf("bert_embed_each: the value of key \"%s\" is not a text: "
+                                                 "give an object of key -> text", bad->key));
+            else
+                vtab_error(&v->base, bert_errorf("bert_embed_each: item %d of the input array (index %d) "
+                                                 "is not a text: give an array of texts",
+                                                 (int)bad->index + 1, (int)bad->index));
             return SQLITE_ERROR;
         }
         c->items[c->count++] = node;

@@ -46,6 +46,7 @@ long t_allocations(void)
     X(sql) \
     X(threads) \
     X(robustness) \
+    X(usability) \
     X(examples)
 
 #define DECLARE(name) void suite_##name(void);

@@ -570,7 +570,7 @@ static void configs(sqlite3 *db)
 
     t_case("a missing directory");
     t_expect_error(db, "SELECT bert_load('x', '" ROOT "/no-such-model')", NULL, "no-such-model", "not found", NULL);
-    t_expect_error(db, "SELECT bert_load('x', '" GOOD "/config.json')", NULL, "not found", NULL);
+    t_expect_error(db, "SELECT bert_load('x', '" GOOD "/config.json')", NULL, "is a file, not a directory", NULL);
     t_expect_error(db, "SELECT bert_load('x', '')", NULL, "not found", NULL);
     t_expect_error(db, "SELECT bert_load('x', replace(hex(zeroblob(3000)), '00', 'a/'))", NULL, "not found", NULL);
 
