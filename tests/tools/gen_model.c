@@ -280,7 +280,7 @@ static int build_tensors(const options *o, tensor_list *l)
         rc |= add(l, p, "pooler.dense.weight", H, H, FILL_NORMAL, sh);
         rc |= add(l, p, "pooler.dense.bias", H, 0, FILL_NORMAL, 0.1);
     }
-    if (o->ar != ARCH_MODEL) {
+    if (o->ar == ARCH_MLM || o->ar == ARCH_PRETRAINING) {
         rc |= add(l, "", "cls.predictions.bias", V, 0, FILL_NORMAL, 1.0);
         rc |= add(l, "", "cls.predictions.transform.dense.weight", H, H, FILL_NORMAL, sh);
         rc |= add(l, "", "cls.predictions.transform.dense.bias", H, 0, FILL_NORMAL, 0.1);
