@@ -229,6 +229,7 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
     const int H = c->hidden_size, FF = c->intermediate_size;
     size_t total;
     int longest;
+    if (!m->type_emb) type_ids = NULL;   /* DistilBERT: no segments, whatever the pair */
     if (check_inputs(m, ids, type_ids, lengths, n_seqs, &total, &longest, err) != 0) return NULL;
     const int T = (int)total;
 
@@ -250,9 +251,13 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
         for (int p = 0; p < lengths[i]; p++, t++) {
             const float *we = m->word_emb + (size_t)ids[t] * H;
             const float *pe = m->pos_emb + (size_t)p * H;
-            const float *te = m->type_emb + (size_t)(type_ids ? type_ids[t] : 0) * H;
             float *row = x + (size_t)t * H;
-            for (int j = 0; j < H; j++) row[j] = we[j] + pe[j] + te[j];
+            if (m->type_emb) {
+                const float *te = m->type_emb + (size_t)(type_ids ? type_ids[t] : 0) * H;
+                for (int j = 0; j < H; j++) row[j] = we[j] + pe[j] + te[j];
+            } else {
+                for (int j = 0; j < H; j++) row[j] = we[j] + pe[j];
+            }
         }
     add_layer_norm(x, x, NULL, m->emb_ln_w, m->emb_ln_b, T, H, c->layer_norm_eps);
 
@@ -367,5 +372,36 @@ int bert_nsp_probability(const bert_model *m, const float *cls_hidden, double *p
     }
     /* softmax([l0, l1])[0], "B follows A" in Hugging Face's labelling */
     *prob = 1.0 / (1.0 + exp(l1 - l0));
+    return 0;
+}
+
+int bert_classifier_logits(const bert_model *m, bert_scratch *s, const float *first_hidden, float *out,
+                           char **err)
+{
+    *err = NULL;
+    if (!m || !m->cls_w || !m->cls_b) {
+        *err = bert_errorf("this model has no sequence-classification head (classifier.*)");
+        return -1;
+    }
+    if (!s || !first_hidden || !out) { *err = bert_errorf("bert_classifier_logits: missing argument"); return -1; }
+    const int H = m->cfg.hidden_size, L = m->head.num_labels;
+    if (reserve(&s->head, &s->head_cap, (size_t)H) != 0) {
+        *err = bert_errorf("out of memory: the classifier head needs %zu bytes", (size_t)H * sizeof(float));
+        return -1;
+    }
+    float *pooled = s->head;
+    if (m->cfg.distilbert) {
+        /* DistilBertForSequenceClassification: pre_classifier, ReLU, on the first token. */
+        memcpy(pooled, m->pre_cls_b, (size_t)H * sizeof *pooled);
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, H, H, 1.0f, m->pre_cls_w, H, first_hidden, 1, 1.0f, pooled, 1);
+        for (int j = 0; j < H; j++) pooled[j] = pooled[j] > 0 ? pooled[j] : 0;
+    } else {
+        /* BertForSequenceClassification: the pooler's tanh(dense(first token)). */
+        memcpy(pooled, m->pooler_b, (size_t)H * sizeof *pooled);
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, H, H, 1.0f, m->pooler_w, H, first_hidden, 1, 1.0f, pooled, 1);
+        for (int j = 0; j < H; j++) pooled[j] = tanhf(pooled[j]);
+    }
+    memcpy(out, m->cls_b, (size_t)L * sizeof *out);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, L, H, 1.0f, m->cls_w, H, pooled, 1, 1.0f, out, 1);
     return 0;
 }

@@ -45,4 +45,29 @@ void fill_mask_result_free(fill_mask_result *r);
 int pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen,
                            double *prob, bert_interrupt_fn interrupted, void *ctx, char **err);
 
+/* bert_classify / bert_classify_pair: the scores of every label as the
+ * text-classification pipeline computes them by default, for `text` alone
+ * (pair NULL) or [CLS] text [SEP] pair [SEP] (longest-first truncation). */
+typedef struct {
+    int n;                       /* labels */
+    int *order;                  /* label ids, best first (ties keep id order) */
+    double *scores;              /* by label id */
+    const char *const *labels;   /* the model's label names, by id; borrowed */
+} classify_result;
+
+int pipeline_classify(bert_entry *e, const char *text, size_t len, const char *pair, size_t pair_len,
+                      classify_result *out, bert_interrupt_fn interrupted, void *ctx, char **err);
+void classify_result_free(classify_result *r);
+
+/* A cross-encoder's relevance of doc to query, with sentence-transformers'
+ * activation (config.json sentence_transformers.activation_fn; sigmoid). */
+int pipeline_rerank(bert_entry *e, const char *query, size_t qlen, const char *doc, size_t dlen,
+                    double *score, bert_interrupt_fn interrupted, void *ctx, char **err);
+
+/* The same for n documents at once, packed into batches sorted by length:
+ * scores[n] in the order given. */
+int pipeline_rerank_batch(bert_entry *e, const char *query, size_t qlen, const char *const *docs,
+                          const size_t *lens, int n, double *scores, bert_interrupt_fn interrupted,
+                          void *ctx, char **err);
+
 #endif

@@ -488,6 +488,85 @@ static void fn_next_sentence(sqlite3_context *ctx, int argc, sqlite3_value **arg
     sqlite3_result_double(ctx, p);
 }
 
+/* ---- fine-tuned task heads ------------------------------------------------------ */
+
+/* bert_classify(text [, model]), bert_classify_pair(text, pair [, model]) and
+ * bert_label(text [, model]) share this: the scores of every label. */
+static int classify_common(sqlite3_context *ctx, const char *fn, int argc, sqlite3_value **argv, int pair,
+                           classify_result *r)
+{
+    const char *text, *second = NULL;
+    size_t len, second_len = 0;
+    if (text_arg(ctx, fn, argv, 0, &text, &len) != 0) return -1;
+    if (pair && text_arg(ctx, fn, argv, 1, &second, &second_len) != 0) return -1;
+    if (!text || (pair && !second)) { sqlite3_result_null(ctx); return -1; }
+    bert_entry *e = model_arg(ctx, argc, argv, pair ? 2 : 1);
+    if (!e) return -1;
+    char *err = NULL;
+    if (pipeline_classify(e, text, len, second, second_len, r, glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+        fail(ctx, err);
+        return -1;
+    }
+    return 0;
+}
+
+static void classify_json(sqlite3_context *ctx, const classify_result *r)
+{
+    sqlite3_str *s = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+    sqlite3_str_appendchar(s, 1, '[');
+    for (int i = 0; i < r->n; i++) {
+        int label = r->order[i];
+        if (i) sqlite3_str_appendchar(s, 1, ',');
+        sqlite3_str_appendall(s, "{\"label\":");
+        glue_json_string(s, r->labels[label]);
+        sqlite3_str_appendf(s, ",\"score\":%!.9g}", r->scores[label]);
+    }
+    sqlite3_str_appendchar(s, 1, ']');
+    result_json(ctx, s);
+}
+
+static void fn_classify(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    classify_result r;
+    if (classify_common(ctx, "bert_classify", argc, argv, 0, &r) != 0) return;
+    classify_json(ctx, &r);
+    classify_result_free(&r);
+}
+
+static void fn_classify_pair(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    classify_result r;
+    if (classify_common(ctx, "bert_classify_pair", argc, argv, 1, &r) != 0) return;
+    classify_json(ctx, &r);
+    classify_result_free(&r);
+}
+
+static void fn_label(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    classify_result r;
+    if (classify_common(ctx, "bert_label", argc, argv, 0, &r) != 0) return;
+    sqlite3_result_text(ctx, r.labels[r.order[0]], -1, SQLITE_TRANSIENT);
+    classify_result_free(&r);
+}
+
+static void fn_rerank(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const char *query, *doc;
+    size_t qlen, dlen;
+    if (text_arg(ctx, "bert_rerank", argv, 0, &query, &qlen) != 0 ||
+        text_arg(ctx, "bert_rerank", argv, 1, &doc, &dlen) != 0) return;
+    if (!query || !doc) { sqlite3_result_null(ctx); return; }
+    bert_entry *e = model_arg(ctx, argc, argv, 2);
+    if (!e) return;
+    double score;
+    char *err = NULL;
+    if (pipeline_rerank(e, query, qlen, doc, dlen, &score, glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+        fail(ctx, err);
+        return;
+    }
+    sqlite3_result_double(ctx, score);
+}
+
 static void fn_version(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     (void)argc; (void)argv;
@@ -514,6 +593,10 @@ static const function_def functions[] = {
     {"bert_embed", 1, 2, PURE | RESULT_SUBTYPE_FLAG, fn_embed},
     {"bert_similarity", 2, 3, PURE, fn_similarity},
     {"bert_vector_to_json", 1, 1, PURE | SQLITE_INNOCUOUS | RESULT_SUBTYPE_FLAG, fn_vector_to_json},
+    {"bert_classify", 1, 2, PURE | RESULT_SUBTYPE_FLAG, fn_classify},
+    {"bert_classify_pair", 2, 3, PURE | RESULT_SUBTYPE_FLAG, fn_classify_pair},
+    {"bert_label", 1, 2, PURE, fn_label},
+    {"bert_rerank", 2, 3, PURE, fn_rerank},
     {"bert_fill_mask", 1, 3, PURE | RESULT_SUBTYPE_FLAG, fn_fill_mask},
     {"bert_next_sentence", 2, 3, PURE, fn_next_sentence},
 };

@@ -4,8 +4,9 @@
  *   SELECT * FROM bert_models;                          -- this connection's models
  *   SELECT * FROM bert_fill_mask_each(text [, top_k [, model]]);
  *   SELECT * FROM bert_embed_each(json [, model]);      -- batched embedding
+ *   SELECT * FROM bert_rerank_each(query, json [, model]); -- batched cross-encoder
  *
- * All three are eponymous virtual tables in the style of SQLite's
+ * All four are eponymous virtual tables in the style of SQLite's
  * ext/misc/series.c: hidden columns carry the arguments.
  */
 #include "sqlite_glue.h"
@@ -107,7 +108,7 @@ static int cursor_open(size_t size, sqlite3_vtab_cursor **out)
 /* ---- bert_models ---------------------------------------------------------- */
 
 enum { M_NAME, M_PATH, M_LOADED, M_HIDDEN, M_LAYERS, M_HEADS, M_VOCAB, M_MAX_LENGTH,
-       M_POOLING, M_NORMALIZE, M_HAS_MLM, M_HAS_NSP, M_DTYPE, M_REFS, M_ENCODER_CALLS };
+       M_POOLING, M_NORMALIZE, M_HAS_MLM, M_HAS_NSP, M_DTYPE, M_REFS, M_ENCODER_CALLS, M_TASK, M_LABELS };
 
 /* One row, copied when the scan starts: a function in the same query
  * (SELECT bert_unload(name) FROM bert_models) may free the entry it shows. */
@@ -117,6 +118,8 @@ typedef struct {
     int has_mlm, has_nsp;        /* -1 while the weights are not loaded */
     sqlite3_int64 encoder_calls;
     const char *pooling, *dtype; /* static strings; dtype NULL when not loaded */
+    const char *task;            /* static; NULL for a bare encoder */
+    char *labels;                /* JSON array, or NULL */
 } model_row;
 
 typedef struct {
@@ -132,7 +135,8 @@ static int models_connect(sqlite3 *db, void *aux, int argc, const char *const *a
     return vtab_connect(db, aux,
         "CREATE TABLE x(name TEXT, path TEXT, loaded INTEGER, hidden_size INTEGER, num_layers INTEGER, "
         "num_heads INTEGER, vocab_size INTEGER, max_length INTEGER, pooling TEXT, normalize INTEGER, "
-        "has_mlm_head INTEGER, has_nsp_head INTEGER, dtype TEXT, refs INTEGER, encoder_calls INTEGER)", out, err);
+        "has_mlm_head INTEGER, has_nsp_head INTEGER, dtype TEXT, refs INTEGER, encoder_calls INTEGER, "
+        "task TEXT, labels TEXT)", out, err);
 }
 
 static int models_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
@@ -152,6 +156,7 @@ static void models_clear(models_cursor *c)
     for (int i = 0; i < c->count; i++) {
         free(c->rows[i].name);
         free(c->rows[i].path);
+        sqlite3_free(c->rows[i].labels);
     }
     sqlite3_free(c->rows);
     c->rows = NULL;
@@ -162,6 +167,45 @@ static int models_close(sqlite3_vtab_cursor *cur)
 {
     models_clear((models_cursor *)cur);
     return cursor_close(cur);
+}
+
+/* task and labels: from the heads of loaded weights, else from what
+ * config.json's architectures and id2label announce (an unreadable
+ * config.json leaves them NULL: bert_load already read it once). */
+static int model_task(const bert_entry *e, model_row *r)
+{
+    r->task = NULL;
+    r->labels = NULL;
+    bert_head_config own;
+    const bert_head_config *hc = NULL;
+    char *err = NULL;
+    int loaded_config = 0;
+    if (e->model) {
+        r->task = bert_model_task(e->model);
+        if (e->model->cls_w) hc = &e->model->head;
+    } else if (bert_head_config_load(e->path, &own, &err) == 0) {
+        loaded_config = 1;
+        r->task = own.architecture_task;
+        if (own.architecture_task && strcmp(own.architecture_task, "sequence_classification") == 0 &&
+            own.num_labels > 0)
+            hc = &own;
+    }
+    free(err);
+    int rc = SQLITE_OK;
+    if (hc) {
+        sqlite3_str *s = sqlite3_str_new(NULL);
+        sqlite3_str_appendchar(s, 1, '[');
+        for (int i = 0; i < hc->num_labels; i++) {
+            if (i) sqlite3_str_appendchar(s, 1, ',');
+            glue_json_string(s, hc->labels[i]);
+        }
+        sqlite3_str_appendchar(s, 1, ']');
+        if (sqlite3_str_errcode(s) != SQLITE_OK) rc = SQLITE_NOMEM;
+        r->labels = sqlite3_str_finish(s);
+        if (rc != SQLITE_OK) { sqlite3_free(r->labels); r->labels = NULL; }
+    }
+    if (loaded_config) bert_head_config_free(&own);
+    return rc;
 }
 
 static int models_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
@@ -193,6 +237,7 @@ static int models_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
         r->dtype = m ? m->dtype : NULL;
         r->refs = m ? weight_cache_refs(m) : 0;
         r->encoder_calls = e->encoder_calls;
+        if (model_task(e, r) != SQLITE_OK) return SQLITE_NOMEM;
     }
     return SQLITE_OK;
 }
@@ -230,6 +275,13 @@ static int models_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
     case M_DTYPE: if (r->dtype) sqlite3_result_text(ctx, r->dtype, -1, SQLITE_STATIC); break;
     case M_REFS: sqlite3_result_int(ctx, r->refs); break;
     case M_ENCODER_CALLS: sqlite3_result_int64(ctx, r->encoder_calls); break;
+    case M_TASK: if (r->task) sqlite3_result_text(ctx, r->task, -1, SQLITE_STATIC); break;
+    case M_LABELS:
+        if (r->labels) {
+            sqlite3_result_text(ctx, r->labels, -1, SQLITE_TRANSIENT);
+            sqlite3_result_subtype(ctx, 74);   /* JSON */
+        }
+        break;
     default: break;
     }
     return SQLITE_OK;
@@ -449,6 +501,51 @@ static int embed_chunk(embed_cursor *c)
     return SQLITE_OK;
 }
 
+/* Reads the JSON array (key = index) or object (key = its key) of texts a
+ * batched table function takes; JSON nulls give no row.  *items lists the
+ * text nodes in input order. */
+static int read_items(glue_vtab *v, const char *fn, sqlite3_value *input, json_doc **doc, int **items, int *count)
+{
+    const char *json = (const char *)sqlite3_value_text(input);
+    if (!json) return SQLITE_NOMEM;
+    char *err = NULL;
+    if (json_parse(json, (size_t)sqlite3_value_bytes(input), doc, &err) != 0 ||
+        ((*doc)->nodes[0].type != JSON_ARRAY && (*doc)->nodes[0].type != JSON_OBJECT)) {
+        free(err);
+        vtab_error(&v->base, bert_errorf("%s: the input must be a JSON array of texts "
+                                         "(json_group_array(body)) or an object of key -> text "
+                                         "(json_group_object(id, body))", fn));
+        return SQLITE_ERROR;
+    }
+    int n = json_length(*doc, 0);
+    *items = malloc(((size_t)n + 1) * sizeof **items);
+    if (!*items) return SQLITE_NOMEM;
+    for (int node = (*doc)->nodes[0].first_child; node >= 0; node = (*doc)->nodes[node].next_sibling) {
+        if ((*doc)->nodes[node].type == JSON_NULL) continue;   /* NULL texts give no row */
+        if ((*doc)->nodes[node].type != JSON_TEXT) {
+            const json_node *bad = &(*doc)->nodes[node];
+            if (bad->key)
+                vtab_error(&v->base, bert_errorf("%s: the value of key \"%s\" is not a text: "
+                                                 "give an object of key -> text", fn, bad->key));
+            else
+                vtab_error(&v->base, bert_errorf("%s: item %d of the input array (index %d) "
+                                                 "is not a text: give an array of texts",
+                                                 fn, (int)bad->index + 1, (int)bad->index));
+            return SQLITE_ERROR;
+        }
+        (*items)[(*count)++] = node;
+    }
+    return SQLITE_OK;
+}
+
+/* key and value of an item row: the array index or object key, and the text. */
+static void item_column(const json_node *node, sqlite3_context *ctx, int want_key)
+{
+    if (!want_key) sqlite3_result_text(ctx, node->text, -1, SQLITE_TRANSIENT);
+    else if (node->key) sqlite3_result_text(ctx, node->key, -1, SQLITE_TRANSIENT);
+    else sqlite3_result_int64(ctx, node->index);
+}
+
 static int embed_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
 {
     (void)idx_str; (void)argc;
@@ -458,40 +555,15 @@ static int embed_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, 
     sqlite3_value *args[2];
     unpack_arguments(idx, 2, argv, args);
     if (sqlite3_value_type(args[0]) == SQLITE_NULL) return SQLITE_OK;
-    const char *json = (const char *)sqlite3_value_text(args[0]);
-    if (!json) return SQLITE_NOMEM;
+    int rc = read_items(v, "bert_embed_each", args[0], &c->doc, &c->items, &c->count);
+    if (rc != SQLITE_OK) return rc;
     char *err = NULL;
-    if (json_parse(json, (size_t)sqlite3_value_bytes(args[0]), &c->doc, &err) != 0 ||
-        (c->doc->nodes[0].type != JSON_ARRAY && c->doc->nodes[0].type != JSON_OBJECT)) {
-        free(err);
-        vtab_error(&v->base, bert_errorf("bert_embed_each: the input must be a JSON array of texts "
-                                         "(json_group_array(body)) or an object of key -> text "
-                                         "(json_group_object(id, body))"));
-        return SQLITE_ERROR;
-    }
     bert_entry *e = glue_find_model(v->conn, args[1], &err);
     if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
     c->dim = e->cfg.hidden_size;
     c->model = bert_strdup(e->name);
-    int n = json_length(c->doc, 0);
-    c->items = malloc(((size_t)n + 1) * sizeof *c->items);
     c->vectors = malloc((size_t)EMBED_CHUNK * (size_t)c->dim * sizeof(float));
-    if (!c->model || !c->items || !c->vectors) return SQLITE_NOMEM;
-    for (int node = c->doc->nodes[0].first_child; node >= 0; node = c->doc->nodes[node].next_sibling) {
-        if (c->doc->nodes[node].type == JSON_NULL) continue;   /* NULL texts give no row */
-        if (c->doc->nodes[node].type != JSON_TEXT) {
-            const json_node *bad = &c->doc->nodes[node];
-            if (bad->key)
-                vtab_error(&v->base, bert_errorf("bert_embed_each: the value of key \"%s\" is not a text: "
-                                                 "give an object of key -> text", bad->key));
-            else
-                vtab_error(&v->base, bert_errorf("bert_embed_each: item %d of the input array (index %d) "
-                                                 "is not a text: give an array of texts",
-                                                 (int)bad->index + 1, (int)bad->index));
-            return SQLITE_ERROR;
-        }
-        c->items[c->count++] = node;
-    }
+    if (!c->model || !c->vectors) return SQLITE_NOMEM;
     return c->count > 0 ? embed_chunk(c) : SQLITE_OK;
 }
 
@@ -515,11 +587,8 @@ static int embed_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     const json_node *node = &c->doc->nodes[c->items[c->row]];
     int dim = c->dim;
     switch (col) {
-    case E_KEY:
-        if (node->key) sqlite3_result_text(ctx, node->key, -1, SQLITE_TRANSIENT);
-        else sqlite3_result_int64(ctx, node->index);
-        break;
-    case E_VALUE: sqlite3_result_text(ctx, node->text, -1, SQLITE_TRANSIENT); break;
+    case E_KEY: item_column(node, ctx, 1); break;
+    case E_VALUE: item_column(node, ctx, 0); break;
     case E_EMBEDDING:
         sqlite3_result_blob(ctx, c->vectors + (size_t)(c->row - c->chunk_start) * (size_t)dim,
                             dim * (int)sizeof(float), SQLITE_TRANSIENT);
@@ -542,6 +611,163 @@ static sqlite3_module embed_module = {
     .xEof = embed_eof, .xColumn = embed_column, .xRowid = embed_rowid,
 };
 
+/* ---- bert_rerank_each ------------------------------------------------------------ */
+
+enum { R_KEY, R_VALUE, R_SCORE, R_QUERY, R_INPUT, R_MODEL };
+
+typedef struct {
+    sqlite3_vtab_cursor base;
+    json_doc *doc;
+    int *items;          /* node index of each document, in input order */
+    int count;
+    int row;
+    char *model;         /* looked up again for every chunk, as in bert_embed_each */
+    char *query;         /* a copy: the argument's text may not outlive xFilter */
+    size_t query_len;
+    double *scores;      /* EMBED_CHUNK scores, of rows chunk_start.. */
+    int chunk_start, chunk_len;
+} rerank_cursor;
+
+static int rerank_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                          sqlite3_vtab **out, char **err)
+{
+    (void)argc; (void)argv;
+    return vtab_connect(db, aux,
+        "CREATE TABLE x(key, value TEXT, score REAL, query HIDDEN, input HIDDEN, model HIDDEN)", out, err);
+}
+
+static int rerank_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
+{
+    (void)v;
+    return plan_arguments(info, R_QUERY, 3, 2);
+}
+
+static int rerank_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+    (void)v;
+    return cursor_open(sizeof(rerank_cursor), out);
+}
+
+static void rerank_reset(rerank_cursor *c)
+{
+    json_free(c->doc);
+    free(c->items);
+    free(c->scores);
+    sqlite3_free(c->model);
+    sqlite3_free(c->query);
+    c->doc = NULL;
+    c->items = NULL;
+    c->scores = NULL;
+    c->model = c->query = NULL;
+    c->count = c->row = c->chunk_start = c->chunk_len = 0;
+    c->query_len = 0;
+}
+
+static int rerank_close(sqlite3_vtab_cursor *cur)
+{
+    rerank_reset((rerank_cursor *)cur);
+    return cursor_close(cur);
+}
+
+/* Scores the chunk of documents that starts at the cursor's row, in packed batches. */
+static int rerank_chunk(rerank_cursor *c)
+{
+    glue_vtab *v = (glue_vtab *)c->base.pVtab;
+    int n = c->count - c->row < EMBED_CHUNK ? c->count - c->row : EMBED_CHUNK;
+    const char *docs[EMBED_CHUNK];
+    size_t lens[EMBED_CHUNK];
+    for (int i = 0; i < n; i++) {
+        docs[i] = c->doc->nodes[c->items[c->row + i]].text;
+        lens[i] = strlen(docs[i]);
+    }
+    char *err = NULL;
+    bert_entry *e = registry_find(&v->conn->registry, c->model, &err);
+    if (!e) {
+        free(err);
+        vtab_error(&v->base, bert_errorf("bert_rerank_each: model '%s' was unloaded while the query was "
+                                         "reading it", c->model));
+        return SQLITE_ERROR;
+    }
+    if (pipeline_rerank_batch(e, c->query, c->query_len, docs, lens, n, c->scores, glue_interrupt_fn(), v->db,
+                              &err) != 0) {
+        vtab_error(&v->base, err);
+        return SQLITE_ERROR;
+    }
+    c->chunk_start = c->row;
+    c->chunk_len = n;
+    return SQLITE_OK;
+}
+
+static int rerank_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
+{
+    (void)idx_str; (void)argc;
+    rerank_cursor *c = (rerank_cursor *)cur;
+    glue_vtab *v = (glue_vtab *)cur->pVtab;
+    rerank_reset(c);
+    sqlite3_value *args[3];
+    unpack_arguments(idx, 3, argv, args);
+    /* NULL in gives nothing out, as NULL does for the scalar functions. */
+    if (sqlite3_value_type(args[0]) == SQLITE_NULL || sqlite3_value_type(args[1]) == SQLITE_NULL) return SQLITE_OK;
+    if (sqlite3_value_type(args[0]) == SQLITE_BLOB) {
+        vtab_error(&v->base, bert_errorf("bert_rerank_each(query, json [, model]): the query must be TEXT, "
+                                         "not a BLOB"));
+        return SQLITE_ERROR;
+    }
+    const char *query = (const char *)sqlite3_value_text(args[0]);
+    if (!query) return SQLITE_NOMEM;
+    c->query = sqlite3_mprintf("%s", query);
+    if (!c->query) return SQLITE_NOMEM;
+    c->query_len = strlen(c->query);
+    int rc = read_items(v, "bert_rerank_each", args[1], &c->doc, &c->items, &c->count);
+    if (rc != SQLITE_OK) return rc;
+    char *err = NULL;
+    bert_entry *e = glue_find_model(v->conn, args[2], &err);
+    if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
+    c->model = sqlite3_mprintf("%s", e->name);
+    c->scores = malloc((size_t)EMBED_CHUNK * sizeof *c->scores);
+    if (!c->model || !c->scores) return SQLITE_NOMEM;
+    return c->count > 0 ? rerank_chunk(c) : SQLITE_OK;
+}
+
+static int rerank_next(sqlite3_vtab_cursor *cur)
+{
+    rerank_cursor *c = (rerank_cursor *)cur;
+    c->row++;
+    if (c->row < c->count && c->row >= c->chunk_start + c->chunk_len) return rerank_chunk(c);
+    return SQLITE_OK;
+}
+
+static int rerank_eof(sqlite3_vtab_cursor *cur)
+{
+    rerank_cursor *c = (rerank_cursor *)cur;
+    return c->row >= c->count;
+}
+
+static int rerank_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+    rerank_cursor *c = (rerank_cursor *)cur;
+    const json_node *node = &c->doc->nodes[c->items[c->row]];
+    switch (col) {
+    case R_KEY: item_column(node, ctx, 1); break;
+    case R_VALUE: item_column(node, ctx, 0); break;
+    case R_SCORE: sqlite3_result_double(ctx, c->scores[c->row - c->chunk_start]); break;
+    default: break;
+    }
+    return SQLITE_OK;
+}
+
+static int rerank_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+    *rowid = ((rerank_cursor *)cur)->row + 1;
+    return SQLITE_OK;
+}
+
+static sqlite3_module rerank_module = {
+    .xConnect = rerank_connect, .xBestIndex = rerank_best_index, .xDisconnect = vtab_disconnect,
+    .xOpen = rerank_open, .xClose = rerank_close, .xFilter = rerank_filter, .xNext = rerank_next,
+    .xEof = rerank_eof, .xColumn = rerank_column, .xRowid = rerank_rowid,
+};
+
 int glue_register_vtabs(sqlite3 *db, bert_connection *c)
 {
     int rc = sqlite3_create_module_v2(db, "bert_models", &models_module, bert_connection_retain(c),
@@ -551,6 +777,9 @@ int glue_register_vtabs(sqlite3 *db, bert_connection *c)
                                       bert_connection_release);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_module_v2(db, "bert_embed_each", &embed_module, bert_connection_retain(c),
+                                      bert_connection_release);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_module_v2(db, "bert_rerank_each", &rerank_module, bert_connection_retain(c),
                                       bert_connection_release);
     return rc;
 }

@@ -41,6 +41,7 @@ long t_allocations(void)
     X(json) \
     X(tokenizer) \
     X(golden) \
+    X(heads) \
     X(model) \
     X(kernels) \
     X(sql) \

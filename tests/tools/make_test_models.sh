@@ -65,6 +65,41 @@ ${CC:-cc} -std=c11 -O2 -ffp-contract=off -o "$gen" "$here/gen_model.c" -lm
     --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 512 --dtype f32 \
     --prefix --act relu --st-pooling cls --normalize --max-seq-length 64
 
+# Sequence-classification heads (tests/golden/classify.jsonl, rerank.jsonl).
+# BertForSequenceClassification, 3 labels named in id2label, float32.
+"$gen" "$new/cls-3-f32" --vocab "$vocab" --seed 61 \
+    --layers 2 --hidden 128 --heads 4 --intermediate 512 --max-positions 512 --dtype f32 \
+    --arch classify --num-labels 3 --labels negative,neutral,positive
+
+# Multi-label (sigmoid per label), 4 labels, no id2label (LABEL_<i>), float16,
+# tanh GELU, max_length 64.
+"$gen" "$new/cls-multi4-f16" --vocab "$vocab" --seed 67 \
+    --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 64 --dtype f16 --act gelu_new \
+    --arch classify --num-labels 4 --problem-type multi_label_classification
+
+# A one-label cross-encoder as sentence-transformers saves it (id2label
+# LABEL_0), no activation_fn in config.json (sigmoid), tensors without
+# "bert.", max_length 48 so that pairs truncate longest-first.
+"$gen" "$new/ce-sigmoid" --vocab "$vocab" --seed 71 \
+    --layers 2 --hidden 128 --heads 2 --intermediate 512 --max-positions 48 --dtype f32 \
+    --arch classify --no-prefix --num-labels 1 --labels default --classifier-std 2
+
+# The same kind with activation_fn Identity (raw logit), bfloat16.
+"$gen" "$new/ce-identity-bf16" --vocab "$vocab" --seed 73 \
+    --layers 2 --hidden 128 --heads 4 --intermediate 512 --max-positions 512 --dtype bf16 \
+    --arch classify --num-labels 1 --labels default --classifier-std 2 \
+    --st-activation torch.nn.modules.linear.Identity
+
+# Regression head: problem_type "regression", the raw logit; num_labels only.
+"$gen" "$new/reg-f32" --vocab "$vocab" --seed 79 \
+    --layers 2 --hidden 64 --heads 2 --intermediate 256 --max-positions 512 --dtype f32 --act relu \
+    --arch classify --num-labels 1 --problem-type regression
+
+# DistilBertForSequenceClassification like the SST-2 sentiment model.
+"$gen" "$new/distil-cls" --vocab "$vocab" --seed 83 \
+    --layers 3 --hidden 128 --heads 4 --intermediate 512 --max-positions 512 --dtype f32 \
+    --model-type distilbert --arch classify --num-labels 2 --labels NEGATIVE,POSITIVE
+
 rm -f "$gen"
 for dir in "$new"/*; do
     name=$(basename "$dir")
