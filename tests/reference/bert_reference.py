@@ -4,11 +4,14 @@ Hugging Face layout: reads config.json, model.safetensors (parsed by hand:
 float32, float16, bfloat16; BertModel names with or without "bert.", old
 LayerNorm gamma/beta) and the sentence-transformers files, and computes what
 transformers' BertModel, BertForMaskedLM, BertForPreTraining and
-BertForSequenceClassification, DistilBertModel and
-DistilBertForSequenceClassification (modeling_distilbert.py: no segment
-embeddings, q scaled before the product, pre_classifier -> ReLU ->
-classifier on the first token), and sentence-transformers' Pooling/Normalize
-compute, on the CPU.
+BertForSequenceClassification, BertForTokenClassification (classifier on
+every token's hidden state), BertForQuestionAnswering (qa_outputs: start and
+end logits per token), DistilBertModel and DistilBertForSequenceClassification
+(modeling_distilbert.py: no segment embeddings, q scaled before the product,
+pre_classifier -> ReLU -> classifier on the first token),
+DistilBertForTokenClassification and DistilBertForQuestionAnswering (the same
+heads on DistilBERT's hidden states), and sentence-transformers'
+Pooling/Normalize compute, on the CPU.
 
 Needs only torch and numpy (Debian's python3-torch, python3-numpy). The
 forward pass mirrors transformers' modeling_bert.py operation by operation;
@@ -22,6 +25,8 @@ probability for a list of token ids:
     bert_reference.py MODEL_DIR --ids 101,103,102 --fill-mask [--top-k 5]
     bert_reference.py MODEL_DIR --ids 101,7592,102,2088,102 --types 0,0,0,1,1 --nsp
     bert_reference.py MODEL_DIR --ids 101,7592,102 --classify    (the classifier's logits)
+    bert_reference.py MODEL_DIR --ids 101,7592,102 --token-logits   (per token, token classification)
+    bert_reference.py MODEL_DIR --ids 101,2054,102,7592,102 --types 0,0,0,1,1 --qa-logits  (start, end)
     bert_reference.py MODEL_DIR --crosscheck     (compare with torch.nn.TransformerEncoderLayer)
 """
 import argparse
@@ -128,6 +133,18 @@ class Model:
             self.act = c.get("hidden_act", "gelu")
         self.has_pooler = "pooler.dense.weight" in self.w
         self.has_classifier = "classifier.weight" in self.w
+        self.has_qa = "qa_outputs.weight" in self.w
+        # transformers decides the head by the class (config.json's
+        # architectures); without it, a classifier that has neither a pooler
+        # (BERT) nor a pre_classifier (DistilBERT) can only be per token.
+        archs = c.get("architectures") or [""]
+        if archs[0].endswith("ForTokenClassification"):
+            self.token_classification = self.has_classifier
+        elif archs[0].endswith("ForSequenceClassification"):
+            self.token_classification = False
+        else:
+            self.token_classification = self.has_classifier and not (
+                "pre_classifier.weight" in self.w if self.distilbert else "pooler.dense.weight" in self.w)
         # PretrainedConfig: id2label decides the number of labels; without it
         # num_labels (default 2) makes LABEL_<i>.
         if "id2label" in c:
@@ -292,6 +309,27 @@ def classifier_logits(m, ids, type_ids=None, attention_mask=None, compute=torch.
     return linear(pooled, m, "classifier", compute)
 
 
+def token_logits(m, ids, type_ids=None, attention_mask=None, compute=torch.float64):
+    """BertForTokenClassification / DistilBertForTokenClassification: the
+    classifier (after a dropout that is the identity in eval mode) on every
+    token's last hidden state: [batch x seq x num_labels]."""
+    if not m.has_classifier:
+        raise ValueError("this checkpoint has no token-classification head")
+    hidden, _ = encode(m, ids, type_ids, attention_mask, compute)
+    return linear(hidden, m, "classifier", compute)
+
+
+def qa_logits(m, ids, type_ids=None, attention_mask=None, compute=torch.float64):
+    """BertForQuestionAnswering / DistilBertForQuestionAnswering: qa_outputs
+    on every token's last hidden state, split into (start_logits, end_logits),
+    each [batch x seq]."""
+    if not m.has_qa:
+        raise ValueError("this checkpoint has no question-answering head")
+    hidden, _ = encode(m, ids, type_ids, attention_mask, compute)
+    logits = linear(hidden, m, "qa_outputs", compute)
+    return logits[..., 0], logits[..., 1]
+
+
 def pool(m, hidden, pooled, mode, attention_mask=None):
     """sentence-transformers' Pooling (mean over every real token, [CLS] and
     [SEP] included; cls; max) or BERT's pooler output.  hidden [batch x seq x H]."""
@@ -419,6 +457,8 @@ def main():
     ap.add_argument("--top-k", type=int, default=5)
     ap.add_argument("--nsp", action="store_true")
     ap.add_argument("--classify", action="store_true")
+    ap.add_argument("--token-logits", action="store_true")
+    ap.add_argument("--qa-logits", action="store_true")
     ap.add_argument("--float32", action="store_true", help="compute in float32 instead of float64")
     ap.add_argument("--crosscheck", action="store_true")
     a = ap.parse_args()
@@ -438,6 +478,11 @@ def main():
         print(json.dumps(fill_mask_topk(m, ids, 103, a.top_k, compute)))
     elif a.classify:
         print(json.dumps(classifier_logits(m, [ids], types and [types], compute=compute)[0].tolist()))
+    elif a.token_logits:
+        print(json.dumps(token_logits(m, [ids], types and [types], compute=compute)[0].tolist()))
+    elif a.qa_logits:
+        start, end = qa_logits(m, [ids], types and [types], compute=compute)
+        print(json.dumps({"start": start[0].tolist(), "end": end[0].tolist()}))
     elif a.nsp:
         _, pooled = encode(m, [ids], types and [types], compute=compute)
         print(json.dumps(nsp_probability(m, pooled, compute).item()))

@@ -41,7 +41,7 @@
 #endif
 
 typedef enum { DT_F32, DT_F16, DT_BF16 } dtype;
-typedef enum { ARCH_MODEL, ARCH_MLM, ARCH_PRETRAINING, ARCH_CLASSIFY } arch;
+typedef enum { ARCH_MODEL, ARCH_MLM, ARCH_PRETRAINING, ARCH_CLASSIFY, ARCH_TOKEN, ARCH_QA } arch;
 
 typedef struct {
     const char *outdir, *vocab_path;
@@ -59,6 +59,7 @@ typedef struct {
     const char *problem_type;   /* NULL: not written */
     const char *st_activation;  /* config.json sentence_transformers.activation_fn; NULL: absent */
     double classifier_std;      /* classifier weights' std, times 1/sqrt(hidden) */
+    double first_label_bias;    /* added to the bias of label 0 (token classification's "O") */
     uint64_t seed;
     int vocab_size;             /* lines of the vocabulary file */
 } options;
@@ -140,6 +141,7 @@ typedef struct {
     long long shape[2];
     fill_kind fill;
     double std;
+    double first_plus;   /* added to element 0: a head that favours its first label */
     size_t offset, nbytes;
 } tensor;
 
@@ -178,12 +180,34 @@ static const char *ln_b(const options *o) { return o->old_layernorm ? "beta" : "
 /* sqrt is correctly rounded by IEEE 754, unlike log and cos: same bits everywhere. */
 static double inv_sqrt(int n) { return 1.0 / sqrt((double)n); }
 
+/* BertForTokenClassification / DistilBertForTokenClassification: classifier
+ * on every token's hidden state; BertForQuestionAnswering /
+ * DistilBertForQuestionAnswering: qa_outputs, start and end logits per token.
+ * Neither has a pooler.  The hidden states are LayerNorm'd (unit scale), so a
+ * std of classifier_std / sqrt(hidden) gives logits of std about
+ * classifier_std: the winning label or span is decided by clear gaps. */
+static int add_token_qa_heads(const options *o, tensor_list *l)
+{
+    int rc = 0;
+    double sh = inv_sqrt(o->hidden);
+    if (o->ar == ARCH_TOKEN) {
+        rc |= add(l, "", "classifier.weight", o->num_labels, o->hidden, FILL_NORMAL, o->classifier_std * sh);
+        rc |= add(l, "", "classifier.bias", o->num_labels, 0, FILL_NORMAL, 0.1);
+        if (!rc) l->t[l->n - 1].first_plus = o->first_label_bias;
+    }
+    if (o->ar == ARCH_QA) {
+        rc |= add(l, "", "qa_outputs.weight", 2, o->hidden, FILL_NORMAL, o->classifier_std * sh);
+        rc |= add(l, "", "qa_outputs.bias", 2, 0, FILL_NORMAL, 0.1);
+    }
+    return rc;
+}
+
 /* DistilBertModel / DistilBertForSequenceClassification: the same post-LayerNorm
  * block as BERT under other names, no segment embeddings, no pooler; the
  * classifier is pre_classifier -> ReLU -> classifier on the first token. */
 static int build_distilbert_tensors(const options *o, tensor_list *l)
 {
-    const char *p = o->ar == ARCH_CLASSIFY ? "distilbert." : "";
+    const char *p = o->ar != ARCH_MODEL ? "distilbert." : "";
     char name[128];
     long long V = o->vocab_size, H = o->hidden, I = o->intermediate, P = o->max_positions;
     int rc = 0;
@@ -226,6 +250,7 @@ static int build_distilbert_tensors(const options *o, tensor_list *l)
         rc |= add(l, "", "classifier.weight", o->num_labels, H, FILL_NORMAL, o->classifier_std * sh);
         rc |= add(l, "", "classifier.bias", o->num_labels, 0, FILL_NORMAL, 0.1);
     }
+    rc |= add_token_qa_heads(o, l);
     return rc ? -1 : 0;
 }
 
@@ -300,6 +325,7 @@ static int build_tensors(const options *o, tensor_list *l)
         rc |= add(l, "", "classifier.weight", o->num_labels, H, FILL_NORMAL, o->classifier_std * sh);
         rc |= add(l, "", "classifier.bias", o->num_labels, 0, FILL_NORMAL, 0.1);
     }
+    rc |= add_token_qa_heads(o, l);
     return rc ? -1 : 0;
 }
 
@@ -416,6 +442,7 @@ static int write_safetensors(const options *o, tensor_list *l)
             } else {
                 double z = std_normalish(&state) * t->std;
                 if (t->fill == FILL_ONE_PLUS) z += 1.0;
+                if (k == 0) z += t->first_plus;
                 float x = (float)z;
                 uint32_t bits = o->dt == DT_F32 ? f32_bits(x) : o->dt == DT_F16 ? to_f16(x) : to_bf16(x);
                 for (size_t b = 0; b < dtype_size(o->dt); b++) chunk[fill++] = (unsigned char)(bits >> (8 * b));
@@ -515,14 +542,17 @@ static void put_head(const options *o, config_list *c)
 static int write_config(const options *o)
 {
     static const char *arch_names[] = {"BertModel", "BertForMaskedLM", "BertForPreTraining",
-                                       "BertForSequenceClassification"};
+                                       "BertForSequenceClassification", "BertForTokenClassification",
+                                       "BertForQuestionAnswering"};
+    static const char *distil_arch_names[] = {"DistilBertModel", NULL, NULL, "DistilBertForSequenceClassification",
+                                              "DistilBertForTokenClassification",
+                                              "DistilBertForQuestionAnswering"};
     static const char *torch_dtypes[] = {"float32", "float16", "bfloat16"};
     config_list c = {0};
     if (o->distilbert) {
         /* The keys of distilbert-base-uncased's config.json. */
         put(&c, "activation", "\"%s\"", o->act);
-        put(&c, "architectures", "[\n    \"%s\"\n  ]",
-            o->ar == ARCH_CLASSIFY ? "DistilBertForSequenceClassification" : "DistilBertModel");
+        put(&c, "architectures", "[\n    \"%s\"\n  ]", distil_arch_names[o->ar]);
         put(&c, "attention_dropout", "0.1");
         put(&c, "dim", "%d", o->hidden);
         put(&c, "dropout", "0.1");
@@ -560,7 +590,7 @@ static int write_config(const options *o)
     put(&c, "torch_dtype", "\"%s\"", torch_dtypes[o->dt]);
     put(&c, "transformers_version", "\"4.44.2\"");
     put(&c, "vocab_size", "%d", o->vocab_size);
-    if (o->ar == ARCH_CLASSIFY) put_head(o, &c);
+    if (o->ar == ARCH_CLASSIFY || o->ar == ARCH_TOKEN) put_head(o, &c);
 
     int rc = -1;
     if (c.oom) fprintf(stderr, "gen_model: out of memory writing config.json\n");
@@ -677,9 +707,10 @@ static void usage(FILE *f)
         "  --max-positions N     max_position_embeddings (512)\n"
         "  --model-max-length N  tokenizer_config.json model_max_length (max positions; 0 omits it)\n"
         "  --dtype f32|f16|bf16  weight type (f32)\n"
-        "  --arch model|mlm|pretraining|classify\n"
-        "                        BertModel, BertForMaskedLM, BertForPreTraining or\n"
-        "                        BertForSequenceClassification tensor names (model)\n"
+        "  --arch model|mlm|pretraining|classify|token|qa\n"
+        "                        BertModel, BertForMaskedLM, BertForPreTraining,\n"
+        "                        BertForSequenceClassification, BertForTokenClassification or\n"
+        "                        BertForQuestionAnswering tensor names (model)\n"
         "  --model-type bert|distilbert  DistilBERT tensor names and config keys (bert)\n"
         "  --prefix              put BertModel tensors under \"bert.\" (implied by mlm, pretraining, classify)\n"
         "  --no-prefix           BertModel tensors without \"bert.\" even with --arch classify\n"
@@ -687,7 +718,8 @@ static void usage(FILE *f)
         "  --labels L0,L1,..|default  write id2label (default: LABEL_<i>); without it, num_labels\n"
         "  --problem-type T      config.json problem_type (not written)\n"
         "  --st-activation F     config.json sentence_transformers.activation_fn (absent)\n"
-        "  --classifier-std X    classifier weights' std in units of 1/sqrt(hidden) (4)\n"
+        "  --classifier-std X    classifier (or qa_outputs) weights' std in units of 1/sqrt(hidden) (4)\n"
+        "  --first-label-bias X  added to classifier.bias[0] of --arch token (0), e.g. to make \"O\" common\n"
         "  --pooler / --no-pooler  pooler.dense.* (default: with model and pretraining, without mlm)\n"
         "  --untied              store cls.predictions.decoder.weight (tie_word_embeddings false)\n"
         "  --old-layernorm       LayerNorm.gamma / LayerNorm.beta instead of weight / bias\n"
@@ -756,7 +788,15 @@ static int parse_args(int argc, char **argv, options *o)
         else if (strcmp(a, "--labels") == 0) o->labels = v;
         else if (strcmp(a, "--problem-type") == 0) o->problem_type = v;
         else if (strcmp(a, "--st-activation") == 0) o->st_activation = v;
-        else if (strcmp(a, "--classifier-std") == 0) {
+        else if (strcmp(a, "--first-label-bias") == 0) {
+            char *end;
+            errno = 0;
+            o->first_label_bias = strtod(v, &end);
+            if (errno || *end || !(o->first_label_bias > -100 && o->first_label_bias < 100)) {
+                fprintf(stderr, "gen_model: --first-label-bias needs a number, not '%s'\n", v);
+                return -1;
+            }
+        } else if (strcmp(a, "--classifier-std") == 0) {
             char *end;
             errno = 0;
             o->classifier_std = strtod(v, &end);
@@ -792,8 +832,10 @@ static int parse_args(int argc, char **argv, options *o)
             else if (strcmp(v, "mlm") == 0) o->ar = ARCH_MLM;
             else if (strcmp(v, "pretraining") == 0) o->ar = ARCH_PRETRAINING;
             else if (strcmp(v, "classify") == 0) o->ar = ARCH_CLASSIFY;
+            else if (strcmp(v, "token") == 0) o->ar = ARCH_TOKEN;
+            else if (strcmp(v, "qa") == 0) o->ar = ARCH_QA;
             else {
-                fprintf(stderr, "gen_model: --arch is model, mlm, pretraining or classify, not '%s'\n", v);
+                fprintf(stderr, "gen_model: --arch is model, mlm, pretraining, classify, token or qa, not '%s'\n", v);
                 return -1;
             }
         } else if (strcmp(a, "--act") == 0) {
@@ -821,19 +863,29 @@ static int parse_args(int argc, char **argv, options *o)
     if (o->model_max_length < 0) o->model_max_length = o->max_positions;
     if (o->ar != ARCH_MODEL) o->prefix = 1;
     if (no_prefix) o->prefix = 0;
-    if (o->pooler < 0) o->pooler = !o->distilbert && o->ar != ARCH_MLM;
+    /* BertForTokenClassification and BertForQuestionAnswering are built
+     * with add_pooling_layer=False: their checkpoints carry no pooler. */
+    if (o->pooler < 0) o->pooler = !o->distilbert && o->ar != ARCH_MLM && o->ar != ARCH_TOKEN && o->ar != ARCH_QA;
     if (o->ar == ARCH_CLASSIFY && !o->distilbert && !o->pooler) {
         fprintf(stderr, "gen_model: BertForSequenceClassification's classifier needs the pooler\n");
         return -1;
     }
     if (o->distilbert && (o->ar == ARCH_MLM || o->ar == ARCH_PRETRAINING || o->untied || o->old_layernorm ||
-                          o->position_ids || o->prefix != (o->ar == ARCH_CLASSIFY) || o->pooler == 1)) {
-        fprintf(stderr, "gen_model: --model-type distilbert supports --arch model or classify only\n");
+                          o->position_ids || o->prefix != (o->ar != ARCH_MODEL) || o->pooler == 1)) {
+        fprintf(stderr, "gen_model: --model-type distilbert supports --arch model, classify, token or qa only\n");
         return -1;
     }
     if (o->distilbert) o->pooler = 0;
-    if ((o->labels || o->problem_type || o->st_activation) && o->ar != ARCH_CLASSIFY) {
-        fprintf(stderr, "gen_model: --labels, --problem-type and --st-activation need --arch classify\n");
+    if ((o->problem_type || o->st_activation) && o->ar != ARCH_CLASSIFY) {
+        fprintf(stderr, "gen_model: --problem-type and --st-activation need --arch classify\n");
+        return -1;
+    }
+    if (o->labels && o->ar != ARCH_CLASSIFY && o->ar != ARCH_TOKEN) {
+        fprintf(stderr, "gen_model: --labels needs --arch classify or token\n");
+        return -1;
+    }
+    if (o->first_label_bias != 0 && o->ar != ARCH_TOKEN) {
+        fprintf(stderr, "gen_model: --first-label-bias needs --arch token\n");
         return -1;
     }
     if (o->ar == ARCH_PRETRAINING && !o->pooler) {

@@ -100,6 +100,43 @@ ${CC:-cc} -std=c11 -O2 -ffp-contract=off -o "$gen" "$here/gen_model.c" -lm
     --layers 3 --hidden 128 --heads 4 --intermediate 512 --max-positions 512 --dtype f32 \
     --model-type distilbert --arch classify --num-labels 2 --labels NEGATIVE,POSITIVE
 
+# Token-classification (NER) and question-answering heads
+# (tests/golden/ner.jsonl, qa.jsonl).  Label 0 "O" gets a bias of +2 so that
+# about half the tokens are outside any entity, as in real NER output.
+# BertForTokenClassification with the CoNLL-2003 labels in dslim/bert-base-NER's
+# order, tensors under "bert.", float32.
+"$gen" "$new/ner-conll-f32" --vocab "$vocab" --seed 101 \
+    --layers 2 --hidden 128 --heads 4 --intermediate 512 --max-positions 512 --dtype f32 \
+    --arch token --num-labels 9 --labels O,B-MISC,I-MISC,B-PER,I-PER,B-ORG,I-ORG,B-LOC,I-LOC \
+    --first-label-bias 2
+
+# Without "bert.", float16, max_length 64 so that long texts need windows; a
+# label without a B-/I- prefix (DATE), which the pipeline groups like an I- tag.
+"$gen" "$new/ner-short-f16" --vocab "$vocab" --seed 103 \
+    --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 64 --dtype f16 \
+    --arch token --no-prefix --num-labels 6 --labels O,B-PER,I-PER,B-LOC,I-LOC,DATE \
+    --first-label-bias 1.5
+
+# DistilBertForTokenClassification.
+"$gen" "$new/ner-distil" --vocab "$vocab" --seed 107 \
+    --layers 3 --hidden 128 --heads 4 --intermediate 512 --max-positions 512 --dtype f32 \
+    --model-type distilbert --arch token --num-labels 9 \
+    --labels O,B-PER,I-PER,B-ORG,I-ORG,B-LOC,I-LOC,B-MISC,I-MISC --first-label-bias 2
+
+# BertForQuestionAnswering under "bert.", float32, max_length 512: windows of
+# 384 tokens with doc_stride 128, as the pipeline's defaults.
+"$gen" "$new/qa-f32" --vocab "$vocab" --seed 109 \
+    --layers 2 --hidden 128 --heads 4 --intermediate 512 --max-positions 512 --dtype f32 --arch qa
+
+# Without "bert.", bfloat16, max_length 96: windows of 96 tokens, doc_stride 48.
+"$gen" "$new/qa-short-bf16" --vocab "$vocab" --seed 113 \
+    --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 96 --dtype bf16 --arch qa --no-prefix
+
+# DistilBertForQuestionAnswering.
+"$gen" "$new/qa-distil" --vocab "$vocab" --seed 127 \
+    --layers 3 --hidden 128 --heads 4 --intermediate 512 --max-positions 512 --dtype f32 \
+    --model-type distilbert --arch qa
+
 rm -f "$gen"
 for dir in "$new"/*; do
     name=$(basename "$dir")
