@@ -405,3 +405,39 @@ int bert_classifier_logits(const bert_model *m, bert_scratch *s, const float *fi
     cblas_sgemv(CblasRowMajor, CblasNoTrans, L, H, 1.0f, m->cls_w, H, pooled, 1, 1.0f, out, 1);
     return 0;
 }
+
+int bert_token_logits(const bert_model *m, bert_scratch *s, const float *hidden, int n, float *out, char **err)
+{
+    *err = NULL;
+    if (!m || !bert_model_has_token_head(m)) {
+        *err = bert_errorf("this model has no token-classification head (classifier.* per token)");
+        return -1;
+    }
+    if (!s || !hidden || !out || n < 1) { *err = bert_errorf("bert_token_logits: missing argument"); return -1; }
+    /* BertForTokenClassification: dropout (the identity at inference), then
+     * the classifier on every token's hidden state. */
+    bert_linear(workers_for(s), out, hidden, m->tok_w, m->tok_b, n, m->head.num_labels, m->cfg.hidden_size);
+    return 0;
+}
+
+int bert_qa_logits(const bert_model *m, bert_scratch *s, const float *hidden, int n, float *start, float *end,
+                   char **err)
+{
+    *err = NULL;
+    if (!m || !bert_model_has_qa_head(m)) {
+        *err = bert_errorf("this model has no question-answering head (qa_outputs.*)");
+        return -1;
+    }
+    if (!s || !hidden || !start || !end || n < 1) { *err = bert_errorf("bert_qa_logits: missing argument"); return -1; }
+    if (reserve(&s->head, &s->head_cap, 2 * (size_t)n) != 0) {
+        *err = bert_errorf("out of memory: the question-answering head needs %zu bytes", 2 * (size_t)n * sizeof(float));
+        return -1;
+    }
+    /* qa_outputs gives [n x 2]; transformers splits it into start and end. */
+    bert_linear(workers_for(s), s->head, hidden, m->qa_w, m->qa_b, n, 2, m->cfg.hidden_size);
+    for (int i = 0; i < n; i++) {
+        start[i] = s->head[2 * (size_t)i];
+        end[i] = s->head[2 * (size_t)i + 1];
+    }
+    return 0;
+}

@@ -55,4 +55,13 @@ int bert_nsp_probability(const bert_model *m, const float *cls_hidden, double *p
 int bert_classifier_logits(const bert_model *m, bert_scratch *s, const float *first_hidden, float *out,
                            char **err);
 
+/* A token-classification head's logits for n consecutive rows of hidden
+ * states: out[n x head.num_labels].  -1 with *err without such a head. */
+int bert_token_logits(const bert_model *m, bert_scratch *s, const float *hidden, int n, float *out, char **err);
+
+/* A question-answering head's start and end logits for n consecutive rows
+ * of hidden states: start[n], end[n].  -1 with *err without such a head. */
+int bert_qa_logits(const bert_model *m, bert_scratch *s, const float *hidden, int n, float *start, float *end,
+                   char **err);
+
 #endif

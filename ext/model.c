@@ -296,6 +296,8 @@ int bert_head_config_load(const char *model_dir, bert_head_config *hc, char **er
         if (ends_with(first, "ForSequenceClassification")) hc->architecture_task = "sequence_classification";
         else if (ends_with(first, "ForMaskedLM") || ends_with(first, "ForPreTraining")) hc->architecture_task = "fill_mask";
         else if (ends_with(first, "ForNextSentencePrediction")) hc->architecture_task = "next_sentence";
+        else if (ends_with(first, "ForTokenClassification")) hc->architecture_task = "token_classification";
+        else if (ends_with(first, "ForQuestionAnswering")) hc->architecture_task = "question_answering";
     }
     rc = 0;
 done:
@@ -643,33 +645,35 @@ static int all_present(binder *b, const char *const *names, int in_bert)
     return 1;
 }
 
-/* BertForSequenceClassification's classifier on the pooler's output, or
- * DistilBertForSequenceClassification's pre_classifier + classifier.  Its
- * rows must be config.json's labels; when config.json names none, the rows
- * decide.  A BERT classifier without a pooler belongs to another task
- * (token classification) and is left alone. */
-static int bind_classifier(binder *b, bert_model *m)
+/* Whether classifier.* runs on every token (BertForTokenClassification,
+ * DistilBertForTokenClassification) rather than on the whole sequence.
+ * config.json's architectures decide, as the class does in transformers;
+ * without them, a classifier with neither a pooler (BERT) nor a
+ * pre_classifier (DistilBERT) can only be per token. */
+static int classifier_per_token(binder *b, const bert_model *m)
+{
+    const char *arch = m->head.architecture_task;
+    if (arch && strcmp(arch, "token_classification") == 0) return 1;
+    if (arch && strcmp(arch, "sequence_classification") == 0) return 0;
+    if (m->cfg.distilbert) return !lookup(b, "pre_classifier.weight", 0);
+    return !lookup(b, "pooler.dense.weight", 1);
+}
+
+/* The classifier's rows must be config.json's labels; when config.json
+ * names none, the rows decide.  Binds classifier.* to *w and *bias. */
+static int bind_label_rows(binder *b, bert_model *m, const st_tensor *t, const float **w, const float **bias)
 {
     const int H = m->cfg.hidden_size;
-    const st_tensor *w = lookup(b, "classifier.weight", 0);
-    if (!w || !lookup(b, "classifier.bias", 0)) return 0;
-    static const char *const pooler[] = {"pooler.dense.weight", "pooler.dense.bias", NULL};
-    static const char *const pre[] = {"pre_classifier.weight", "pre_classifier.bias", NULL};
-    if (m->cfg.distilbert ? !all_present(b, pre, 0) : !all_present(b, pooler, 1)) return 0;
     int rows = m->head.num_labels;
     char why[96];
     if (rows > 0) {
         snprintf(why, sizeof why, "%d label%s in id2label or num_labels, x hidden_size", rows, rows == 1 ? "" : "s");
     } else {
-        rows = w->ndim == 2 && w->shape[0] >= 1 && w->shape[0] <= MAX_LABELS ? (int)w->shape[0] : 1;
+        rows = t->ndim == 2 && t->shape[0] >= 1 && t->shape[0] <= MAX_LABELS ? (int)t->shape[0] : 1;
         snprintf(why, sizeof why, "no labels named, so the classifier's %d rows, x hidden_size", rows);
     }
-    if (bind(b, &m->cls_w, "classifier.weight", 0, 1, rows, H, why) ||
-        bind(b, &m->cls_b, "classifier.bias", 0, 1, rows, 0, "the classifier's labels"))
-        return -1;
-    if (m->cfg.distilbert &&
-        (bind(b, &m->pre_cls_w, pre[0], 0, 1, H, H, "dim x dim") ||
-         bind(b, &m->pre_cls_b, pre[1], 0, 1, H, 0, "dim")))
+    if (bind(b, w, "classifier.weight", 0, 1, rows, H, why) ||
+        bind(b, bias, "classifier.bias", 0, 1, rows, 0, "the classifier's labels"))
         return -1;
     if (bert_head_config_default_labels(&m->head, rows) != 0) {
         *b->err = bert_errorf("out of memory loading %s", b->file);
@@ -678,9 +682,42 @@ static int bind_classifier(binder *b, bert_model *m)
     return 0;
 }
 
+/* BertForSequenceClassification's classifier on the pooler's output, or
+ * DistilBertForSequenceClassification's pre_classifier + classifier; or,
+ * when the classifier runs per token, the token-classification head. */
+static int bind_classifier(binder *b, bert_model *m)
+{
+    const int H = m->cfg.hidden_size;
+    const st_tensor *w = lookup(b, "classifier.weight", 0);
+    if (!w || !lookup(b, "classifier.bias", 0)) return 0;
+    if (classifier_per_token(b, m)) return bind_label_rows(b, m, w, &m->tok_w, &m->tok_b);
+    static const char *const pooler[] = {"pooler.dense.weight", "pooler.dense.bias", NULL};
+    static const char *const pre[] = {"pre_classifier.weight", "pre_classifier.bias", NULL};
+    if (m->cfg.distilbert ? !all_present(b, pre, 0) : !all_present(b, pooler, 1)) return 0;
+    if (bind_label_rows(b, m, w, &m->cls_w, &m->cls_b)) return -1;
+    if (m->cfg.distilbert &&
+        (bind(b, &m->pre_cls_w, pre[0], 0, 1, H, H, "dim x dim") ||
+         bind(b, &m->pre_cls_b, pre[1], 0, 1, H, 0, "dim")))
+        return -1;
+    return 0;
+}
+
+/* BertForQuestionAnswering / DistilBertForQuestionAnswering: qa_outputs, a
+ * start and an end logit per token. */
+static int bind_qa(binder *b, bert_model *m)
+{
+    static const char *const qa[] = {"qa_outputs.weight", "qa_outputs.bias", NULL};
+    if (!all_present(b, qa, 0)) return 0;
+    const int H = m->cfg.hidden_size;
+    if (bind(b, &m->qa_w, qa[0], 0, 1, 2, H, "start and end logits, x hidden_size") ||
+        bind(b, &m->qa_b, qa[1], 0, 1, 2, 0, "start and end logits"))
+        return -1;
+    return 0;
+}
+
 static int bind_heads(binder *b, bert_model *m)
 {
-    if (m->cfg.distilbert) return bind_classifier(b, m);
+    if (m->cfg.distilbert) return bind_classifier(b, m) || bind_qa(b, m) ? -1 : 0;
     const int H = m->cfg.hidden_size, V = m->cfg.vocab_size;
     static const char *const pooler[] = {"pooler.dense.weight", "pooler.dense.bias", NULL};
     if (all_present(b, pooler, 1)) {
@@ -714,7 +751,7 @@ static int bind_heads(binder *b, bert_model *m)
             bind(b, &m->nsp_b, nsp[1], 0, 1, 2, 0, "2"))
             return -1;
     }
-    return bind_classifier(b, m);
+    return bind_classifier(b, m) || bind_qa(b, m) ? -1 : 0;
 }
 
 static const char *dtype_label(st_dtype t)
@@ -802,6 +839,8 @@ const char *bert_model_task(const bert_model *m)
 {
     if (!m) return NULL;
     if (m->cls_w) return "sequence_classification";
+    if (m->tok_w) return "token_classification";
+    if (m->qa_w) return "question_answering";
     if (m->mlm_dense_w && m->mlm_decoder_w && m->mlm_bias) return "fill_mask";
     if (m->nsp_w && m->pooler_w) return "next_sentence";
     return NULL;

@@ -104,7 +104,12 @@ typedef struct bert_model {
      * on the first token. */
     const float *cls_w, *cls_b;          /* [num_labels x H], [num_labels] */
     const float *pre_cls_w, *pre_cls_b;  /* DistilBERT only: [H x H], [H] */
-    bert_head_config head;               /* labels etc.; head.num_labels = rows of cls_w when bound */
+    /* Token-classification head (classifier.* on every token's hidden
+     * state), NULL when absent; its labels are head's. */
+    const float *tok_w, *tok_b;          /* [num_labels x H], [num_labels] */
+    /* Question-answering head (qa_outputs.*), NULL when absent. */
+    const float *qa_w, *qa_b;            /* [2 x H] (start, end), [2] */
+    bert_head_config head;               /* labels etc.; head.num_labels = rows of cls_w or tok_w when bound */
     const char *dtype;                   /* "float32", "float16" or "bfloat16" */
     size_t file_size;                    /* bytes of model.safetensors */
     size_t converted_bytes;              /* bytes allocated for converted tensors */
@@ -129,9 +134,19 @@ static inline int bert_model_has_nsp_head(const bert_model *m)
     return m->nsp_w && m->nsp_b && m->pooler_w && m->pooler_b;
 }
 
+static inline int bert_model_has_token_head(const bert_model *m)
+{
+    return m->tok_w && m->tok_b;
+}
+
+static inline int bert_model_has_qa_head(const bert_model *m)
+{
+    return m->qa_w && m->qa_b;
+}
+
 /* What the model's heads make it, as bert_models' `task` column says:
- * "sequence_classification", "fill_mask", "next_sentence", or NULL for a
- * bare encoder. */
+ * "sequence_classification", "token_classification", "question_answering",
+ * "fill_mask", "next_sentence", or NULL for a bare encoder. */
 const char *bert_model_task(const bert_model *m);
 
 #endif

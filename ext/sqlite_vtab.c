@@ -182,12 +182,13 @@ static int model_task(const bert_entry *e, model_row *r)
     int loaded_config = 0;
     if (e->model) {
         r->task = bert_model_task(e->model);
-        if (e->model->cls_w) hc = &e->model->head;
+        if (e->model->cls_w || e->model->tok_w) hc = &e->model->head;
     } else if (bert_head_config_load(e->path, &own, &err) == 0) {
         loaded_config = 1;
         r->task = own.architecture_task;
-        if (own.architecture_task && strcmp(own.architecture_task, "sequence_classification") == 0 &&
-            own.num_labels > 0)
+        if (own.architecture_task && own.num_labels > 0 &&
+            (strcmp(own.architecture_task, "sequence_classification") == 0 ||
+             strcmp(own.architecture_task, "token_classification") == 0))
             hc = &own;
     }
     free(err);
