@@ -27,7 +27,7 @@ static int need_special(const bert_entry *e, int32_t id, const char *what, char 
 
 /* What a model's heads make it: the `task` column of bert_models and the
  * errors of functions whose head it lacks. */
-static const char *task_phrase(const bert_model *m)
+const char *pipeline_task_phrase(const bert_model *m)
 {
     const char *task = bert_model_task(m);
     return task ? task : "none (a bare encoder)";
@@ -244,7 +244,7 @@ int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
         *err = bert_errorf("model '%s' has no masked-language-model head (cls.predictions.*): "
                            "fill-mask needs a checkpoint saved as BertForMaskedLM or "
                            "BertForPreTraining, such as bert-base-uncased; this model's task is %s",
-                           e->name, task_phrase(m));
+                           e->name, pipeline_task_phrase(m));
         goto done;
     }
     const int vocab = m->cfg.vocab_size;
@@ -380,7 +380,7 @@ int pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char
         *err = bert_errorf("model '%s' has no next-sentence-prediction head (cls.seq_relationship.* "
                            "and pooler.dense.*): it needs a checkpoint saved as BertForPreTraining "
                            "or BertForNextSentencePrediction, such as bert-base-uncased; this model's "
-                           "task is %s", e->name, task_phrase(m));
+                           "task is %s", e->name, pipeline_task_phrase(m));
         goto done;
     }
     if (tokenize_pair(e, a, alen, b, blen, &ids, &types, err) != 0) goto done;
@@ -407,7 +407,7 @@ static int need_classifier(bert_entry *e, const char *fn, char **err)
     *err = bert_errorf("model '%s' has no sequence-classification head (classifier.*): %s needs a "
                        "checkpoint saved as BertForSequenceClassification or "
                        "DistilBertForSequenceClassification (a fine-tuned classifier or cross-encoder); "
-                       "this model's task is %s", e->name, fn, task_phrase(e->model));
+                       "this model's task is %s", e->name, fn, pipeline_task_phrase(e->model));
     return -1;
 }
 

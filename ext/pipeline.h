@@ -70,4 +70,45 @@ int pipeline_rerank_batch(bert_entry *e, const char *query, size_t qlen, const c
                           const size_t *lens, int n, double *scores, bert_interrupt_fn interrupted,
                           void *ctx, char **err);
 
+/* ---- token classification and question answering (pipeline_spans.c) ---- */
+
+#include "answers.h"
+#include "entities.h"
+
+/* The most word pieces bert_ner reads of a text, and bert_answer of a
+ * context: it bounds the time (at most this many pieces' windows through the
+ * encoder) and the memory of one call; a longer text is an error that says
+ * to cut it with bert_chunks. */
+#define PIPELINE_SPAN_MAX_PIECES ((size_t)1 << 16)
+
+/* The overlap, in pieces, of the windows bert_ner reads a long text in:
+ * the question-answering pipeline's doc_stride rule, min(128, half a window). */
+size_t pipeline_ner_stride(int max_length);
+
+/* Where a word piece came from in the text it was cut from. */
+typedef struct {
+    int64_t start, end;           /* characters (code points), end exclusive */
+    size_t byte_start, byte_end;  /* bytes */
+    int64_t word;                 /* pre-tokenizer word: the pieces of one word share it */
+} span_offset;
+
+/* The text's word pieces (no [CLS]/[SEP]), at most max_pieces, appended to
+ * ids, with their offsets in *at (grown as needed, *cap its size).  0, or
+ * -1 out of memory. */
+int pipeline_pieces_with_offsets(bert_entry *e, const char *text, size_t len, size_t max_pieces, bert_ids *ids,
+                                 span_offset **at, size_t *cap);
+
+/* bert_ner: the token-classification pipeline with the entry's aggregation;
+ * windows of max_length overlapping by pipeline_ner_stride for longer texts. */
+int pipeline_ner(bert_entry *e, const char *text, size_t len, ner_entities *out,
+                 bert_interrupt_fn interrupted, void *ctx, char **err);
+
+/* bert_answer(_each): the question-answering pipeline's top_k answers in
+ * `context`, best first. */
+int pipeline_answer(bert_entry *e, const char *question, size_t qlen, const char *context, size_t clen,
+                    int top_k, qa_answers *out, bert_interrupt_fn interrupted, void *ctx, char **err);
+
+/* "sequence_classification", ..., or "none (a bare encoder)": for errors. */
+const char *pipeline_task_phrase(const bert_model *m);
+
 #endif

@@ -11,6 +11,7 @@
 #define BERT_REGISTRY_H
 
 #include "encoder.h"
+#include "entities.h"
 #include "model.h"
 #include "tokenizer.h"
 
@@ -23,6 +24,7 @@ typedef struct {
     int max_length;   /* tokens incl. [CLS] and [SEP], 0 for the model's own */
     int truncate;     /* 1 (default): cut silently; 0: error on longer input */
     int threads;      /* OpenBLAS threads, 0 for the default */
+    int aggregation;  /* bert_aggregation of bert_ner, -1 for the default ("simple") */
 } bert_options;
 
 typedef struct bert_entry {
@@ -38,6 +40,7 @@ typedef struct bert_entry {
     int max_length;
     int truncate;
     int threads;
+    bert_aggregation aggregation;
     bert_tokenizer *tokenizer;   /* NULL until first needed */
     const bert_model *model;     /* NULL until first needed; shared, see weight_cache.h */
     bert_scratch *scratch;       /* this connection's buffers for this model */

@@ -9,6 +9,7 @@
 #include "sqlite_glue.h"
 #include "sqlite_bert.h"
 
+#include "buffer.h"
 #include "error.h"
 #include "pipeline.h"
 
@@ -567,6 +568,73 @@ static void fn_rerank(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_double(ctx, score);
 }
 
+/* bert_ner(text [, model]): the token-classification pipeline's list, in its
+ * shape: "none" gives entity, score, index, word, start, end per piece, the
+ * other aggregations entity_group, score, word, start, end per entity. */
+static void fn_ner(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const char *text;
+    size_t len;
+    if (text_arg(ctx, "bert_ner", argv, 0, &text, &len) != 0) return;
+    if (!text) { sqlite3_result_null(ctx); return; }
+    bert_entry *e = model_arg(ctx, argc, argv, 1);
+    if (!e) return;
+    ner_entities r;
+    char *err = NULL;
+    if (pipeline_ner(e, text, len, &r, glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+        fail(ctx, err);
+        return;
+    }
+    int grouped = e->aggregation != BERT_AGG_NONE;
+    sqlite3_str *s = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+    sqlite3_str_appendchar(s, 1, '[');
+    for (size_t i = 0; i < r.n; i++) {
+        const ner_entity *x = &r.items[i];
+        sqlite3_str_appendall(s, i ? ",{" : "{");
+        sqlite3_str_appendall(s, grouped ? "\"entity_group\":" : "\"entity\":");
+        glue_json_string(s, x->entity);
+        sqlite3_str_appendf(s, ",\"score\":%!.9g", x->score);
+        if (!grouped) sqlite3_str_appendf(s, ",\"index\":%d", x->index);
+        sqlite3_str_appendall(s, ",\"word\":");
+        glue_json_string(s, x->word);
+        sqlite3_str_appendf(s, ",\"start\":%lld,\"end\":%lld}", (long long)x->start, (long long)x->end);
+    }
+    sqlite3_str_appendchar(s, 1, ']');
+    ner_entities_free(&r);
+    result_json(ctx, s);
+}
+
+/* bert_answer(question, context [, model]): the question-answering
+ * pipeline's best answer, {"score", "start", "end", "answer"}. */
+static void fn_answer(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const char *question, *context;
+    size_t qlen, clen;
+    if (text_arg(ctx, "bert_answer", argv, 0, &question, &qlen) != 0 ||
+        text_arg(ctx, "bert_answer", argv, 1, &context, &clen) != 0) return;
+    if (!question || !context) { sqlite3_result_null(ctx); return; }
+    bert_entry *e = model_arg(ctx, argc, argv, 2);
+    if (!e) return;
+    qa_answers r;
+    char *err = NULL;
+    if (pipeline_answer(e, question, qlen, context, clen, 1, &r, glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+        fail(ctx, err);
+        return;
+    }
+    if (r.n == 0) { qa_answers_free(&r); sqlite3_result_null(ctx); return; }
+    const qa_answer *a = &r.items[0];
+    char *answer = bert_strndup(context + a->byte_start, a->byte_end - a->byte_start);
+    if (!answer) { qa_answers_free(&r); sqlite3_result_error_nomem(ctx); return; }
+    sqlite3_str *s = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+    sqlite3_str_appendf(s, "{\"score\":%!.9g,\"start\":%lld,\"end\":%lld,\"answer\":", a->score,
+                        (long long)a->start, (long long)a->end);
+    glue_json_string(s, answer);
+    sqlite3_str_appendchar(s, 1, '}');
+    free(answer);
+    qa_answers_free(&r);
+    result_json(ctx, s);
+}
+
 static void fn_version(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     (void)argc; (void)argv;
@@ -597,6 +665,8 @@ static const function_def functions[] = {
     {"bert_classify_pair", 2, 3, PURE | RESULT_SUBTYPE_FLAG, fn_classify_pair},
     {"bert_label", 1, 2, PURE, fn_label},
     {"bert_rerank", 2, 3, PURE, fn_rerank},
+    {"bert_ner", 1, 2, PURE | RESULT_SUBTYPE_FLAG, fn_ner},
+    {"bert_answer", 2, 3, PURE | RESULT_SUBTYPE_FLAG, fn_answer},
     {"bert_fill_mask", 1, 3, PURE | RESULT_SUBTYPE_FLAG, fn_fill_mask},
     {"bert_next_sentence", 2, 3, PURE, fn_next_sentence},
 };

@@ -5,8 +5,10 @@
  *   SELECT * FROM bert_fill_mask_each(text [, top_k [, model]]);
  *   SELECT * FROM bert_embed_each(json [, model]);      -- batched embedding
  *   SELECT * FROM bert_rerank_each(query, json [, model]); -- batched cross-encoder
+ *   SELECT * FROM bert_ner_each(text [, model]);        -- named entities
+ *   SELECT * FROM bert_answer_each(question, context [, top_k [, model]]);
  *
- * All four are eponymous virtual tables in the style of SQLite's
+ * All of them are eponymous virtual tables in the style of SQLite's
  * ext/misc/series.c: hidden columns carry the arguments.
  */
 #include "sqlite_glue.h"
@@ -769,6 +771,238 @@ static sqlite3_module rerank_module = {
     .xEof = rerank_eof, .xColumn = rerank_column, .xRowid = rerank_rowid,
 };
 
+/* ---- bert_ner_each -------------------------------------------------------------- */
+
+enum { N_ENTITY, N_SCORE, N_WORD, N_START, N_END, N_INDEX, N_TEXT, N_MODEL };
+
+typedef struct {
+    sqlite3_vtab_cursor base;
+    ner_entities result;
+    size_t row;
+} ner_cursor;
+
+static int ner_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err)
+{
+    (void)argc; (void)argv;
+    return vtab_connect(db, aux,
+        "CREATE TABLE x(entity TEXT, score REAL, word TEXT, start INTEGER, \"end\" INTEGER, \"index\" INTEGER, "
+        "text HIDDEN, model HIDDEN)", out, err);
+}
+
+static int ner_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
+{
+    (void)v;
+    return plan_arguments(info, N_TEXT, 2, 1);
+}
+
+static int ner_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+    (void)v;
+    return cursor_open(sizeof(ner_cursor), out);
+}
+
+static int ner_close(sqlite3_vtab_cursor *cur)
+{
+    ner_entities_free(&((ner_cursor *)cur)->result);
+    return cursor_close(cur);
+}
+
+static int ner_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
+{
+    (void)idx_str; (void)argc;
+    ner_cursor *c = (ner_cursor *)cur;
+    glue_vtab *v = (glue_vtab *)cur->pVtab;
+    ner_entities_free(&c->result);
+    c->row = 0;
+    sqlite3_value *args[2];
+    unpack_arguments(idx, 2, argv, args);
+    if (sqlite3_value_type(args[0]) == SQLITE_NULL) return SQLITE_OK;   /* NULL text: no rows */
+    if (sqlite3_value_type(args[0]) != SQLITE_TEXT) {
+        vtab_error(&v->base, bert_errorf("bert_ner_each: the text must be TEXT"));
+        return SQLITE_ERROR;
+    }
+    char *err = NULL;
+    bert_entry *e = glue_find_model(v->conn, args[1], &err);
+    if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
+    const char *text = (const char *)sqlite3_value_text(args[0]);
+    size_t len = (size_t)sqlite3_value_bytes(args[0]);
+    if (!text) return SQLITE_NOMEM;
+    if (pipeline_ner(e, text, len, &c->result, glue_interrupt_fn(), v->db, &err) != 0) {
+        vtab_error(&v->base, err);
+        return SQLITE_ERROR;
+    }
+    return SQLITE_OK;
+}
+
+static int ner_next(sqlite3_vtab_cursor *cur)
+{
+    ((ner_cursor *)cur)->row++;
+    return SQLITE_OK;
+}
+
+static int ner_eof(sqlite3_vtab_cursor *cur)
+{
+    ner_cursor *c = (ner_cursor *)cur;
+    return c->row >= c->result.n;
+}
+
+static int ner_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+    ner_cursor *c = (ner_cursor *)cur;
+    const ner_entity *x = &c->result.items[c->row];
+    switch (col) {
+    case N_ENTITY: sqlite3_result_text(ctx, x->entity, -1, SQLITE_TRANSIENT); break;
+    case N_SCORE: sqlite3_result_double(ctx, x->score); break;
+    case N_WORD: sqlite3_result_text(ctx, x->word, -1, SQLITE_TRANSIENT); break;
+    case N_START: sqlite3_result_int64(ctx, x->start); break;
+    case N_END: sqlite3_result_int64(ctx, x->end); break;
+    case N_INDEX:
+        if (x->index >= 0) sqlite3_result_int(ctx, x->index);
+        else sqlite3_result_null(ctx);   /* an aggregated entity has no single index */
+        break;
+    default: break;
+    }
+    return SQLITE_OK;
+}
+
+static int ner_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+    *rowid = (sqlite3_int64)((ner_cursor *)cur)->row + 1;
+    return SQLITE_OK;
+}
+
+static sqlite3_module ner_module = {
+    .xConnect = ner_connect, .xBestIndex = ner_best_index, .xDisconnect = vtab_disconnect,
+    .xOpen = ner_open, .xClose = ner_close, .xFilter = ner_filter, .xNext = ner_next,
+    .xEof = ner_eof, .xColumn = ner_column, .xRowid = ner_rowid,
+};
+
+/* ---- bert_answer_each ---------------------------------------------------------- */
+
+enum { A_RANK, A_ANSWER, A_SCORE, A_START, A_END, A_QUESTION, A_CONTEXT, A_TOP_K, A_MODEL };
+
+typedef struct {
+    sqlite3_vtab_cursor base;
+    qa_answers result;
+    char *context;       /* a copy: the answers are its substrings */
+    size_t row;
+} answer_cursor;
+
+static int answer_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+                          char **err)
+{
+    (void)argc; (void)argv;
+    return vtab_connect(db, aux,
+        "CREATE TABLE x(rank INTEGER, answer TEXT, score REAL, start INTEGER, \"end\" INTEGER, "
+        "question HIDDEN, context HIDDEN, top_k HIDDEN, model HIDDEN)", out, err);
+}
+
+static int answer_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
+{
+    (void)v;
+    return plan_arguments(info, A_QUESTION, 4, 2);
+}
+
+static int answer_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+    (void)v;
+    return cursor_open(sizeof(answer_cursor), out);
+}
+
+static void answer_clear(answer_cursor *c)
+{
+    qa_answers_free(&c->result);
+    free(c->context);
+    c->context = NULL;
+    c->row = 0;
+}
+
+static int answer_close(sqlite3_vtab_cursor *cur)
+{
+    answer_clear((answer_cursor *)cur);
+    return cursor_close(cur);
+}
+
+static int answer_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
+{
+    (void)idx_str; (void)argc;
+    answer_cursor *c = (answer_cursor *)cur;
+    glue_vtab *v = (glue_vtab *)cur->pVtab;
+    answer_clear(c);
+    sqlite3_value *args[4];
+    unpack_arguments(idx, 4, argv, args);
+    for (int i = 0; i < 2; i++) {
+        if (sqlite3_value_type(args[i]) == SQLITE_NULL) return SQLITE_OK;   /* NULL: no rows */
+        if (sqlite3_value_type(args[i]) != SQLITE_TEXT) {
+            vtab_error(&v->base, bert_errorf("bert_answer_each: the %s must be TEXT", i ? "context" : "question"));
+            return SQLITE_ERROR;
+        }
+    }
+    int top_k;
+    char *err = NULL;
+    if (glue_top_k(args[2], 0, "bert_answer_each", &top_k, &err) != 0) {
+        vtab_error(&v->base, err);
+        return SQLITE_ERROR;
+    }
+    bert_entry *e = glue_find_model(v->conn, args[3], &err);
+    if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
+    const char *question = (const char *)sqlite3_value_text(args[0]);
+    size_t qlen = (size_t)sqlite3_value_bytes(args[0]);
+    const char *context = (const char *)sqlite3_value_text(args[1]);
+    size_t clen = (size_t)sqlite3_value_bytes(args[1]);
+    if (!question || !context) return SQLITE_NOMEM;
+    c->context = bert_strndup(context, clen);
+    if (!c->context) return SQLITE_NOMEM;
+    if (pipeline_answer(e, question, qlen, c->context, clen, top_k, &c->result, glue_interrupt_fn(), v->db,
+                        &err) != 0) {
+        vtab_error(&v->base, err);
+        return SQLITE_ERROR;
+    }
+    return SQLITE_OK;
+}
+
+static int answer_next(sqlite3_vtab_cursor *cur)
+{
+    ((answer_cursor *)cur)->row++;
+    return SQLITE_OK;
+}
+
+static int answer_eof(sqlite3_vtab_cursor *cur)
+{
+    answer_cursor *c = (answer_cursor *)cur;
+    return c->row >= c->result.n;
+}
+
+static int answer_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+    answer_cursor *c = (answer_cursor *)cur;
+    const qa_answer *a = &c->result.items[c->row];
+    switch (col) {
+    case A_RANK: sqlite3_result_int64(ctx, (sqlite3_int64)c->row + 1); break;
+    case A_ANSWER:
+        sqlite3_result_text(ctx, c->context + a->byte_start, (int)(a->byte_end - a->byte_start), SQLITE_TRANSIENT);
+        break;
+    case A_SCORE: sqlite3_result_double(ctx, a->score); break;
+    case A_START: sqlite3_result_int64(ctx, a->start); break;
+    case A_END: sqlite3_result_int64(ctx, a->end); break;
+    default: break;
+    }
+    return SQLITE_OK;
+}
+
+static int answer_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+    *rowid = (sqlite3_int64)((answer_cursor *)cur)->row + 1;
+    return SQLITE_OK;
+}
+
+static sqlite3_module answer_module = {
+    .xConnect = answer_connect, .xBestIndex = answer_best_index, .xDisconnect = vtab_disconnect,
+    .xOpen = answer_open, .xClose = answer_close, .xFilter = answer_filter, .xNext = answer_next,
+    .xEof = answer_eof, .xColumn = answer_column, .xRowid = answer_rowid,
+};
+
+
 int glue_register_vtabs(sqlite3 *db, bert_connection *c)
 {
     int rc = sqlite3_create_module_v2(db, "bert_models", &models_module, bert_connection_retain(c),
@@ -781,6 +1015,12 @@ int glue_register_vtabs(sqlite3 *db, bert_connection *c)
                                       bert_connection_release);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_module_v2(db, "bert_rerank_each", &rerank_module, bert_connection_retain(c),
+                                      bert_connection_release);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_module_v2(db, "bert_ner_each", &ner_module, bert_connection_retain(c),
+                                      bert_connection_release);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_module_v2(db, "bert_answer_each", &answer_module, bert_connection_retain(c),
                                       bert_connection_release);
     return rc;
 }

@@ -23,7 +23,10 @@ references only:
     every tokenizer with a continuing_subword_prefix), aggregate,
     aggregate_word(s) (first / max / average), group_sub_entities (mean of
     the scores, word = convert_tokens_to_string) and group_entities with
-    get_tag (B-/I- prefixes; a label without one counts as I-).  The
+    get_tag (B-/I- prefixes; a label without one counts as I-); the group's
+    name is the label after its first "-", as later versions split it
+    (split("-", 1); this revision splits at the last "-", which differs only
+    for labels with two dashes).  The
     stride mode of later versions (postprocess over several windows, then
     aggregate_overlapping_entities: sorted by start, of overlapping
     entities the longer one stays, at equal length the higher score) is
@@ -211,7 +214,7 @@ def aggregate_word(group, agg, id2label):
 
 
 def group_sub_entities(group):
-    return {"entity_group": group[0]["entity"].split("-")[-1],
+    return {"entity_group": group[0]["entity"].split("-", 1)[-1],
             "score": float(np.mean([e["score"] for e in group])),
             "word": convert_tokens_to_string([e["word"] for e in group]),
             "start": group[0]["start"], "end": group[-1]["end"]}
