@@ -432,6 +432,7 @@ def main():
         manifest[name] = {"path": name, "model_type": m.config["model_type"], "task": "token_classification",
                           "labels": [m.id2label[i] for i in range(m.num_labels)], "max_length": m.max_length,
                           "ner_stride": NER_STRIDE(m.max_length), "dtype": m.dtype,
+                          "safetensors_bytes": os.path.getsize(os.path.join(m.dir, "model.safetensors")),
                           "safetensors_checksum": checksum(os.path.join(m.dir, "model.safetensors"))}
 
     # `word` against the Rust decoder itself, on every group without [UNK].
@@ -492,7 +493,9 @@ def main():
         mx, stride = QA_WINDOW(m.max_length)
         manifest[name] = {"path": name, "model_type": m.config["model_type"], "task": "question_answering",
                           "labels": None, "max_length": m.max_length, "max_seq_len": mx, "doc_stride": stride,
-                          "dtype": m.dtype, "safetensors_checksum": checksum(os.path.join(m.dir, "model.safetensors"))}
+                          "dtype": m.dtype,
+                          "safetensors_bytes": os.path.getsize(os.path.join(m.dir, "model.safetensors")),
+                          "safetensors_checksum": checksum(os.path.join(m.dir, "model.safetensors"))}
 
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "ner_qa_models.json"), "w", encoding="utf-8") as f:
