@@ -7,6 +7,10 @@
 #   make static     build libsqlite_bert.a, to link into an application
 #   make install    copy bert.so, libsqlite_bert.a and sqlite_bert.h under $(DESTDIR)$(PREFIX)
 #   make deps       check (and as root, install) the Debian packages needed
+#
+# Every target that compiles checks the build's packages first (build-deps),
+# so a fresh machine gets the apt-get line to run, not compiler errors about
+# missing headers.
 
 CC      ?= cc
 PREFIX  ?= /usr/local
@@ -35,19 +39,24 @@ EXT_HDR   := $(wildcard ext/*.h)
 TEST_SRC  := $(wildcard tests/test_*.c)
 MODELS    := build/models/.done
 
-.PHONY: all static test demo bench bench-tokenizer install uninstall clean deps
+.PHONY: all static test demo bench bench-tokenizer install uninstall clean deps build-deps
 all: bert.so
 
 deps:
 	@sh tests/check_deps.sh
 
-bert.so: $(EXT_SRC) $(EXT_HDR)
+build-deps:
+	@sh tests/check_deps.sh build
+
+# build-deps is order-only (after the |): it runs before compiling, but its
+# being phony does not make the targets out of date.
+bert.so: $(EXT_SRC) $(EXT_HDR) | build-deps
 	$(CC) $(CFLAGS_ALL) -fPIC -shared -fvisibility=hidden -o $@ $(EXT_SRC) $(LIBS) $(LDFLAGS)
 
 # For applications that link the extension in (SQLITE_CORE: direct calls to
 # SQLite, no routine table); include ext/sqlite_bert.h.
 STATIC_OBJ := $(patsubst ext/%.c,$(BUILD)/static/%.o,$(EXT_SRC))
-$(BUILD)/static/%.o: ext/%.c $(EXT_HDR)
+$(BUILD)/static/%.o: ext/%.c $(EXT_HDR) | build-deps
 	@mkdir -p $(BUILD)/static
 	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -c -o $@ $<
 
@@ -58,18 +67,18 @@ libsqlite_bert.a: $(STATIC_OBJ)
 static: libsqlite_bert.a
 
 # The README's "linked into the application" example, run by the test suite.
-$(BUILD)/static_app: tests/c_app/static_app.c libsqlite_bert.a ext/sqlite_bert.h
+$(BUILD)/static_app: tests/c_app/static_app.c libsqlite_bert.a ext/sqlite_bert.h | build-deps
 	$(CC) $(CFLAGS_ALL) -Iext -o $@ tests/c_app/static_app.c libsqlite_bert.a -lsqlite3 $(LIBS) $(LDFLAGS)
 
 # The test runner links the extension's sources directly (SQLITE_CORE), so
 # sanitizers see every line of it.
-$(BUILD)/run_tests: $(EXT_SRC) $(EXT_HDR) $(TEST_SRC) tests/test.h
+$(BUILD)/run_tests: $(EXT_SRC) $(EXT_HDR) $(TEST_SRC) tests/test.h | build-deps
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ $(TEST_SRC) $(EXT_SRC) -lsqlite3 $(LIBS) $(LDFLAGS) $(COUNT_ALLOCS)
 
 # Random-weight models in the Hugging Face layout; tests/golden/ holds what
 # an independent PyTorch implementation computes from the very same bytes.
-$(MODELS): tests/tools/gen_model.c tests/tools/make_test_models.sh tests/fixtures/bert-base-uncased/vocab.txt
+$(MODELS): tests/tools/gen_model.c tests/tools/make_test_models.sh tests/fixtures/bert-base-uncased/vocab.txt | build-deps
 	sh tests/tools/make_test_models.sh build/models
 	@touch $@
 
@@ -81,7 +90,7 @@ test: deps bert.so $(BUILD)/run_tests $(BUILD)/static_app $(MODELS)
 demo: deps bert.so
 	sqlite3 -bail :memory: < sql/demo.sql
 
-$(BUILD)/bench_tokenizer: tests/bench/bench_tokenizer.c $(EXT_SRC) $(EXT_HDR)
+$(BUILD)/bench_tokenizer: tests/bench/bench_tokenizer.c $(EXT_SRC) $(EXT_HDR) | build-deps
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ tests/bench/bench_tokenizer.c $(EXT_SRC) -lsqlite3 $(LIBS) $(LDFLAGS)
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void qa_answers_free(qa_answers *a)
+void bert_qa_answers_free(qa_answers *a)
 {
     if (!a) return;
     free(a->items);
@@ -28,14 +28,14 @@ static int same_lowercase(const char *a, size_t alen, const char *b, size_t blen
     for (;;) {
         if (ia == na && pa < alen) {
             int32_t cp;
-            pa += utext_decode((const unsigned char *)a + pa, alen - pa, &cp);
-            na = utext_lowercase(cp, la);
+            pa += bert_utext_decode((const unsigned char *)a + pa, alen - pa, &cp);
+            na = bert_utext_lowercase(cp, la);
             ia = 0;
         }
         if (ib == nb && pb < blen) {
             int32_t cp;
-            pb += utext_decode((const unsigned char *)b + pb, blen - pb, &cp);
-            nb = utext_lowercase(cp, lb);
+            pb += bert_utext_decode((const unsigned char *)b + pb, blen - pb, &cp);
+            nb = bert_utext_lowercase(cp, lb);
             ib = 0;
         }
         int a_done = ia == na && pa >= alen, b_done = ib == nb && pb >= blen;
@@ -63,7 +63,7 @@ static void masked_softmax(const float *logits, int n, int ctx_first, int n_ctx,
     p[0] = 0.0;   /* [CLS]: handle_impossible_answer is off */
 }
 
-int qa_window_answers(const float *start, const float *end, int n, int ctx_first, const qa_piece *pieces,
+int bert_qa_window_answers(const float *start, const float *end, int n, int ctx_first, const qa_piece *pieces,
                       int n_ctx, int top_k, int max_answer_len, const char *context, qa_answers *out)
 {
     if (n_ctx <= 0 || top_k <= 0) return 0;
@@ -131,7 +131,7 @@ static int by_score(const void *x, const void *y)
     return a->order < b->order ? -1 : a->order > b->order;
 }
 
-void qa_answers_finish(qa_answers *a, int top_k)
+void bert_qa_answers_finish(qa_answers *a, int top_k)
 {
     if (a->n > 1) qsort(a->items, a->n, sizeof *a->items, by_score);
     if (top_k >= 0 && a->n > (size_t)top_k) a->n = (size_t)top_k;

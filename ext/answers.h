@@ -37,15 +37,15 @@ typedef struct {
     size_t n, cap;
 } qa_answers;
 
-void qa_answers_free(qa_answers *a);
+void bert_qa_answers_free(qa_answers *a);
 
 /* Adds one window's best spans to out.  start/end: the window's logits [n];
  * its context pieces are positions ctx_first .. ctx_first + n_ctx - 1, given
  * in pieces[n_ctx]; position 0 is [CLS].  0, or -1 when out of memory. */
-int qa_window_answers(const float *start, const float *end, int n, int ctx_first, const qa_piece *pieces,
+int bert_qa_window_answers(const float *start, const float *end, int n, int ctx_first, const qa_piece *pieces,
                       int n_ctx, int top_k, int max_answer_len, const char *context, qa_answers *out);
 
 /* The pipeline's last step: best first (stable), at most top_k. */
-void qa_answers_finish(qa_answers *a, int top_k);
+void bert_qa_answers_finish(qa_answers *a, int top_k);
 
 #endif

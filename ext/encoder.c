@@ -10,6 +10,7 @@
  * x W^T + b (linear.c).
  */
 #include "encoder.h"
+#include "internal.h"
 #include "error.h"
 #include "cpu.h"
 #include "linear.h"

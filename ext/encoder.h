@@ -17,8 +17,6 @@ typedef struct bert_scratch bert_scratch;
 
 bert_scratch *bert_scratch_new(void);
 void bert_scratch_free(bert_scratch *s);
-/* Bytes currently held by the scratch buffers. */
-size_t bert_scratch_bytes(const bert_scratch *s);
 
 /* Polled between layers; returning non-zero abandons the forward pass. */
 typedef int (*bert_interrupt_fn)(void *ctx);

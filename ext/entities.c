@@ -24,7 +24,7 @@ int bert_aggregation_parse(const char *name)
     return -1;
 }
 
-void ner_entities_free(ner_entities *e)
+void bert_ner_entities_free(ner_entities *e)
 {
     if (!e) return;
     for (size_t i = 0; i < e->n; i++) {
@@ -218,7 +218,7 @@ static int group_entities(const labelled *items, int n, const char *const *label
 
 /* ---- one window ------------------------------------------------------------------ */
 
-int ner_window_entities(const ner_piece *pieces, int n, const float *logits, int n_labels,
+int bert_ner_window_entities(const ner_piece *pieces, int n, const float *logits, int n_labels,
                         const char *const *labels, bert_aggregation agg, const char *text,
                         ner_entities *out)
 {
@@ -321,7 +321,7 @@ static int by_start(const void *a, const void *b)
     return 0;
 }
 
-void ner_merge_overlapping(ner_entities *e)
+void bert_ner_merge_overlapping(ner_entities *e)
 {
     if (e->n < 2) return;
     /* A stable sort: insertion sort, since entities arrive almost sorted

@@ -49,21 +49,22 @@ typedef struct {
 typedef struct {
     ner_entity *items;
     size_t n, cap;
+    bert_aggregation aggregation;   /* how they were formed: "none" lists pieces */
 } ner_entities;
 
-void ner_entities_free(ner_entities *e);
+void bert_ner_entities_free(ner_entities *e);
 
 /* Appends the entities of one window to out: pieces[n], logits[n x
  * n_labels] (row i is piece i), the model's labels by id, the text the
  * byte offsets point into.  0, or -1 when out of memory (out keeps what it
  * had). */
-int ner_window_entities(const ner_piece *pieces, int n, const float *logits, int n_labels,
+int bert_ner_window_entities(const ner_piece *pieces, int n, const float *logits, int n_labels,
                         const char *const *labels, bert_aggregation agg, const char *text,
                         ner_entities *out);
 
 /* aggregate_overlapping_entities: sorted by start (stable); of entities that
  * overlap the one kept before them, the longer stays, at equal length the
  * one with the higher score.  For a text read in several windows. */
-void ner_merge_overlapping(ner_entities *e);
+void bert_ner_merge_overlapping(ner_entities *e);
 
 #endif

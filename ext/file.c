@@ -15,13 +15,13 @@
  * pointers are about 130 bytes, never more than 1024. */
 static const char lfs_header[] = "version https://git-lfs.github.com/spec/v1";
 
-int file_is_lfs_pointer(const void *data, size_t len)
+int bert_file_is_lfs_pointer(const void *data, size_t len)
 {
     size_t n = sizeof lfs_header - 1;
     return len >= n && len <= 1024 && memcmp(data, lfs_header, n) == 0;
 }
 
-char *file_lfs_error(const char *path, size_t len)
+char *bert_file_lfs_error(const char *path, size_t len)
 {
     return bert_errorf("%s is a Git LFS pointer (%zu bytes), not the file itself: the model was "
                        "cloned without Git LFS. Fetch the real file in the model directory with "
@@ -29,7 +29,7 @@ char *file_lfs_error(const char *path, size_t len)
                        "`huggingface-cli download <repo> --local-dir <dir>`", path, len);
 }
 
-char *file_read(const char *path, size_t max_bytes, size_t *len, int *missing, char **err)
+char *bert_file_read(const char *path, size_t max_bytes, size_t *len, int *missing, char **err)
 {
     *err = NULL;
     *len = 0;
@@ -76,7 +76,7 @@ char *file_read(const char *path, size_t max_bytes, size_t *len, int *missing, c
     }
     buf[got] = '\0';
     *len = got;
-    if (file_is_lfs_pointer(buf, got)) *err = file_lfs_error(path, got);
+    if (bert_file_is_lfs_pointer(buf, got)) *err = bert_file_lfs_error(path, got);
 done:
     close(fd);
     if (*err) {
@@ -84,4 +84,16 @@ done:
         return NULL;
     }
     return buf;
+}
+
+char *bert_path_join(const char *dir, const char *name)
+{
+    size_t d = strlen(dir), n = strlen(name);
+    while (d > 1 && dir[d - 1] == '/') d--;
+    char *s = malloc(d + n + 2);
+    if (!s) return NULL;
+    memcpy(s, dir, d);
+    s[d] = '/';
+    memcpy(s + d + 1, name, n + 1);
+    return s;
 }

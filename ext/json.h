@@ -8,10 +8,10 @@
  *
  *   json_doc *doc;
  *   char *err;
- *   if (json_parse(text, len, &doc, &err) != 0) { ... free(err); }
- *   int n = json_member(doc, 0, "hidden_size");
- *   long long hidden = n >= 0 ? json_int(doc, n, 768) : 768;
- *   json_free(doc);
+ *   if (bert_json_parse(text, len, &doc, &err) != 0) { ... free(err); }
+ *   int n = bert_json_member(doc, 0, "hidden_size");
+ *   long long hidden = n >= 0 ? bert_json_int(doc, n, 768) : 768;
+ *   bert_json_free(doc);
  */
 #ifndef BERT_JSON_H
 #define BERT_JSON_H
@@ -49,34 +49,36 @@ typedef struct json_doc {
 
 /* Parses `len` bytes of JSON.  Returns 0 and sets *out, or returns -1 and sets
  * *err to a malloc'd message (which may be NULL when memory ran out). */
-int json_parse(const char *text, size_t len, json_doc **out, char **err);
+int bert_json_parse(const char *text, size_t len, json_doc **out, char **err);
 
 /* Reads a whole file and parses it.  *err names the file on failure.
  * Returns 0 on success, -1 on a parse or read error; *missing is set to 1 when
  * the file does not exist (then *err is NULL), so optional files are easy. */
-int json_parse_file(const char *path, json_doc **out, int *missing, char **err);
+int bert_json_parse_file(const char *path, json_doc **out, int *missing, char **err);
 
 /* Reads the optional file `dir`/`name` of a model directory, whose root must
  * be an object (or, with allow_array, an array): 1 with *doc set when it was
  * read, 0 when it does not exist, -1 with *err (malloc'd, naming the file and
  * the fix) when it cannot be read or is not such JSON. */
-int json_read_model_file(const char *dir, const char *name, int allow_array, json_doc **doc, char **err);
+int bert_json_read_model_file(const char *dir, const char *name, int allow_array, json_doc **doc, char **err);
 
-void json_free(json_doc *doc);
+void bert_json_free(json_doc *doc);
 
 /* The child of object node `obj` named `key`, or -1. */
-int json_member(const json_doc *doc, int obj, const char *key);
+int bert_json_member(const json_doc *doc, int obj, const char *key);
 
-/* Follows a dotted path of member names from `node` ("pooling.mode"). -1 when absent. */
-int json_path(const json_doc *doc, int node, const char *dotted);
+/* Follows a dotted path of member names from `node` ("pooling.mode"); -1
+ * when absent.  config.json's sentence_transformers.activation_fn needs it. */
+int bert_json_path(const json_doc *doc, int node, const char *dotted);
+
 
 /* Typed reads with a fallback for absent (-1) or mistyped nodes. */
-long long json_int(const json_doc *doc, int node, long long fallback);
-double json_real(const json_doc *doc, int node, double fallback);
-const char *json_str(const json_doc *doc, int node, const char *fallback);
+long long bert_json_int(const json_doc *doc, int node, long long fallback);
+double bert_json_real(const json_doc *doc, int node, double fallback);
+const char *bert_json_str(const json_doc *doc, int node, const char *fallback);
 /* 1 for true, 0 for false, fallback for anything else (including null). */
-int json_bool(const json_doc *doc, int node, int fallback);
+int bert_json_bool(const json_doc *doc, int node, int fallback);
 /* Number of children of an array or object node (0 for scalars). */
-int json_length(const json_doc *doc, int node);
+int bert_json_length(const json_doc *doc, int node);
 
 #endif

@@ -18,7 +18,7 @@
 #include "buffer.h"
 #include "error.h"
 #include "json.h"
-#include "path.h"
+#include "file.h"
 #include "safetensors.h"
 
 #include <math.h>
@@ -65,12 +65,12 @@ int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
 {
     *err = NULL;
     memset(cfg, 0, sizeof *cfg);
-    char *path = path_join(model_dir, "config.json");
+    char *path = bert_path_join(model_dir, "config.json");
     if (!path) { *err = bert_errorf("out of memory"); return -1; }
     json_doc *doc = NULL;
     int missing = 0, rc = -1;
     char *jerr = NULL;
-    if (json_parse_file(path, &doc, &missing, &jerr) != 0) {
+    if (bert_json_parse_file(path, &doc, &missing, &jerr) != 0) {
         if (missing)
             *err = bert_errorf("%s does not exist; a model directory needs the config.json of its "
                                "Hugging Face checkpoint", path);
@@ -85,8 +85,8 @@ int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
         goto done;
     }
 
-    int type_node = json_member(doc, 0, "model_type");
-    const char *type = json_str(doc, type_node, NULL);
+    int type_node = bert_json_member(doc, 0, "model_type");
+    const char *type = bert_json_str(doc, type_node, NULL);
     if (type_node >= 0 && (!type || (strcmp(type, "bert") != 0 && strcmp(type, "distilbert") != 0))) {
         *err = bert_errorf("%s: model_type is \"%s\" but only BERT and DistilBERT models (model_type "
                            "\"bert\" or \"distilbert\") are supported", path, type ? type : "(not a string)");
@@ -118,14 +118,14 @@ int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
     size_t n_sizes = cfg->distilbert ? sizeof distil_sizes / sizeof *distil_sizes
                                      : sizeof bert_sizes / sizeof *bert_sizes;
     for (size_t i = 0; i < n_sizes; i++) {
-        int node = json_member(doc, 0, sizes[i].key);
+        int node = bert_json_member(doc, 0, sizes[i].key);
         int optional = !need_sizes || strcmp(sizes[i].key, "type_vocab_size") == 0;
         if (node < 0 && !optional) {
             *err = bert_errorf("%s has neither model_type nor %s; add \"model_type\": \"bert\" or the "
                                "missing size", path, sizes[i].key);
             goto done;
         }
-        long long v = node < 0 ? sizes[i].bert_default : json_int(doc, node, -1);
+        long long v = node < 0 ? sizes[i].bert_default : bert_json_int(doc, node, -1);
         if (v < 1 || v > sizes[i].max) {
             *err = bert_errorf("%s: %s must be an integer from 1 to %lld", path, sizes[i].key, sizes[i].max);
             goto done;
@@ -140,16 +140,16 @@ int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
 
     /* DistilBERT's LayerNorms use eps 1e-12, fixed in its code; its
      * activation is under "activation". */
-    int eps_node = cfg->distilbert ? -1 : json_member(doc, 0, "layer_norm_eps");
-    double eps = eps_node < 0 ? 1e-12 : json_real(doc, eps_node, -1);
+    int eps_node = cfg->distilbert ? -1 : bert_json_member(doc, 0, "layer_norm_eps");
+    double eps = eps_node < 0 ? 1e-12 : bert_json_real(doc, eps_node, -1);
     if (!(eps > 0 && eps < 1)) {
         *err = bert_errorf("%s: layer_norm_eps must be a number between 0 and 1 (BERT uses 1e-12)", path);
         goto done;
     }
     cfg->layer_norm_eps = (float)eps;
 
-    int act_node = json_member(doc, 0, cfg->distilbert ? "activation" : "hidden_act");
-    const char *act = act_node < 0 ? "gelu" : json_str(doc, act_node, "");
+    int act_node = bert_json_member(doc, 0, cfg->distilbert ? "activation" : "hidden_act");
+    const char *act = act_node < 0 ? "gelu" : bert_json_str(doc, act_node, "");
     if (strcmp(act, "gelu") == 0)
         cfg->hidden_act = BERT_ACT_GELU;
     else if (strcmp(act, "gelu_new") == 0 || strcmp(act, "gelu_pytorch_tanh") == 0 ||
@@ -164,7 +164,7 @@ int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
     }
     rc = 0;
 done:
-    json_free(doc);
+    bert_json_free(doc);
     free(path);
     return rc;
 }
@@ -199,7 +199,7 @@ int bert_head_config_default_labels(bert_head_config *hc, int n)
 /* id2label: {"0": "negative", "1": "positive"}, every id from 0 to n-1 once. */
 static int read_id2label(const json_doc *doc, int node, const char *path, bert_head_config *hc, char **err)
 {
-    int n = json_length(doc, node);
+    int n = bert_json_length(doc, node);
     if (doc->nodes[node].type != JSON_OBJECT || n < 1 || n > MAX_LABELS) {
         *err = bert_errorf("%s: id2label must be an object such as {\"0\": \"negative\", \"1\": "
                            "\"positive\"} with 1 to %d labels", path, MAX_LABELS);
@@ -209,7 +209,7 @@ static int read_id2label(const json_doc *doc, int node, const char *path, bert_h
     if (!hc->labels) { *err = bert_errorf("out of memory reading %s", path); return -1; }
     hc->num_labels = n;
     for (int c = doc->nodes[node].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
-        const char *key = doc->nodes[c].key, *label = json_str(doc, c, NULL);
+        const char *key = doc->nodes[c].key, *label = bert_json_str(doc, c, NULL);
         char *end = NULL;
         long id = key ? strtol(key, &end, 10) : -1;
         if (!key || !*key || *end || id < 0 || id >= n || hc->labels[id] || !label) {
@@ -242,9 +242,9 @@ int bert_head_config_load(const char *model_dir, bert_head_config *hc, char **er
     *err = NULL;
     memset(hc, 0, sizeof *hc);
     json_doc *doc = NULL;
-    char *path = path_join(model_dir, "config.json");
+    char *path = bert_path_join(model_dir, "config.json");
     if (!path) { *err = bert_errorf("out of memory"); return -1; }
-    int found = json_read_model_file(model_dir, "config.json", 0, &doc, err), rc = -1;
+    int found = bert_json_read_model_file(model_dir, "config.json", 0, &doc, err), rc = -1;
     if (found <= 0) {
         if (found == 0) *err = bert_errorf("%s does not exist", path);
         free(path);
@@ -254,12 +254,12 @@ int bert_head_config_load(const char *model_dir, bert_head_config *hc, char **er
         *err = bert_errorf("%s is not a JSON object", path);
         goto done;
     }
-    int id2label = json_member(doc, 0, "id2label");
+    int id2label = bert_json_member(doc, 0, "id2label");
     if (id2label >= 0 && doc->nodes[id2label].type != JSON_NULL) {
         if (read_id2label(doc, id2label, path, hc, err) != 0) goto done;
     } else {
-        int node = json_member(doc, 0, "num_labels");
-        long long n = node < 0 ? 0 : json_int(doc, node, -1);
+        int node = bert_json_member(doc, 0, "num_labels");
+        long long n = node < 0 ? 0 : bert_json_int(doc, node, -1);
         if (n < 0 || n > MAX_LABELS || (node >= 0 && n == 0)) {
             *err = bert_errorf("%s: num_labels must be an integer from 1 to %d", path, MAX_LABELS);
             goto done;
@@ -269,8 +269,8 @@ int bert_head_config_load(const char *model_dir, bert_head_config *hc, char **er
             goto done;
         }
     }
-    int pt = json_member(doc, 0, "problem_type");
-    const char *problem = pt < 0 ? NULL : json_str(doc, pt, NULL);
+    int pt = bert_json_member(doc, 0, "problem_type");
+    const char *problem = pt < 0 ? NULL : bert_json_str(doc, pt, NULL);
     if (pt >= 0 && doc->nodes[pt].type != JSON_NULL) {
         if (problem && strcmp(problem, "single_label_classification") == 0) hc->problem = BERT_PROBLEM_SINGLE_LABEL;
         else if (problem && strcmp(problem, "multi_label_classification") == 0) hc->problem = BERT_PROBLEM_MULTI_LABEL;
@@ -283,16 +283,16 @@ int bert_head_config_load(const char *model_dir, bert_head_config *hc, char **er
         }
     }
     /* sentence-transformers 4 and later, then the name older versions used. */
-    int act = json_path(doc, 0, "sentence_transformers.activation_fn");
-    if (act < 0) act = json_member(doc, 0, "sbert_ce_default_activation_function");
-    const char *act_name = act < 0 ? NULL : json_str(doc, act, NULL);
+    int act = bert_json_path(doc, 0, "sentence_transformers.activation_fn");
+    if (act < 0) act = bert_json_member(doc, 0, "sbert_ce_default_activation_function");
+    const char *act_name = act < 0 ? NULL : bert_json_str(doc, act, NULL);
     if (act_name) {
         hc->activation = ce_activation(act_name);
         snprintf(hc->activation_name, sizeof hc->activation_name, "%s", act_name);
     }
-    int arch = json_member(doc, 0, "architectures");
+    int arch = bert_json_member(doc, 0, "architectures");
     if (arch >= 0 && doc->nodes[arch].type == JSON_ARRAY) {
-        const char *first = json_str(doc, doc->nodes[arch].first_child, "");
+        const char *first = bert_json_str(doc, doc->nodes[arch].first_child, "");
         if (ends_with(first, "ForSequenceClassification")) hc->architecture_task = "sequence_classification";
         else if (ends_with(first, "ForMaskedLM") || ends_with(first, "ForPreTraining")) hc->architecture_task = "fill_mask";
         else if (ends_with(first, "ForNextSentencePrediction")) hc->architecture_task = "next_sentence";
@@ -302,7 +302,7 @@ int bert_head_config_load(const char *model_dir, bert_head_config *hc, char **er
     rc = 0;
 done:
     if (rc != 0) bert_head_config_free(hc);
-    json_free(doc);
+    bert_json_free(doc);
     free(path);
     return rc;
 }
@@ -311,10 +311,10 @@ done:
 
 static int read_pooling(const char *model_dir, const char *pooling_dir, bert_st_config *st, char **err)
 {
-    char *name = path_join(pooling_dir, "config.json");
+    char *name = bert_path_join(pooling_dir, "config.json");
     if (!name) { *err = bert_errorf("out of memory"); return -1; }
     json_doc *doc = NULL;
-    int found = json_read_model_file(model_dir, name, 1, &doc, err);
+    int found = bert_json_read_model_file(model_dir, name, 1, &doc, err);
     if (found <= 0) { free(name); return found; }
 
     static const struct { const char *key; int mode; } modes[] = {
@@ -327,7 +327,7 @@ static int read_pooling(const char *model_dir, const char *pooling_dir, bert_st_
     };
     int chosen = 0, rc = 0;
     for (size_t i = 0; i < sizeof modes / sizeof *modes && rc == 0; i++) {
-        if (json_bool(doc, json_member(doc, 0, modes[i].key), 0) != 1) continue;
+        if (bert_json_bool(doc, bert_json_member(doc, 0, modes[i].key), 0) != 1) continue;
         if (modes[i].mode < 0) {
             *err = bert_errorf("%s/%s asks for %s, which is not supported: only mean, cls and "
                                "max pooling are", model_dir, name, modes[i].key);
@@ -340,7 +340,7 @@ static int read_pooling(const char *model_dir, const char *pooling_dir, bert_st_
             st->pooling = (bert_pooling)modes[i].mode;
         }
     }
-    json_free(doc);
+    bert_json_free(doc);
     free(name);
     return rc < 0 ? -1 : 1;
 }
@@ -353,19 +353,19 @@ int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err)
 
     json_doc *doc = NULL;
     char *pooling_dir = NULL;
-    int found = json_read_model_file(model_dir, "modules.json", 1, &doc, err), rc = 0;
+    int found = bert_json_read_model_file(model_dir, "modules.json", 1, &doc, err), rc = 0;
     if (found < 0) return -1;
     if (found) {
         st->present = 1;
         if (doc->nodes[0].type != JSON_ARRAY) {
             *err = bert_errorf("%s/modules.json is not a JSON array of modules", model_dir);
-            json_free(doc);
+            bert_json_free(doc);
             return -1;
         }
         for (int c = doc->nodes[0].first_child; c >= 0 && rc == 0; c = doc->nodes[c].next_sibling) {
-            const char *type = json_str(doc, json_member(doc, c, "type"), "");
+            const char *type = bert_json_str(doc, bert_json_member(doc, c, "type"), "");
             if (ends_with(type, "Pooling")) {
-                const char *p = json_str(doc, json_member(doc, c, "path"), "1_Pooling");
+                const char *p = bert_json_str(doc, bert_json_member(doc, c, "path"), "1_Pooling");
                 free(pooling_dir);
                 pooling_dir = bert_strdup(p);
                 if (!pooling_dir) {
@@ -382,7 +382,7 @@ int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err)
                 rc = -1;
             }
         }
-        json_free(doc);
+        bert_json_free(doc);
         doc = NULL;
         if (rc != 0) { free(pooling_dir); return -1; }
     }
@@ -392,19 +392,19 @@ int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err)
     if (pooled < 0) return -1;
     if (pooled) st->present = 1;
 
-    found = json_read_model_file(model_dir, "sentence_bert_config.json", 1, &doc, err);
+    found = bert_json_read_model_file(model_dir, "sentence_bert_config.json", 1, &doc, err);
     if (found < 0) return -1;
     if (found) {
-        int node = json_member(doc, 0, "max_seq_length");
-        long long v = node < 0 ? 0 : json_int(doc, node, -1);
+        int node = bert_json_member(doc, 0, "max_seq_length");
+        long long v = node < 0 ? 0 : bert_json_int(doc, node, -1);
         if (v < 0 || v > MAX_POSITIONS) {
             *err = bert_errorf("%s/sentence_bert_config.json: max_seq_length must be a positive integer",
                                model_dir);
-            json_free(doc);
+            bert_json_free(doc);
             return -1;
         }
         st->max_seq_length = (int)v;
-        json_free(doc);
+        bert_json_free(doc);
     }
     return 0;
 }
@@ -431,7 +431,7 @@ typedef struct {
 static const st_tensor *lookup(binder *b, const char *name, int in_bert)
 {
     snprintf(b->name, sizeof b->name, "%s%s", in_bert ? b->prefix : "", name);
-    const st_tensor *t = st_find(b->st, b->name);
+    const st_tensor *t = bert_safetensors_find(b->st, b->name);
     if (t) return t;
     char old[256];
     size_t n = strlen(b->name);
@@ -441,7 +441,7 @@ static const st_tensor *lookup(binder *b, const char *name, int in_bert)
         snprintf(old, sizeof old, "%.*sbeta", (int)(n - 4), b->name);
     else
         return NULL;
-    t = st_find(b->st, old);
+    t = bert_safetensors_find(b->st, old);
     if (t) snprintf(b->name, sizeof b->name, "%s", old);
     return t;
 }
@@ -569,7 +569,7 @@ static int materialize(binder *b, model_priv *priv, bert_model *m)
     }
     m->converted_bytes = floats * sizeof(float);
     if (!mapped) {
-        st_close(priv->st);
+        bert_safetensors_close(priv->st);
         priv->st = NULL;
     }
     return 0;
@@ -765,7 +765,7 @@ int bert_model_load(const char *model_dir, bert_model **out, char **err)
     *err = NULL;
     bert_model *m = calloc(1, sizeof *m);
     model_priv *priv = calloc(1, sizeof *priv);
-    char *path = path_join(model_dir, "model.safetensors");
+    char *path = bert_path_join(model_dir, "model.safetensors");
     binder b = {.err = err};
     if (!m || !priv || !path) {
         free(m);
@@ -778,8 +778,8 @@ int bert_model_load(const char *model_dir, bert_model **out, char **err)
     if (bert_config_load(model_dir, &m->cfg, err) != 0 || bert_head_config_load(model_dir, &m->head, err) != 0)
         goto fail;
     const bert_config *c = &m->cfg;
-    if (st_open(path, &priv->st, err) != 0) goto fail;
-    m->file_size = st_size(priv->st);
+    if (bert_safetensors_open(path, &priv->st, err) != 0) goto fail;
+    m->file_size = bert_safetensors_size(priv->st);
 
     m->layers = calloc((size_t)c->num_layers, sizeof *m->layers);
     b.list = calloc((size_t)c->num_layers * 16 + 32, sizeof *b.list);
@@ -789,8 +789,8 @@ int bert_model_load(const char *model_dir, bert_model **out, char **err)
     }
     b.st = priv->st;
     b.file = path;
-    b.prefix = st_find(priv->st, "bert.embeddings.word_embeddings.weight") ? "bert."
-             : st_find(priv->st, "distilbert.embeddings.word_embeddings.weight") ? "distilbert." : "";
+    b.prefix = bert_safetensors_find(priv->st, "bert.embeddings.word_embeddings.weight") ? "bert."
+             : bert_safetensors_find(priv->st, "distilbert.embeddings.word_embeddings.weight") ? "distilbert." : "";
 
     const int H = c->hidden_size;
     if (bind(&b, &m->word_emb, "embeddings.word_embeddings.weight", 1, 1, c->vocab_size, H,
@@ -826,7 +826,7 @@ void bert_model_free(bert_model *m)
     if (!m) return;
     model_priv *priv = m->priv;
     if (priv) {
-        st_close(priv->st);
+        bert_safetensors_close(priv->st);
         free(priv->converted);
         free(priv);
     }

@@ -2,6 +2,7 @@
  * pipeline.c - see pipeline.h.
  */
 #include "pipeline.h"
+#include "entry.h"
 
 #include "error.h"
 
@@ -10,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Tokens packed into one encoder call by pipeline_embed_batch. */
+/* Tokens packed into one encoder call by bert_pipeline_embed_batch. */
 #define BATCH_TOKENS 4096
 
 /* Most tokens bert_fill_mask decodes for one call: every candidate carries
@@ -27,18 +28,18 @@ static int need_special(const bert_entry *e, int32_t id, const char *what, char 
 
 /* What a model's heads make it: the `task` column of bert_models and the
  * errors of functions whose head it lacks. */
-const char *pipeline_task_phrase(const bert_model *m)
+const char *bert_pipeline_task_phrase(const bert_model *m)
 {
     const char *task = bert_model_task(m);
     return task ? task : "none (a bare encoder)";
 }
 
-int pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allow_long,
+int bert_pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allow_long,
                       bert_ids *out, char **err)
 {
     *err = NULL;
     out->len = 0;
-    if (entry_need_tokenizer(e, err) != 0) return -1;
+    if (bert_entry_need_tokenizer(e, err) != 0) return -1;
     const bert_special_ids *sp = bert_tokenizer_specials(e->tokenizer);
     if (need_special(e, sp->cls, "[CLS]", err) || need_special(e, sp->sep, "[SEP]", err)) return -1;
     /* [CLS] and the pieces that fit before [SEP], plus one to tell that the
@@ -46,7 +47,7 @@ int pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allow_lon
      * max_length whatever the text's size. */
     size_t limit = (size_t)e->max_length - 1;
     size_t stop = e->truncate || !allow_long ? limit + 1 : SIZE_MAX;
-    if (bert_ids_push(out, sp->cls) != 0 || bert_tokenizer_encode_with(e->tokenizer, text, len, stop, out, &e->tokenizing) != 0) {
+    if (bert_ids_push(out, sp->cls) != 0 || bert_tokenizer_encode(e->tokenizer, text, len, stop, out, &e->tokenizing) != 0) {
         *err = bert_errorf("out of memory tokenizing a text of %zu bytes", len);
         return -1;
     }
@@ -75,13 +76,13 @@ static int pool_one(bert_entry *e, const float *hidden, int len, float *out, cha
     return -1;
 }
 
-int pipeline_embed(bert_entry *e, const char *text, size_t len, float *out,
+int bert_pipeline_embed(bert_entry *e, const char *text, size_t len, float *out,
                    bert_interrupt_fn interrupted, void *ctx, char **err)
 {
     /* The entry's id buffer: grown once, then reused by every call. */
-    if (pipeline_tokenize(e, text, len, 0, &e->ids, err) != 0 || entry_need_model(e, err) != 0) return -1;
+    if (bert_pipeline_tokenize(e, text, len, 0, &e->ids, err) != 0 || bert_entry_need_model(e, err) != 0) return -1;
     int n = (int)e->ids.len;
-    const float *hidden = entry_encode(e, e->ids.ids, NULL, &n, 1, interrupted, ctx, err);
+    const float *hidden = bert_entry_encode(e, e->ids.ids, NULL, &n, 1, interrupted, ctx, err);
     if (!hidden) return -1;
     return pool_one(e, hidden, n, out, err);
 }
@@ -110,7 +111,7 @@ typedef int (*sequence_fn)(bert_entry *e, const float *hidden, int len, int inde
 static int encode_sorted(bert_entry *e, const bert_ids *all, const bert_ids *types, seq_ref *refs, int n,
                          sequence_fn fn, void *arg, bert_interrupt_fn interrupted, void *ctx, char **err)
 {
-    if (entry_need_model(e, err) != 0) return -1;
+    if (bert_entry_need_model(e, err) != 0) return -1;
     qsort(refs, (size_t)n, sizeof *refs, by_length);
     size_t budget = (size_t)e->max_length > BATCH_TOKENS ? (size_t)e->max_length : BATCH_TOKENS;
     int32_t *packed = malloc(budget * sizeof *packed);
@@ -132,7 +133,7 @@ static int encode_sorted(bert_entry *e, const bert_ids *all, const bert_ids *typ
             lengths[count++] = r->length;
             tokens += (size_t)r->length;
         }
-        const float *hidden = entry_encode(e, packed, packed_types, lengths, count, interrupted, ctx, err);
+        const float *hidden = bert_entry_encode(e, packed, packed_types, lengths, count, interrupted, ctx, err);
         if (!hidden) goto done;
         for (int i = 0; i < count; i++) {
             if (fn(e, hidden, lengths[i], refs[start + i].index, arg, err) != 0) goto done;
@@ -154,7 +155,7 @@ static int pool_into(bert_entry *e, const float *hidden, int len, int index, voi
     return pool_one(e, hidden, len, out + (size_t)index * (size_t)e->model->cfg.hidden_size, err);
 }
 
-int pipeline_embed_batch(bert_entry *e, const char *const *texts, const size_t *lens, int n,
+int bert_pipeline_embed_batch(bert_entry *e, const char *const *texts, const size_t *lens, int n,
                          float *out, bert_interrupt_fn interrupted, void *ctx, char **err)
 {
     *err = NULL;
@@ -164,7 +165,7 @@ int pipeline_embed_batch(bert_entry *e, const char *const *texts, const size_t *
     int rc = -1;
     if (!refs) goto oom;
     for (int i = 0; i < n; i++) {
-        if (pipeline_tokenize(e, texts[i], lens[i], 0, &one, err) != 0) goto done;
+        if (bert_pipeline_tokenize(e, texts[i], lens[i], 0, &one, err) != 0) goto done;
         refs[i].index = i;
         refs[i].length = (int)one.len;
         refs[i].offset = all.len;
@@ -182,7 +183,7 @@ done:
     return rc;
 }
 
-void fill_mask_result_free(fill_mask_result *r)
+void bert_fill_mask_result_free(fill_mask_result *r)
 {
     if (!r || !r->items) return;
     for (int i = 0; i < r->n_masks * r->top_k; i++) {
@@ -211,7 +212,7 @@ static void top_k_of(const double *probs, int n, int k, int32_t *ids, double *sc
     }
 }
 
-int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
+int bert_pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
                        fill_mask_result *out, bert_interrupt_fn interrupted, void *ctx, char **err)
 {
     *err = NULL;
@@ -226,7 +227,7 @@ int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
     double *probs = NULL;
     int32_t *filled = NULL;
     int rc = -1;
-    if (pipeline_tokenize(e, text, len, 0, &ids, err) != 0) goto done;
+    if (bert_pipeline_tokenize(e, text, len, 0, &ids, err) != 0) goto done;
     int32_t mask = bert_tokenizer_specials(e->tokenizer)->mask;
     if (need_special(e, mask, "[MASK]", err) != 0) goto done;
     int n_masks = 0;
@@ -238,13 +239,13 @@ int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
                            e->truncate ? " (text past max_length is cut off before the search)" : "");
         goto done;
     }
-    if (entry_need_model(e, err) != 0) goto done;
+    if (bert_entry_need_model(e, err) != 0) goto done;
     const bert_model *m = e->model;
     if (!bert_model_has_mlm_head(m)) {
         *err = bert_errorf("model '%s' has no masked-language-model head (cls.predictions.*): "
                            "fill-mask needs a checkpoint saved as BertForMaskedLM or "
                            "BertForPreTraining, such as bert-base-uncased; this model's task is %s",
-                           e->name, pipeline_task_phrase(m));
+                           e->name, bert_pipeline_task_phrase(m));
         goto done;
     }
     const int vocab = m->cfg.vocab_size;
@@ -267,7 +268,7 @@ int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
         if (ids.ids[i] == mask) rows[j++] = (int)i;
 
     int n = (int)ids.len;
-    const float *hidden = entry_encode(e, ids.ids, NULL, &n, 1, interrupted, ctx, err);
+    const float *hidden = bert_entry_encode(e, ids.ids, NULL, &n, 1, interrupted, ctx, err);
     if (!hidden || bert_mlm_logits(m, e->scratch, hidden, rows, n_masks, logits, err) != 0) goto done;
 
     int32_t *best = malloc((size_t)top_k * sizeof *best);
@@ -302,7 +303,7 @@ int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
 oom:
     *err = bert_errorf("out of memory filling masks");
 done:
-    if (rc != 0) fill_mask_result_free(out);
+    if (rc != 0) bert_fill_mask_result_free(out);
     bert_ids_free(&ids);
     free(rows);
     free(logits);
@@ -332,7 +333,7 @@ static void truncate_pair(size_t *la, size_t *lb, size_t room)
 static int tokenize_pair(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen,
                          bert_ids *ids, bert_ids *types, char **err)
 {
-    if (entry_need_tokenizer(e, err) != 0) return -1;
+    if (bert_entry_need_tokenizer(e, err) != 0) return -1;
     const bert_special_ids *sp = bert_tokenizer_specials(e->tokenizer);
     if (need_special(e, sp->cls, "[CLS]", err) || need_special(e, sp->sep, "[SEP]", err)) return -1;
     bert_ids ia = {0}, ib = {0};
@@ -340,8 +341,8 @@ static int tokenize_pair(bert_entry *e, const char *a, size_t alen, const char *
     size_t room = e->max_length > 3 ? (size_t)e->max_length - 3 : 0;
     /* Neither segment can keep more than `room` tokens, so reading one past
      * that decides every truncation while bounding the memory. */
-    if (bert_tokenizer_encode_max(e->tokenizer, a, alen, room + 1, &ia) != 0 ||
-        bert_tokenizer_encode_max(e->tokenizer, b, blen, room + 1, &ib) != 0) goto oom;
+    if (bert_tokenizer_encode(e->tokenizer, a, alen, room + 1, &ia, NULL) != 0 ||
+        bert_tokenizer_encode(e->tokenizer, b, blen, room + 1, &ib, NULL) != 0) goto oom;
     size_t la = ia.len, lb = ib.len;
     if (la + lb > room) {
         if (!e->truncate) {
@@ -368,24 +369,24 @@ done:
     return rc;
 }
 
-int pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen,
+int bert_pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen,
                            double *prob, bert_interrupt_fn interrupted, void *ctx, char **err)
 {
     *err = NULL;
     bert_ids ids = {0}, types = {0};
     int rc = -1;
-    if (entry_need_model(e, err) != 0) goto done;
+    if (bert_entry_need_model(e, err) != 0) goto done;
     const bert_model *m = e->model;
     if (!bert_model_has_nsp_head(m)) {
         *err = bert_errorf("model '%s' has no next-sentence-prediction head (cls.seq_relationship.* "
                            "and pooler.dense.*): it needs a checkpoint saved as BertForPreTraining "
                            "or BertForNextSentencePrediction, such as bert-base-uncased; this model's "
-                           "task is %s", e->name, pipeline_task_phrase(m));
+                           "task is %s", e->name, bert_pipeline_task_phrase(m));
         goto done;
     }
     if (tokenize_pair(e, a, alen, b, blen, &ids, &types, err) != 0) goto done;
     int n = (int)ids.len;
-    const float *hidden = entry_encode(e, ids.ids, types.ids, &n, 1, interrupted, ctx, err);
+    const float *hidden = bert_entry_encode(e, ids.ids, types.ids, &n, 1, interrupted, ctx, err);
     if (!hidden) goto done;
     if (bert_nsp_probability(m, hidden, prob) != 0) {
         *err = bert_errorf("model '%s': the next-sentence head could not be evaluated", e->name);
@@ -402,12 +403,12 @@ done:
 
 static int need_classifier(bert_entry *e, const char *fn, char **err)
 {
-    if (entry_need_model(e, err) != 0) return -1;
+    if (bert_entry_need_model(e, err) != 0) return -1;
     if (e->model->cls_w) return 0;
     *err = bert_errorf("model '%s' has no sequence-classification head (classifier.*): %s needs a "
                        "checkpoint saved as BertForSequenceClassification or "
                        "DistilBertForSequenceClassification (a fine-tuned classifier or cross-encoder); "
-                       "this model's task is %s", e->name, fn, pipeline_task_phrase(e->model));
+                       "this model's task is %s", e->name, fn, bert_pipeline_task_phrase(e->model));
     return -1;
 }
 
@@ -442,7 +443,7 @@ static int by_score(const void *a, const void *b)
     return x->label - y->label;
 }
 
-void classify_result_free(classify_result *r)
+void bert_classify_result_free(classify_result *r)
 {
     if (!r) return;
     free(r->order);
@@ -451,7 +452,7 @@ void classify_result_free(classify_result *r)
     r->scores = NULL;
 }
 
-int pipeline_classify(bert_entry *e, const char *text, size_t len, const char *pair, size_t pair_len,
+int bert_pipeline_classify(bert_entry *e, const char *text, size_t len, const char *pair, size_t pair_len,
                       classify_result *out, bert_interrupt_fn interrupted, void *ctx, char **err)
 {
     *err = NULL;
@@ -471,10 +472,10 @@ int pipeline_classify(bert_entry *e, const char *text, size_t len, const char *p
         goto done;
     }
     if (pair ? tokenize_pair(e, text, len, pair, pair_len, &ids, &types, err)
-             : pipeline_tokenize(e, text, len, 0, &ids, err))
+             : bert_pipeline_tokenize(e, text, len, 0, &ids, err))
         goto done;
     int n = (int)ids.len;
-    const float *hidden = entry_encode(e, ids.ids, pair ? types.ids : NULL, &n, 1, interrupted, ctx, err);
+    const float *hidden = bert_entry_encode(e, ids.ids, pair ? types.ids : NULL, &n, 1, interrupted, ctx, err);
     if (!hidden || bert_classifier_logits(m, e->scratch, hidden, logits, err) != 0) goto done;
     apply_pipeline_function(m, logits, out->scores);
     for (int i = 0; i < n_labels; i++) ranked[i] = (ranked_label){i, out->scores[i]};
@@ -484,7 +485,7 @@ int pipeline_classify(bert_entry *e, const char *text, size_t len, const char *p
     out->labels = (const char *const *)m->head.labels;
     rc = 0;
 done:
-    if (rc != 0) classify_result_free(out);
+    if (rc != 0) bert_classify_result_free(out);
     bert_ids_free(&ids);
     bert_ids_free(&types);
     free(logits);
@@ -520,7 +521,7 @@ static double cross_encoder_score(const bert_model *m, float logit)
     return 1.0 / (1.0 + exp(-(double)logit));
 }
 
-int pipeline_rerank(bert_entry *e, const char *query, size_t qlen, const char *doc, size_t dlen,
+int bert_pipeline_rerank(bert_entry *e, const char *query, size_t qlen, const char *doc, size_t dlen,
                     double *score, bert_interrupt_fn interrupted, void *ctx, char **err)
 {
     *err = NULL;
@@ -530,7 +531,7 @@ int pipeline_rerank(bert_entry *e, const char *query, size_t qlen, const char *d
     if (tokenize_pair(e, query, qlen, doc, dlen, &ids, &types, err) != 0) goto done;
     int n = (int)ids.len;
     float logit;
-    const float *hidden = entry_encode(e, ids.ids, types.ids, &n, 1, interrupted, ctx, err);
+    const float *hidden = bert_entry_encode(e, ids.ids, types.ids, &n, 1, interrupted, ctx, err);
     if (!hidden || bert_classifier_logits(e->model, e->scratch, hidden, &logit, err) != 0) goto done;
     *score = cross_encoder_score(e->model, logit);
     rc = 0;
@@ -549,7 +550,7 @@ static int score_into(bert_entry *e, const float *hidden, int len, int index, vo
     return 0;
 }
 
-int pipeline_rerank_batch(bert_entry *e, const char *query, size_t qlen, const char *const *docs,
+int bert_pipeline_rerank_batch(bert_entry *e, const char *query, size_t qlen, const char *const *docs,
                           const size_t *lens, int n, double *scores, bert_interrupt_fn interrupted,
                           void *ctx, char **err)
 {

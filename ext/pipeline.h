@@ -10,16 +10,16 @@
 
 /* [CLS] pieces [SEP], cut to the entry's max_length when it truncates (an
  * error when it does not and the text is longer, unless allow_long is set). */
-int pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allow_long,
+int bert_pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allow_long,
                       bert_ids *out, char **err);
 
 /* The pooled (and, when configured, normalized) embedding: out[hidden_size]. */
-int pipeline_embed(bert_entry *e, const char *text, size_t len, float *out,
+int bert_pipeline_embed(bert_entry *e, const char *text, size_t len, float *out,
                    bert_interrupt_fn interrupted, void *ctx, char **err);
 
 /* Embeds n texts at once, packed into batches sorted by length:
  * out[n x hidden_size], in the order given. */
-int pipeline_embed_batch(bert_entry *e, const char *const *texts, const size_t *lens, int n,
+int bert_pipeline_embed_batch(bert_entry *e, const char *const *texts, const size_t *lens, int n,
                          float *out, bert_interrupt_fn interrupted, void *ctx, char **err);
 
 typedef struct {
@@ -37,12 +37,12 @@ typedef struct {
     int top_k;
 } fill_mask_result;
 
-int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
+int bert_pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
                        fill_mask_result *out, bert_interrupt_fn interrupted, void *ctx, char **err);
-void fill_mask_result_free(fill_mask_result *r);
+void bert_fill_mask_result_free(fill_mask_result *r);
 
 /* Probability that b follows a (the NSP head on [CLS] a [SEP] b [SEP]). */
-int pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen,
+int bert_pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen,
                            double *prob, bert_interrupt_fn interrupted, void *ctx, char **err);
 
 /* bert_classify / bert_classify_pair: the scores of every label as the
@@ -55,18 +55,18 @@ typedef struct {
     const char *const *labels;   /* the model's label names, by id; borrowed */
 } classify_result;
 
-int pipeline_classify(bert_entry *e, const char *text, size_t len, const char *pair, size_t pair_len,
+int bert_pipeline_classify(bert_entry *e, const char *text, size_t len, const char *pair, size_t pair_len,
                       classify_result *out, bert_interrupt_fn interrupted, void *ctx, char **err);
-void classify_result_free(classify_result *r);
+void bert_classify_result_free(classify_result *r);
 
 /* A cross-encoder's relevance of doc to query, with sentence-transformers'
  * activation (config.json sentence_transformers.activation_fn; sigmoid). */
-int pipeline_rerank(bert_entry *e, const char *query, size_t qlen, const char *doc, size_t dlen,
+int bert_pipeline_rerank(bert_entry *e, const char *query, size_t qlen, const char *doc, size_t dlen,
                     double *score, bert_interrupt_fn interrupted, void *ctx, char **err);
 
 /* The same for n documents at once, packed into batches sorted by length:
  * scores[n] in the order given. */
-int pipeline_rerank_batch(bert_entry *e, const char *query, size_t qlen, const char *const *docs,
+int bert_pipeline_rerank_batch(bert_entry *e, const char *query, size_t qlen, const char *const *docs,
                           const size_t *lens, int n, double *scores, bert_interrupt_fn interrupted,
                           void *ctx, char **err);
 
@@ -83,7 +83,7 @@ int pipeline_rerank_batch(bert_entry *e, const char *query, size_t qlen, const c
 
 /* The overlap, in pieces, of the windows bert_ner reads a long text in:
  * the question-answering pipeline's doc_stride rule, min(128, half a window). */
-size_t pipeline_ner_stride(int max_length);
+size_t bert_pipeline_ner_stride(int max_length);
 
 /* Where a word piece came from in the text it was cut from. */
 typedef struct {
@@ -95,20 +95,20 @@ typedef struct {
 /* The text's word pieces (no [CLS]/[SEP]), at most max_pieces, appended to
  * ids, with their offsets in *at (grown as needed, *cap its size).  0, or
  * -1 out of memory. */
-int pipeline_pieces_with_offsets(bert_entry *e, const char *text, size_t len, size_t max_pieces, bert_ids *ids,
+int bert_pipeline_pieces_with_offsets(bert_entry *e, const char *text, size_t len, size_t max_pieces, bert_ids *ids,
                                  span_offset **at, size_t *cap);
 
 /* bert_ner: the token-classification pipeline with the entry's aggregation;
  * windows of max_length overlapping by pipeline_ner_stride for longer texts. */
-int pipeline_ner(bert_entry *e, const char *text, size_t len, ner_entities *out,
+int bert_pipeline_ner(bert_entry *e, const char *text, size_t len, ner_entities *out,
                  bert_interrupt_fn interrupted, void *ctx, char **err);
 
 /* bert_answer(_each): the question-answering pipeline's top_k answers in
  * `context`, best first. */
-int pipeline_answer(bert_entry *e, const char *question, size_t qlen, const char *context, size_t clen,
+int bert_pipeline_answer(bert_entry *e, const char *question, size_t qlen, const char *context, size_t clen,
                     int top_k, qa_answers *out, bert_interrupt_fn interrupted, void *ctx, char **err);
 
 /* "sequence_classification", ..., or "none (a bare encoder)": for errors. */
-const char *pipeline_task_phrase(const bert_model *m);
+const char *bert_pipeline_task_phrase(const bert_model *m);
 
 #endif

@@ -6,6 +6,8 @@
  */
 #include "pipeline.h"
 
+#include "entry.h"
+
 #include "error.h"
 
 #include <stdint.h>
@@ -19,7 +21,7 @@
 
 /* Character offsets come from the tokenizer (tokenizer.c), which does not
  * record them yet: until it does, every function that needs them says so. */
-int pipeline_pieces_with_offsets(bert_entry *e, const char *text, size_t len, size_t max_pieces, bert_ids *ids,
+int bert_pipeline_pieces_with_offsets(bert_entry *e, const char *text, size_t len, size_t max_pieces, bert_ids *ids,
                                  span_offset **at, size_t *cap)
 {
     (void)e; (void)text; (void)len; (void)max_pieces; (void)ids; (void)at; (void)cap;
@@ -46,13 +48,13 @@ static int tokenize_pieces(bert_entry *e, const char *text, size_t len, size_t m
                            char **err)
 {
     out->ids.len = 0;
-    if (entry_need_tokenizer(e, err) != 0) return -1;
+    if (bert_entry_need_tokenizer(e, err) != 0) return -1;
     const bert_special_ids *sp = bert_tokenizer_specials(e->tokenizer);
     if (sp->cls < 0 || sp->sep < 0) {
         *err = bert_errorf("model '%s': vocab.txt lacks [CLS] or [SEP], which BERT inputs need", e->name);
         return -1;
     }
-    int rc = pipeline_pieces_with_offsets(e, text, len, max_pieces + 1, &out->ids, &out->at, &out->cap);
+    int rc = bert_pipeline_pieces_with_offsets(e, text, len, max_pieces + 1, &out->ids, &out->at, &out->cap);
     if (rc == -2) {
         *err = bert_errorf("this build's tokenizer does not record character offsets yet, which bert_ner and "
                            "bert_answer need");
@@ -100,7 +102,7 @@ typedef void (*window_build)(int window, void *arg, bert_ids *ids, bert_ids *typ
 static int run_windows(bert_entry *e, int n_windows, int max_len, int with_types, window_build build,
                        window_fn fn, void *arg, bert_interrupt_fn interrupted, void *ctx, char **err)
 {
-    if (entry_need_model(e, err) != 0) return -1;
+    if (bert_entry_need_model(e, err) != 0) return -1;
     bert_ids ids = {0}, types = {0};
     int per_call = SPAN_BATCH_TOKENS / max_len > 0 ? SPAN_BATCH_TOKENS / max_len : 1;
     int *lengths = malloc((size_t)per_call * sizeof *lengths);
@@ -119,7 +121,7 @@ static int run_windows(bert_entry *e, int n_windows, int max_len, int with_types
             }
             lengths[k] = (int)(ids.len - before);
         }
-        const float *hidden = entry_encode(e, ids.ids, with_types ? types.ids : NULL, lengths, count, interrupted,
+        const float *hidden = bert_entry_encode(e, ids.ids, with_types ? types.ids : NULL, lengths, count, interrupted,
                                            ctx, err);
         if (!hidden) goto done;
         for (int k = 0; k < count; k++) {
@@ -191,7 +193,7 @@ static int ner_window(bert_entry *e, int w, const float *hidden, int len, void *
         if (!j->window_pieces[i - a].token) j->window_pieces[i - a].token = "";
     }
     const int L = j->m->head.num_labels;
-    if (ner_window_entities(j->window_pieces, (int)(b - a), j->logits + L, L,
+    if (bert_ner_window_entities(j->window_pieces, (int)(b - a), j->logits + L, L,
                             (const char *const *)j->m->head.labels, j->agg, j->text, j->out) != 0) {
         *err = bert_errorf("out of memory grouping the entities of a text");
         return -1;
@@ -199,22 +201,23 @@ static int ner_window(bert_entry *e, int w, const float *hidden, int len, void *
     return 0;
 }
 
-int pipeline_ner(bert_entry *e, const char *text, size_t len, ner_entities *out,
+int bert_pipeline_ner(bert_entry *e, const char *text, size_t len, ner_entities *out,
                  bert_interrupt_fn interrupted, void *ctx, char **err)
 {
     *err = NULL;
     memset(out, 0, sizeof *out);
-    if (entry_need_model(e, err) != 0) return -1;
+    if (bert_entry_need_model(e, err) != 0) return -1;
     const bert_model *m = e->model;
     if (!bert_model_has_token_head(m)) {
         *err = bert_errorf("model '%s' has no token-classification head (classifier.* on every token): "
                            "bert_ner needs a checkpoint saved as BertForTokenClassification or "
                            "DistilBertForTokenClassification (a NER model such as dslim/bert-base-NER); "
-                           "this model's task is %s", e->name, pipeline_task_phrase(m));
+                           "this model's task is %s", e->name, bert_pipeline_task_phrase(m));
         return -1;
     }
     span_pieces p = {0};
     ner_job j = {.m = m, .text = text, .p = &p, .agg = e->aggregation, .out = out};
+    out->aggregation = e->aggregation;
     int rc = -1;
     int got = tokenize_pieces(e, text, len, PIPELINE_SPAN_MAX_PIECES, &p, err);
     if (got > 0) too_long("bert_ner", PIPELINE_SPAN_MAX_PIECES, err);
@@ -225,7 +228,7 @@ int pipeline_ner(bert_entry *e, const char *text, size_t len, ner_entities *out,
     j.sep = sp->sep;
     j.unk = sp->unk;
     j.width = (size_t)e->max_length - 2;
-    j.stride = pipeline_ner_stride(e->max_length);
+    j.stride = bert_pipeline_ner_stride(e->max_length);
     int n_windows = count_windows(p.ids.len, j.width, j.stride);
     j.window_pieces = malloc(j.width * sizeof *j.window_pieces);
     j.logits = malloc((j.width + 2) * (size_t)m->head.num_labels * sizeof *j.logits);
@@ -235,17 +238,17 @@ int pipeline_ner(bert_entry *e, const char *text, size_t len, ner_entities *out,
     }
     if (run_windows(e, n_windows, e->max_length, 0, ner_build, ner_window, &j, interrupted, ctx, err) != 0)
         goto done;
-    if (n_windows > 1) ner_merge_overlapping(out);
+    if (n_windows > 1) bert_ner_merge_overlapping(out);
     rc = 0;
 done:
-    if (rc != 0) ner_entities_free(out);
+    if (rc != 0) bert_ner_entities_free(out);
     span_pieces_free(&p);
     free(j.window_pieces);
     free(j.logits);
     return rc;
 }
 
-size_t pipeline_ner_stride(int max_length)
+size_t bert_pipeline_ner_stride(int max_length)
 {
     size_t width = max_length > 2 ? (size_t)max_length - 2 : 1;
     return width / 2 < 128 ? width / 2 : 128;
@@ -290,7 +293,7 @@ static int qa_window(bert_entry *e, int w, const float *hidden, int len, void *a
         const span_offset *o = &j->c->at[i];
         j->window_pieces[i - a] = (qa_piece){o->start, o->end, o->byte_start, o->byte_end, o->word};
     }
-    if (qa_window_answers(j->start, j->end, len, (int)j->q->ids.len + 2, j->window_pieces, (int)(b - a), j->top_k,
+    if (bert_qa_window_answers(j->start, j->end, len, (int)j->q->ids.len + 2, j->window_pieces, (int)(b - a), j->top_k,
                           BERT_QA_MAX_ANSWER_LEN, j->context, j->out) != 0) {
         *err = bert_errorf("out of memory decoding answer spans");
         return -1;
@@ -298,18 +301,18 @@ static int qa_window(bert_entry *e, int w, const float *hidden, int len, void *a
     return 0;
 }
 
-int pipeline_answer(bert_entry *e, const char *question, size_t qlen, const char *context, size_t clen,
+int bert_pipeline_answer(bert_entry *e, const char *question, size_t qlen, const char *context, size_t clen,
                     int top_k, qa_answers *out, bert_interrupt_fn interrupted, void *ctx, char **err)
 {
     *err = NULL;
     memset(out, 0, sizeof *out);
-    if (entry_need_model(e, err) != 0) return -1;
+    if (bert_entry_need_model(e, err) != 0) return -1;
     const bert_model *m = e->model;
     if (!bert_model_has_qa_head(m)) {
         *err = bert_errorf("model '%s' has no question-answering head (qa_outputs.*): bert_answer needs a "
                            "checkpoint saved as BertForQuestionAnswering or DistilBertForQuestionAnswering "
                            "(a SQuAD model such as distilbert-base-cased-distilled-squad); this model's task "
-                           "is %s", e->name, pipeline_task_phrase(m));
+                           "is %s", e->name, bert_pipeline_task_phrase(m));
         return -1;
     }
     if (top_k < 1) {
@@ -359,10 +362,10 @@ int pipeline_answer(bert_entry *e, const char *question, size_t qlen, const char
     }
     if (n_windows == 1) j.width = c.ids.len;
     if (run_windows(e, n_windows, max_seq_len, 1, qa_build, qa_window, &j, interrupted, ctx, err) != 0) goto done;
-    qa_answers_finish(out, top_k);
+    bert_qa_answers_finish(out, top_k);
     rc = 0;
 done:
-    if (rc != 0) qa_answers_free(out);
+    if (rc != 0) bert_qa_answers_free(out);
     span_pieces_free(&q);
     span_pieces_free(&c);
     free(j.window_pieces);

@@ -2,6 +2,7 @@
  * registry.c - see registry.h.
  */
 #include "registry.h"
+#include "entry.h"
 
 #include "buffer.h"
 #include "error.h"
@@ -51,7 +52,7 @@ int bert_options_parse(const char *text, bert_options *out, char **err)
 
     json_doc *doc = NULL;
     char *perr = NULL;
-    if (json_parse(text, strlen(text), &doc, &perr) != 0) {
+    if (bert_json_parse(text, strlen(text), &doc, &perr) != 0) {
         *err = bert_errorf("bert_load options are not valid JSON (%s): pass an object such as "
                            "'{\"pooling\": \"mean\", \"normalize\": true}'", perr ? perr : "out of memory");
         free(perr);
@@ -66,21 +67,21 @@ int bert_options_parse(const char *text, bert_options *out, char **err)
         const json_node *n = &doc->nodes[c];
         const char *key = n->key;
         if (strcmp(key, "pooling") == 0) {
-            const char *s = json_str(doc, c, NULL);
+            const char *s = bert_json_str(doc, c, NULL);
             out->pooling = s ? pooling_from_name(s) : -1;
             if (out->pooling < 0) {
                 *err = bert_errorf("option \"pooling\" must be one of \"mean\", \"cls\", \"max\", \"pooler\"");
                 goto done;
             }
         } else if (strcmp(key, "normalize") == 0 || strcmp(key, "truncate") == 0) {
-            int b = json_bool(doc, c, -1);
+            int b = bert_json_bool(doc, c, -1);
             if (b < 0) {
                 *err = bert_errorf("option \"%s\" must be true or false", key);
                 goto done;
             }
             if (key[0] == 'n') out->normalize = b; else out->truncate = b;
         } else if (strcmp(key, "max_length") == 0) {
-            long long v = json_int(doc, c, -1);
+            long long v = bert_json_int(doc, c, -1);
             if (v < 3 || v > 1000000) {
                 *err = bert_errorf("option \"max_length\" must be an integer of at least 3 "
                                    "(tokens, [CLS] and [SEP] included)");
@@ -88,14 +89,14 @@ int bert_options_parse(const char *text, bert_options *out, char **err)
             }
             out->max_length = (int)v;
         } else if (strcmp(key, "threads") == 0) {
-            long long v = json_int(doc, c, -1);
+            long long v = bert_json_int(doc, c, -1);
             if (v < 1 || v > MAX_THREADS) {
                 *err = bert_errorf("option \"threads\" must be an integer from 1 to %d", MAX_THREADS);
                 goto done;
             }
             out->threads = (int)v;
         } else if (strcmp(key, "aggregation") == 0) {
-            const char *s = json_str(doc, c, NULL);
+            const char *s = bert_json_str(doc, c, NULL);
             out->aggregation = s ? bert_aggregation_parse(s) : -1;
             if (out->aggregation < 0) {
                 *err = bert_errorf("option \"aggregation\" must be one of \"none\", \"simple\", \"first\", "
@@ -110,7 +111,7 @@ int bert_options_parse(const char *text, bert_options *out, char **err)
     }
     rc = 0;
 done:
-    json_free(doc);
+    bert_json_free(doc);
     return rc;
 }
 
@@ -144,7 +145,7 @@ static void entry_free(bert_entry *e)
 {
     if (!e) return;
     bert_tokenizer_free(e->tokenizer);
-    weight_cache_release(e->model);
+    bert_weight_cache_release(e->model);
     bert_scratch_free(e->scratch);
     bert_ids_free(&e->ids);
     bert_encode_buffers_free(&e->tokenizing);
@@ -190,7 +191,7 @@ static char *conflict_error(const bert_entry *old, const bert_entry *e)
     return msg;
 }
 
-int registry_add(bert_registry *r, const char *name, const char *path,
+int bert_registry_add(bert_registry *r, const char *name, const char *path,
                  const bert_options *opts, char **err)
 {
     *err = NULL;
@@ -236,7 +237,7 @@ int registry_add(bert_registry *r, const char *name, const char *path,
     return 0;
 }
 
-int registry_remove(bert_registry *r, const char *name, char **err)
+int bert_registry_remove(bert_registry *r, const char *name, char **err)
 {
     *err = NULL;
     for (bert_entry **p = &r->head; *p; p = &(*p)->next) {
@@ -254,20 +255,18 @@ int registry_remove(bert_registry *r, const char *name, char **err)
 /* "a, b, c" of the registered names, for error messages. */
 static char *list_names(const bert_registry *r)
 {
-    size_t n = 1;
-    for (bert_entry *e = r->head; e; e = e->next) n += strlen(e->name) + 4;
-    char *s = malloc(n);
-    if (!s) return NULL;
-    s[0] = '\0';
+    bert_text s = {0};
+    bert_text_add(&s, "", 0);
     for (bert_entry *e = r->head; e; e = e->next) {
-        strcat(s, "'");
-        strcat(s, e->name);
-        strcat(s, e->next ? "', " : "'");
+        bert_text_add(&s, "'", 1);
+        bert_text_add(&s, e->name, strlen(e->name));
+        bert_text_add(&s, "', ", e->next ? 3 : 1);
     }
-    return s;
+    if (s.failed) free(s.s);
+    return s.failed ? NULL : s.s;
 }
 
-bert_entry *registry_find(bert_registry *r, const char *name, char **err)
+bert_entry *bert_registry_find(bert_registry *r, const char *name, char **err)
 {
     *err = NULL;
     if (name) {
@@ -299,7 +298,7 @@ bert_entry *registry_find(bert_registry *r, const char *name, char **err)
         bert_options defaults;
         if (bert_options_parse(NULL, &defaults, err) != 0) return NULL;
         char *add_err = NULL;
-        if (registry_add(r, "default", env, &defaults, &add_err) != 0) {
+        if (bert_registry_add(r, "default", env, &defaults, &add_err) != 0) {
             *err = bert_errorf("BERT_MODEL: %s", add_err ? add_err : "out of memory");
             free(add_err);
             return NULL;
@@ -311,29 +310,29 @@ bert_entry *registry_find(bert_registry *r, const char *name, char **err)
     return NULL;
 }
 
-int entry_need_tokenizer(bert_entry *e, char **err)
+int bert_entry_need_tokenizer(bert_entry *e, char **err)
 {
     *err = NULL;
     if (e->tokenizer) return 0;
     return bert_tokenizer_load(e->path, &e->tokenizer, err);
 }
 
-int entry_need_model(bert_entry *e, char **err)
+int bert_entry_need_model(bert_entry *e, char **err)
 {
     *err = NULL;
-    if (entry_need_tokenizer(e, err) != 0) return -1;
+    if (bert_entry_need_tokenizer(e, err) != 0) return -1;
     if (!e->scratch && !(e->scratch = bert_scratch_new())) {
         *err = bert_errorf("out of memory allocating buffers for model '%s'", e->name);
         return -1;
     }
     if (e->model) return 0;
-    const bert_model *m = weight_cache_acquire(e->path, err);
+    const bert_model *m = bert_weight_cache_acquire(e->path, err);
     if (!m) return -1;
     if (m->cfg.vocab_size < (int)bert_tokenizer_vocab_size(e->tokenizer)) {
         *err = bert_errorf("model '%s': vocab.txt has %zu entries but the weights only %d: the "
                            "vocabulary and the weights do not belong together",
                            e->name, bert_tokenizer_vocab_size(e->tokenizer), m->cfg.vocab_size);
-        weight_cache_release(m);
+        bert_weight_cache_release(m);
         return -1;
     }
     /* OpenBLAS keeps one thread count for the whole process, so the last
@@ -343,7 +342,7 @@ int entry_need_model(bert_entry *e, char **err)
     return 0;
 }
 
-const float *entry_encode(bert_entry *e, const int32_t *ids, const int32_t *type_ids,
+const float *bert_entry_encode(bert_entry *e, const int32_t *ids, const int32_t *type_ids,
                           const int *lengths, int n_seqs, bert_interrupt_fn interrupted,
                           void *ctx, char **err)
 {
@@ -351,7 +350,7 @@ const float *entry_encode(bert_entry *e, const int32_t *ids, const int32_t *type
     return bert_encode(e->model, e->scratch, ids, type_ids, lengths, n_seqs, interrupted, ctx, err);
 }
 
-void registry_clear(bert_registry *r)
+void bert_registry_clear(bert_registry *r)
 {
     while (r->head) {
         bert_entry *e = r->head;
@@ -359,3 +358,23 @@ void registry_clear(bert_registry *r)
         entry_free(e);
     }
 }
+
+const bert_entry *bert_registry_next(const bert_registry *r, const bert_entry *at, bert_entry_info *info)
+{
+    const bert_entry *e = at ? at->next : r->head;
+    if (!e) return NULL;
+    info->name = e->name;
+    info->path = e->path;
+    info->cfg = e->cfg;
+    info->max_length = e->max_length;
+    info->normalize = e->normalize;
+    info->pooling = e->pooling;
+    info->model = e->model;
+    info->encoder_calls = e->encoder_calls;
+    return e;
+}
+
+const char *bert_entry_name(const bert_entry *e) { return e->name; }
+int bert_entry_hidden_size(const bert_entry *e) { return e->cfg.hidden_size; }
+unsigned long bert_entry_serial(const bert_entry *e) { return e->serial; }
+const bert_tokenizer *bert_entry_tokenizer(const bert_entry *e) { return e->tokenizer; }

@@ -15,8 +15,6 @@
 #include "model.h"
 #include "tokenizer.h"
 
-#include <sys/types.h>
-
 /* What a user may set in bert_load's options JSON; -1 / 0 mean "not given". */
 typedef struct {
     int pooling;      /* bert_pooling, or -1 for the model's own */
@@ -27,29 +25,8 @@ typedef struct {
     int aggregation;  /* bert_aggregation of bert_ner, -1 for the default ("simple") */
 } bert_options;
 
-typedef struct bert_entry {
-    char *name;
-    char *path;             /* as the user spelled it */
-    dev_t dir_dev;          /* the directory's identity: two spellings of one */
-    ino_t dir_ino;          /* directory are the same model */
-    bert_options given;     /* options as the user gave them */
-    bert_config cfg;        /* read at registration */
-    bert_st_config st;      /* sentence-transformers settings, read at registration */
-    bert_pooling pooling;   /* effective settings */
-    int normalize;
-    int max_length;
-    int truncate;
-    int threads;
-    bert_aggregation aggregation;
-    bert_tokenizer *tokenizer;   /* NULL until first needed */
-    const bert_model *model;     /* NULL until first needed; shared, see weight_cache.h */
-    bert_scratch *scratch;       /* this connection's buffers for this model */
-    bert_ids ids;                /* token ids of the current text, kept between calls */
-    bert_encode_buffers tokenizing; /* the tokenizer's working memory, kept too */
-    unsigned long serial;        /* unique in its registry: tells a re-registered name apart */
-    long long encoder_calls;     /* forward passes run, for bert_models */
-    struct bert_entry *next;
-} bert_entry;
+/* A registered model: opaque outside registry.c and pipeline.c (entry.h). */
+typedef struct bert_entry bert_entry;
 
 typedef struct {
     bert_entry *head;
@@ -62,28 +39,49 @@ int bert_options_parse(const char *json, bert_options *out, char **err);
 /* Registers `path` as `name`.  The same name for the same directory (however
  * spelled) with options of the same effect is a no-op; anything else under a
  * registered name is an error naming both.  0, or -1 with *err (malloc'd). */
-int registry_add(bert_registry *r, const char *name, const char *path,
+int bert_registry_add(bert_registry *r, const char *name, const char *path,
                  const bert_options *opts, char **err);
 
 /* Drops a registration and what it holds. 0, or -1 with *err when unknown. */
-int registry_remove(bert_registry *r, const char *name, char **err);
+int bert_registry_remove(bert_registry *r, const char *name, char **err);
 
 /* The entry called `name`, or the default model when name is NULL: the one
  * named "default", else the only one, else $BERT_MODEL registered as
  * "default".  NULL with *err listing what is registered. */
-bert_entry *registry_find(bert_registry *r, const char *name, char **err);
+bert_entry *bert_registry_find(bert_registry *r, const char *name, char **err);
 
 /* Make sure the entry's tokenizer / weights and scratch are loaded. 0 or -1 with *err. */
-int entry_need_tokenizer(bert_entry *e, char **err);
-int entry_need_model(bert_entry *e, char **err);
+int bert_entry_need_tokenizer(bert_entry *e, char **err);
+int bert_entry_need_model(bert_entry *e, char **err);
 
-/* bert_encode on the entry's weights and scratch (entry_need_model first),
+/* bert_encode on the entry's weights and scratch (bert_entry_need_model first),
  * counted in encoder_calls. */
-const float *entry_encode(bert_entry *e, const int32_t *ids, const int32_t *type_ids,
+const float *bert_entry_encode(bert_entry *e, const int32_t *ids, const int32_t *type_ids,
                           const int *lengths, int n_seqs, bert_interrupt_fn interrupted,
                           void *ctx, char **err);
 
-void registry_clear(bert_registry *r);
+void bert_registry_clear(bert_registry *r);
+
+/* What bert_models shows of a registration. */
+typedef struct {
+    const char *name, *path;
+    bert_config cfg;
+    int max_length, normalize;
+    bert_pooling pooling;
+    const bert_model *model;     /* NULL while the weights are not loaded */
+    long long encoder_calls;     /* forward passes run */
+} bert_entry_info;
+
+/* The registration after `at` (NULL: the first) with its facts in *info, or
+ * NULL after the last.  The strings live as long as the registration. */
+const bert_entry *bert_registry_next(const bert_registry *r, const bert_entry *at, bert_entry_info *info);
+
+const char *bert_entry_name(const bert_entry *e);
+int bert_entry_hidden_size(const bert_entry *e);
+/* Unique in its registry: tells a re-registered name apart. */
+unsigned long bert_entry_serial(const bert_entry *e);
+/* The tokenizer, once bert_entry_need_tokenizer (or a pipeline call) loaded it. */
+const bert_tokenizer *bert_entry_tokenizer(const bert_entry *e);
 
 const char *bert_pooling_name(bert_pooling p);
 

@@ -9,6 +9,7 @@
  * it); two ranges sharing a byte would mean a corrupt file and are refused.
  */
 #include "safetensors.h"
+#include "internal.h"
 
 #include "file.h"
 #include "error.h"
@@ -47,7 +48,7 @@ static const struct {
     {"BOOL", ST_BOOL, 1}, {"F8_E4M3", ST_F8_E4M3, 1}, {"F8_E5M2", ST_F8_E5M2, 1},
 };
 
-size_t st_dtype_size(st_dtype t)
+size_t bert_safetensors_dtype_size(st_dtype t)
 {
     for (size_t i = 0; i < sizeof dtypes / sizeof *dtypes; i++)
         if (dtypes[i].dtype == t) return dtypes[i].size;
@@ -84,7 +85,7 @@ static int parse_entry(const json_doc *doc, int node, const unsigned char *data,
     if (doc->nodes[node].type != JSON_OBJECT)
         return fail(err, "%s: header entry '%s' is not an object" CORRUPT, label, name);
 
-    const char *dt = json_str(doc, json_member(doc, node, "dtype"), NULL);
+    const char *dt = bert_json_str(doc, bert_json_member(doc, node, "dtype"), NULL);
     if (!dt) return fail(err, "%s: tensor '%s' has no dtype" CORRUPT, label, name);
     size_t esize = 0;
     for (size_t i = 0; i < sizeof dtypes / sizeof *dtypes; i++)
@@ -94,12 +95,12 @@ static int parse_entry(const json_doc *doc, int node, const unsigned char *data,
                          "save the model as float32, float16 or bfloat16", label, name, dt);
     t->dtype_name = dt;
 
-    int shape = json_member(doc, node, "shape");
+    int shape = bert_json_member(doc, node, "shape");
     if (shape < 0 || doc->nodes[shape].type != JSON_ARRAY)
         return fail(err, "%s: tensor '%s' has no shape array" CORRUPT, label, name);
-    if (json_length(doc, shape) > ST_MAX_DIMS)
+    if (bert_json_length(doc, shape) > ST_MAX_DIMS)
         return fail(err, "%s: tensor '%s' has %d dimensions, more than the %d supported" CORRUPT,
-                         label, name, json_length(doc, shape), ST_MAX_DIMS);
+                         label, name, bert_json_length(doc, shape), ST_MAX_DIMS);
     size_t count = 1;
     for (int c = doc->nodes[shape].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
         long long d = doc->nodes[c].type == JSON_INTEGER ? doc->nodes[c].integer : -1;
@@ -114,10 +115,10 @@ static int parse_entry(const json_doc *doc, int node, const unsigned char *data,
     t->count = count;
     t->nbytes = count * esize;
 
-    int offs = json_member(doc, node, "data_offsets");
+    int offs = bert_json_member(doc, node, "data_offsets");
     int b = offs >= 0 ? doc->nodes[offs].first_child : -1;
     int e = b >= 0 ? doc->nodes[b].next_sibling : -1;
-    if (offs < 0 || doc->nodes[offs].type != JSON_ARRAY || json_length(doc, offs) != 2 ||
+    if (offs < 0 || doc->nodes[offs].type != JSON_ARRAY || bert_json_length(doc, offs) != 2 ||
         doc->nodes[b].type != JSON_INTEGER || doc->nodes[e].type != JSON_INTEGER)
         return fail(err, "%s: tensor '%s' needs data_offsets [begin, end] as two integers" CORRUPT,
                          label, name);
@@ -159,7 +160,7 @@ static int check_overlaps(st_file *f, const unsigned char *data, const char *lab
     return rc;
 }
 
-int st_parse(const unsigned char *buf, size_t size, const char *label, st_file **out, char **err)
+int bert_safetensors_parse(const unsigned char *buf, size_t size, const char *label, st_file **out, char **err)
 {
     *out = NULL;
     *err = NULL;
@@ -180,21 +181,21 @@ int st_parse(const unsigned char *buf, size_t size, const char *label, st_file *
     st_file *f = calloc(1, sizeof *f);
     if (!f) return fail(err, "%s: out of memory reading the header", label);
     char *jerr = NULL;
-    if (json_parse((const char *)buf + 8, (size_t)n, &f->header, &jerr) != 0) {
+    if (bert_json_parse((const char *)buf + 8, (size_t)n, &f->header, &jerr) != 0) {
         fail(err, "%s: the header is not valid JSON (%s)" CORRUPT, label, jerr ? jerr : "out of memory");
         free(jerr);
-        st_close(f);
+        bert_safetensors_close(f);
         return -1;
     }
     const json_doc *doc = f->header;
     if (doc->nodes[0].type != JSON_OBJECT) {
-        st_close(f);
+        bert_safetensors_close(f);
         return fail(err, "%s: the header is not a JSON object" CORRUPT, label);
     }
-    int entries = json_length(doc, 0);
+    int entries = bert_json_length(doc, 0);
     f->tensors = calloc(entries ? (size_t)entries : 1, sizeof *f->tensors);
     if (!f->tensors) {
-        st_close(f);
+        bert_safetensors_close(f);
         return fail(err, "%s: out of memory reading the header", label);
     }
     const unsigned char *data = buf + 8 + n;
@@ -202,7 +203,7 @@ int st_parse(const unsigned char *buf, size_t size, const char *label, st_file *
     for (int c = doc->nodes[0].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
         if (strcmp(doc->nodes[c].key, "__metadata__") == 0) continue;
         if (parse_entry(doc, c, data, data_size, label, &f->tensors[f->count], err) != 0) {
-            st_close(f);
+            bert_safetensors_close(f);
             return -1;
         }
         f->count++;
@@ -211,11 +212,11 @@ int st_parse(const unsigned char *buf, size_t size, const char *label, st_file *
     for (int i = 1; i < f->count; i++)
         if (strcmp(f->tensors[i - 1].name, f->tensors[i].name) == 0) {
             fail(err, "%s: tensor '%s' appears twice in the header" CORRUPT, label, f->tensors[i].name);
-            st_close(f);
+            bert_safetensors_close(f);
             return -1;
         }
     if (check_overlaps(f, data, label, err) != 0) {
-        st_close(f);
+        bert_safetensors_close(f);
         return -1;
     }
     f->size = size;
@@ -223,7 +224,7 @@ int st_parse(const unsigned char *buf, size_t size, const char *label, st_file *
     return 0;
 }
 
-int st_open(const char *path, st_file **out, char **err)
+int bert_safetensors_open(const char *path, st_file **out, char **err)
 {
     *out = NULL;
     *err = NULL;
@@ -260,13 +261,13 @@ int st_open(const char *path, st_file **out, char **err)
     close(fd);      /* the mapping keeps the file alive */
     if (map == MAP_FAILED)
         return fail(err, "cannot map %s (%zu bytes): %s", path, size, strerror(map_errno));
-    if (file_is_lfs_pointer(map, size)) {
+    if (bert_file_is_lfs_pointer(map, size)) {
         munmap(map, size);
-        *err = file_lfs_error(path, size);
+        *err = bert_file_lfs_error(path, size);
         return -1;
     }
     st_file *f = NULL;
-    if (st_parse(map, size, path, &f, err) != 0) {
+    if (bert_safetensors_parse(map, size, path, &f, err) != 0) {
         munmap(map, size);
         return -1;
     }
@@ -276,33 +277,33 @@ int st_open(const char *path, st_file **out, char **err)
     return 0;
 }
 
-const st_tensor *st_find(const st_file *f, const char *name)
+const st_tensor *bert_safetensors_find(const st_file *f, const char *name)
 {
     if (!f || f->count == 0) return NULL;
     st_tensor key = {.name = name};
     return bsearch(&key, f->tensors, (size_t)f->count, sizeof key, by_name);
 }
 
-size_t st_size(const st_file *f)
+size_t bert_safetensors_size(const st_file *f)
 {
     return f ? f->size : 0;
 }
 
-int st_count(const st_file *f)
+int bert_safetensors_count(const st_file *f)
 {
     return f ? f->count : 0;
 }
 
-const st_tensor *st_tensor_at(const st_file *f, int i)
+const st_tensor *bert_safetensors_tensor_at(const st_file *f, int i)
 {
     return f && i >= 0 && i < f->count ? &f->tensors[i] : NULL;
 }
 
-void st_close(st_file *f)
+void bert_safetensors_close(st_file *f)
 {
     if (!f) return;
     if (f->map) munmap(f->map, f->map_size);
-    json_free(f->header);
+    bert_json_free(f->header);
     free(f->tensors);
     free(f);
 }

@@ -5,7 +5,7 @@
  * tensor name to {"dtype", "shape", "data_offsets": [begin, end]} (offsets
  * relative to the end of the header), then the raw little-endian data.
  *
- * st_open() maps the file read-only and checks everything a hostile file
+ * bert_safetensors_open() maps the file read-only and checks everything a hostile file
  * could lie about before anyone touches the data: the header length, each
  * entry's dtype, shape and byte range, and that no two ranges overlap.  After
  * that, a tensor's bytes can be read without further checks.
@@ -40,26 +40,15 @@ typedef struct st_file st_file;
 
 /* Maps and validates `path`.  0, or -1 with *err (malloc'd) naming the file
  * and the problem; err must not be NULL. */
-int st_open(const char *path, st_file **out, char **err);
-
-/* Validates an in-memory image of a file, which must outlive the result.
- * `label` names it in error messages. */
-int st_parse(const unsigned char *buf, size_t size, const char *label,
-             st_file **out, char **err);
+int bert_safetensors_open(const char *path, st_file **out, char **err);
 
 /* The tensor called `name`, or NULL. */
-const st_tensor *st_find(const st_file *f, const char *name);
-
-int st_count(const st_file *f);
-const st_tensor *st_tensor_at(const st_file *f, int i);   /* sorted by name */
+const st_tensor *bert_safetensors_find(const st_file *f, const char *name);
 
 /* Size of the whole file (or in-memory image) in bytes. */
-size_t st_size(const st_file *f);
+size_t bert_safetensors_size(const st_file *f);
 
-/* Bytes per element of a dtype. */
-size_t st_dtype_size(st_dtype t);
-
-/* Unmaps the file (when st_open mapped it) and frees everything. */
-void st_close(st_file *f);
+/* Unmaps the file (when bert_safetensors_open mapped it) and frees everything. */
+void bert_safetensors_close(st_file *f);
 
 #endif

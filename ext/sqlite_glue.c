@@ -38,7 +38,7 @@ void bert_connection_release(void *p)
 {
     bert_connection *c = p;
     if (c && --c->refs == 0) {
-        registry_clear(&c->registry);
+        bert_registry_clear(&c->registry);
         sqlite3_free(c);
     }
 }
@@ -48,9 +48,9 @@ static int poll_interrupt(void *db)
 {
     return sqlite3_is_interrupted((sqlite3 *)db);
 }
-bert_interrupt_fn glue_interrupt_fn(void) { return poll_interrupt; }
+bert_interrupt_fn bert_glue_interrupt_fn(void) { return poll_interrupt; }
 #else
-bert_interrupt_fn glue_interrupt_fn(void) { return NULL; }
+bert_interrupt_fn bert_glue_interrupt_fn(void) { return NULL; }
 #endif
 
 static void *interrupt_ctx(sqlite3_context *ctx)
@@ -75,7 +75,7 @@ static void fail_text(sqlite3_context *ctx, const char *msg)
     sqlite3_result_error(ctx, msg, -1);
 }
 
-bert_entry *glue_find_model(bert_connection *c, sqlite3_value *name, char **err)
+bert_entry *bert_glue_find_model(bert_connection *c, sqlite3_value *name, char **err)
 {
     const char *n = NULL;
     if (name && sqlite3_value_type(name) != SQLITE_NULL) {
@@ -86,7 +86,7 @@ bert_entry *glue_find_model(bert_connection *c, sqlite3_value *name, char **err)
         n = (const char *)sqlite3_value_text(name);
         if (!n) { *err = NULL; return NULL; }
     }
-    return registry_find(&c->registry, n, err);
+    return bert_registry_find(&c->registry, n, err);
 }
 
 static const char *type_name(int t)
@@ -127,12 +127,13 @@ static bert_entry *model_arg(sqlite3_context *ctx, int argc, sqlite3_value **arg
 {
     bert_connection *c = sqlite3_user_data(ctx);
     char *err = NULL;
-    bert_entry *e = glue_find_model(c, argc > model_arg ? argv[model_arg] : NULL, &err);
+    bert_entry *e = bert_glue_find_model(c, argc > model_arg ? argv[model_arg] : NULL, &err);
     if (!e) fail(ctx, err);
     return e;
 }
 
-void glue_json_string(sqlite3_str *out, const char *s)
+/* Appends `s` as a JSON string literal. */
+void bert_glue_json_string(sqlite3_str *out, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
     sqlite3_str_appendchar(out, 1, '"');
@@ -188,7 +189,7 @@ static void fn_load(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     if (!name || !path) { sqlite3_result_error_nomem(ctx); return; }
     bert_options opts;
     char *err = NULL;
-    if (bert_options_parse(options, &opts, &err) != 0 || registry_add(&c->registry, name, path, &opts, &err) != 0) {
+    if (bert_options_parse(options, &opts, &err) != 0 || bert_registry_add(&c->registry, name, path, &opts, &err) != 0) {
         fail(ctx, err);
         return;
     }
@@ -204,7 +205,7 @@ static void fn_unload(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         return;
     }
     char *err = NULL;
-    int rc = registry_remove(&c->registry, (const char *)sqlite3_value_text(argv[0]), &err);
+    int rc = bert_registry_remove(&c->registry, (const char *)sqlite3_value_text(argv[0]), &err);
     free(err);
     sqlite3_result_int(ctx, rc == 0);
 }
@@ -222,7 +223,7 @@ static void tokenize_common(sqlite3_context *ctx, int argc, sqlite3_value **argv
     if (!e) return;
     bert_ids ids = {0};
     char *err = NULL;
-    if (pipeline_tokenize(e, text, len, 1, &ids, &err) != 0) {
+    if (bert_pipeline_tokenize(e, text, len, 1, &ids, &err) != 0) {
         bert_ids_free(&ids);
         fail(ctx, err);
         return;
@@ -232,7 +233,7 @@ static void tokenize_common(sqlite3_context *ctx, int argc, sqlite3_value **argv
     for (size_t i = 0; i < ids.len; i++) {
         if (i) sqlite3_str_appendchar(s, 1, ',');
         if (as_ids) sqlite3_str_appendf(s, "%d", (int)ids.ids[i]);
-        else glue_json_string(s, bert_tokenizer_token(e->tokenizer, ids.ids[i]));
+        else bert_glue_json_string(s, bert_tokenizer_token(bert_entry_tokenizer(e), ids.ids[i]));
     }
     sqlite3_str_appendchar(s, 1, ']');
     bert_ids_free(&ids);
@@ -261,10 +262,10 @@ static void fn_embed(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     if (!e) return;
     char *err = NULL;
     /* The size is known only once the config is read, which registration did. */
-    size_t bytes = (size_t)e->cfg.hidden_size * sizeof(float);
+    size_t bytes = (size_t)bert_entry_hidden_size(e) * sizeof(float);
     float *vec = sqlite3_malloc64(bytes);
     if (!vec) { sqlite3_result_error_nomem(ctx); return; }
-    if (pipeline_embed(e, text, len, vec, glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+    if (bert_pipeline_embed(e, text, len, vec, bert_glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
         sqlite3_free(vec);
         fail(ctx, err);
         return;
@@ -320,20 +321,20 @@ static int vector_arg(sqlite3_context *ctx, int argc, sqlite3_value **argv, int 
     }
     if (!*model && !(*model = model_arg(ctx, argc, argv, 2))) return -1;
     query_vector *kept = sqlite3_get_auxdata(ctx, argn - 1);
-    if (kept && kept->serial == (*model)->serial) {
+    if (kept && kept->serial == bert_entry_serial(*model)) {
         out->values = kept->values;
         out->dim = kept->dim;
         return 0;
     }
     const char *text = (const char *)sqlite3_value_text(v);
     if (!text) { sqlite3_result_error_nomem(ctx); return -1; }
-    int dim = (*model)->cfg.hidden_size;
+    int dim = bert_entry_hidden_size(*model);
     query_vector *q = sqlite3_malloc64(sizeof *q + (size_t)dim * sizeof(float));
     if (!q) { sqlite3_result_error_nomem(ctx); return -1; }
-    q->serial = (*model)->serial;
+    q->serial = bert_entry_serial(*model);
     q->dim = dim;
     char *err = NULL;
-    if (pipeline_embed(*model, text, (size_t)sqlite3_value_bytes(v), q->values, glue_interrupt_fn(),
+    if (bert_pipeline_embed(*model, text, (size_t)sqlite3_value_bytes(v), q->values, bert_glue_interrupt_fn(),
                        interrupt_ctx(ctx), &err) != 0) {
         sqlite3_free(q);
         fail(ctx, err);
@@ -409,7 +410,7 @@ static void fn_vector_to_json(sqlite3_context *ctx, int argc, sqlite3_value **ar
 
 /* ---- pre-training heads ------------------------------------------------------ */
 
-int glue_top_k(sqlite3_value *v, int is_last, const char *fn, int *top_k, char **err)
+int bert_glue_top_k(sqlite3_value *v, int is_last, const char *fn, int *top_k, char **err)
 {
     *top_k = 5;
     *err = NULL;
@@ -439,9 +440,9 @@ static void fill_mask_json(sqlite3_str *s, const fill_mask_result *r)
             const fill_mask_candidate *c = &r->items[m * r->top_k + k];
             if (k) sqlite3_str_appendchar(s, 1, ',');
             sqlite3_str_appendf(s, "{\"score\":%!.8g,\"token\":%d,\"token_str\":", c->score, (int)c->token);
-            glue_json_string(s, c->token_str);
+            bert_glue_json_string(s, c->token_str);
             sqlite3_str_appendall(s, ",\"sequence\":");
-            glue_json_string(s, c->sequence);
+            bert_glue_json_string(s, c->sequence);
             sqlite3_str_appendchar(s, 1, '}');
         }
         sqlite3_str_appendchar(s, 1, ']');
@@ -456,18 +457,18 @@ static void fn_fill_mask(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     int top_k;
     char *err = NULL;
     if (text_arg(ctx, "bert_fill_mask", argv, 0, &text, &len) != 0) return;
-    if (glue_top_k(argc > 1 ? argv[1] : NULL, argc == 2, "bert_fill_mask", &top_k, &err) != 0) { fail(ctx, err); return; }
+    if (bert_glue_top_k(argc > 1 ? argv[1] : NULL, argc == 2, "bert_fill_mask", &top_k, &err) != 0) { fail(ctx, err); return; }
     if (!text) { sqlite3_result_null(ctx); return; }
     bert_entry *e = model_arg(ctx, argc, argv, 2);
     if (!e) return;
     fill_mask_result r;
-    if (pipeline_fill_mask(e, text, len, top_k, &r, glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+    if (bert_pipeline_fill_mask(e, text, len, top_k, &r, bert_glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
         fail(ctx, err);
         return;
     }
     sqlite3_str *s = sqlite3_str_new(sqlite3_context_db_handle(ctx));
     fill_mask_json(s, &r);
-    fill_mask_result_free(&r);
+    bert_fill_mask_result_free(&r);
     result_json(ctx, s);
 }
 
@@ -482,7 +483,7 @@ static void fn_next_sentence(sqlite3_context *ctx, int argc, sqlite3_value **arg
     if (!e) return;
     double p;
     char *err = NULL;
-    if (pipeline_next_sentence(e, a, alen, b, blen, &p, glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+    if (bert_pipeline_next_sentence(e, a, alen, b, blen, &p, bert_glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
         fail(ctx, err);
         return;
     }
@@ -504,7 +505,7 @@ static int classify_common(sqlite3_context *ctx, const char *fn, int argc, sqlit
     bert_entry *e = model_arg(ctx, argc, argv, pair ? 2 : 1);
     if (!e) return -1;
     char *err = NULL;
-    if (pipeline_classify(e, text, len, second, second_len, r, glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+    if (bert_pipeline_classify(e, text, len, second, second_len, r, bert_glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
         fail(ctx, err);
         return -1;
     }
@@ -519,7 +520,7 @@ static void classify_json(sqlite3_context *ctx, const classify_result *r)
         int label = r->order[i];
         if (i) sqlite3_str_appendchar(s, 1, ',');
         sqlite3_str_appendall(s, "{\"label\":");
-        glue_json_string(s, r->labels[label]);
+        bert_glue_json_string(s, r->labels[label]);
         sqlite3_str_appendf(s, ",\"score\":%!.9g}", r->scores[label]);
     }
     sqlite3_str_appendchar(s, 1, ']');
@@ -531,7 +532,7 @@ static void fn_classify(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     classify_result r;
     if (classify_common(ctx, "bert_classify", argc, argv, 0, &r) != 0) return;
     classify_json(ctx, &r);
-    classify_result_free(&r);
+    bert_classify_result_free(&r);
 }
 
 static void fn_classify_pair(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -539,7 +540,7 @@ static void fn_classify_pair(sqlite3_context *ctx, int argc, sqlite3_value **arg
     classify_result r;
     if (classify_common(ctx, "bert_classify_pair", argc, argv, 1, &r) != 0) return;
     classify_json(ctx, &r);
-    classify_result_free(&r);
+    bert_classify_result_free(&r);
 }
 
 static void fn_label(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -547,7 +548,7 @@ static void fn_label(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     classify_result r;
     if (classify_common(ctx, "bert_label", argc, argv, 0, &r) != 0) return;
     sqlite3_result_text(ctx, r.labels[r.order[0]], -1, SQLITE_TRANSIENT);
-    classify_result_free(&r);
+    bert_classify_result_free(&r);
 }
 
 static void fn_rerank(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -561,7 +562,7 @@ static void fn_rerank(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     if (!e) return;
     double score;
     char *err = NULL;
-    if (pipeline_rerank(e, query, qlen, doc, dlen, &score, glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+    if (bert_pipeline_rerank(e, query, qlen, doc, dlen, &score, bert_glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
         fail(ctx, err);
         return;
     }
@@ -581,26 +582,26 @@ static void fn_ner(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     if (!e) return;
     ner_entities r;
     char *err = NULL;
-    if (pipeline_ner(e, text, len, &r, glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+    if (bert_pipeline_ner(e, text, len, &r, bert_glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
         fail(ctx, err);
         return;
     }
-    int grouped = e->aggregation != BERT_AGG_NONE;
+    int grouped = r.aggregation != BERT_AGG_NONE;
     sqlite3_str *s = sqlite3_str_new(sqlite3_context_db_handle(ctx));
     sqlite3_str_appendchar(s, 1, '[');
     for (size_t i = 0; i < r.n; i++) {
         const ner_entity *x = &r.items[i];
         sqlite3_str_appendall(s, i ? ",{" : "{");
         sqlite3_str_appendall(s, grouped ? "\"entity_group\":" : "\"entity\":");
-        glue_json_string(s, x->entity);
+        bert_glue_json_string(s, x->entity);
         sqlite3_str_appendf(s, ",\"score\":%!.9g", x->score);
         if (!grouped) sqlite3_str_appendf(s, ",\"index\":%d", x->index);
         sqlite3_str_appendall(s, ",\"word\":");
-        glue_json_string(s, x->word);
+        bert_glue_json_string(s, x->word);
         sqlite3_str_appendf(s, ",\"start\":%lld,\"end\":%lld}", (long long)x->start, (long long)x->end);
     }
     sqlite3_str_appendchar(s, 1, ']');
-    ner_entities_free(&r);
+    bert_ner_entities_free(&r);
     result_json(ctx, s);
 }
 
@@ -617,21 +618,21 @@ static void fn_answer(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     if (!e) return;
     qa_answers r;
     char *err = NULL;
-    if (pipeline_answer(e, question, qlen, context, clen, 1, &r, glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+    if (bert_pipeline_answer(e, question, qlen, context, clen, 1, &r, bert_glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
         fail(ctx, err);
         return;
     }
-    if (r.n == 0) { qa_answers_free(&r); sqlite3_result_null(ctx); return; }
+    if (r.n == 0) { bert_qa_answers_free(&r); sqlite3_result_null(ctx); return; }
     const qa_answer *a = &r.items[0];
     char *answer = bert_strndup(context + a->byte_start, a->byte_end - a->byte_start);
-    if (!answer) { qa_answers_free(&r); sqlite3_result_error_nomem(ctx); return; }
+    if (!answer) { bert_qa_answers_free(&r); sqlite3_result_error_nomem(ctx); return; }
     sqlite3_str *s = sqlite3_str_new(sqlite3_context_db_handle(ctx));
     sqlite3_str_appendf(s, "{\"score\":%!.9g,\"start\":%lld,\"end\":%lld,\"answer\":", a->score,
                         (long long)a->start, (long long)a->end);
-    glue_json_string(s, answer);
+    bert_glue_json_string(s, answer);
     sqlite3_str_appendchar(s, 1, '}');
     free(answer);
-    qa_answers_free(&r);
+    bert_qa_answers_free(&r);
     result_json(ctx, s);
 }
 
@@ -723,7 +724,7 @@ int sqlite3_bert_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *
             rc = sqlite3_create_function_v2(db, f->name, n, f->flags, bert_connection_retain(c),
                                             f->fn, NULL, NULL, bert_connection_release);
     }
-    if (rc == SQLITE_OK) rc = glue_register_vtabs(db, c);
+    if (rc == SQLITE_OK) rc = bert_glue_register_vtabs(db, c);
     if (rc != SQLITE_OK && pzErrMsg)
         *pzErrMsg = sqlite3_mprintf("bert: cannot register the SQL functions: %s", sqlite3_errmsg(db));
     bert_connection_release(c);

@@ -25,21 +25,21 @@ void bert_connection_release(void *c);
 
 /* The interrupt poll handed to the encoder: non-zero once sqlite3_interrupt()
  * was called on `db` (where the SQLite version can tell). */
-bert_interrupt_fn glue_interrupt_fn(void);
+bert_interrupt_fn bert_glue_interrupt_fn(void);
 
 /* Resolves the model named by a (possibly NULL) SQL value; the default when
  * NULL.  On failure returns NULL with *err (malloc'd). */
-bert_entry *glue_find_model(bert_connection *c, sqlite3_value *name, char **err);
+bert_entry *bert_glue_find_model(bert_connection *c, sqlite3_value *name, char **err);
 
 /* The top_k argument `v` of `fn` (absent or NULL: 5) into *top_k: 0, or -1
  * with *err (malloc'd) unless it is a positive INTEGER.  A TEXT top_k that
  * is the call's last argument (is_last) was most likely meant as the model. */
-int glue_top_k(sqlite3_value *v, int is_last, const char *fn, int *top_k, char **err);
+int bert_glue_top_k(sqlite3_value *v, int is_last, const char *fn, int *top_k, char **err);
 
 /* Appends `s` as a JSON string literal. */
-void glue_json_string(sqlite3_str *out, const char *s);
+void bert_glue_json_string(sqlite3_str *out, const char *s);
 
 /* Registers the table-valued functions and the bert_models table. */
-int glue_register_vtabs(sqlite3 *db, bert_connection *c);
+int bert_glue_register_vtabs(sqlite3 *db, bert_connection *c);
 
 #endif

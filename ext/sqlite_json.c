@@ -9,8 +9,8 @@
 #include "buffer.h"
 #include "file.h"
 #include "json.h"
+#include "internal.h"
 #include "error.h"
-#include "path.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -63,7 +63,7 @@ static int fail(char **err, const char *msg, const char *detail)
     return -1;
 }
 
-int json_parse(const char *text, size_t len, json_doc **out, char **err)
+int bert_json_parse(const char *text, size_t len, json_doc **out, char **err)
 {
     *out = NULL;
     if (err) *err = NULL;
@@ -91,7 +91,7 @@ int json_parse(const char *text, size_t len, json_doc **out, char **err)
     int step;
     while ((step = sqlite3_step(stmt)) == SQLITE_ROW) {
         raw_node *grown = bert_grow(raw, &cap, (size_t)count + 1, sizeof *raw);
-        if (!grown) { fail(err, "out of memory parsing JSON", NULL); goto done; }
+        if (!grown) goto oom;
         raw = grown;
         raw_node *r = &raw[count];
         memset(r, 0, sizeof *r);
@@ -105,13 +105,13 @@ int json_parse(const char *text, size_t len, json_doc **out, char **err)
         } else if (sqlite3_column_type(stmt, 3) == SQLITE_TEXT) {
             const char *k = (const char *)sqlite3_column_text(stmt, 3);
             r->key_off = arena_add(&strings, k, (size_t)sqlite3_column_bytes(stmt, 3));
-            if (r->key_off == NO_STRING) { fail(err, "out of memory parsing JSON", NULL); goto done; }
+            if (r->key_off == NO_STRING) goto oom;
         }
         if (r->node.type == JSON_TEXT || r->node.type == JSON_INTEGER || r->node.type == JSON_REAL) {
             const char *a = (const char *)sqlite3_column_text(stmt, 4);
             if (a) {
                 r->text_off = arena_add(&strings, a, (size_t)sqlite3_column_bytes(stmt, 4));
-                if (r->text_off == NO_STRING) { fail(err, "out of memory parsing JSON", NULL); goto done; }
+                if (r->text_off == NO_STRING) goto oom;
             }
             r->node.number = sqlite3_column_double(stmt, 4);
             r->node.integer = sqlite3_column_int64(stmt, 4);
@@ -125,15 +125,12 @@ int json_parse(const char *text, size_t len, json_doc **out, char **err)
     if (count == 0) { fail(err, "malformed JSON: empty document", NULL); goto done; }
 
     doc = calloc(1, sizeof *doc);
-    if (!doc || !(doc->nodes = malloc((size_t)count * sizeof *doc->nodes))) {
-        fail(err, "out of memory parsing JSON", NULL);
-        goto done;
-    }
+    if (!doc || !(doc->nodes = malloc((size_t)count * sizeof *doc->nodes))) goto oom;
     doc->count = count;
     doc->strings = strings.s;
     strings.s = NULL;
     int *last_child = malloc((size_t)count * sizeof *last_child);
-    if (!last_child) { fail(err, "out of memory parsing JSON", NULL); goto done; }
+    if (!last_child) goto oom;
     for (int i = 0; i < count; i++) {
         json_node *n = &doc->nodes[i];
         *n = raw[i].node;
@@ -153,8 +150,11 @@ int json_parse(const char *text, size_t len, json_doc **out, char **err)
     *out = doc;
     doc = NULL;
     rc = 0;
+    goto done;
+oom:
+    fail(err, "out of memory parsing JSON", NULL);
 done:
-    json_free(doc);
+    bert_json_free(doc);
     free(strings.s);
     free(raw);
     sqlite3_finalize(stmt);
@@ -162,41 +162,41 @@ done:
     return rc;
 }
 
-int json_parse_file(const char *path, json_doc **out, int *missing, char **err)
+int bert_json_parse_file(const char *path, json_doc **out, int *missing, char **err)
 {
     *out = NULL;
     if (missing) *missing = 0;
     if (err) *err = NULL;
     size_t len;
     char *ferr = NULL;
-    char *buf = file_read(path, (size_t)1 << 30, &len, missing, &ferr);
+    char *buf = bert_file_read(path, (size_t)1 << 30, &len, missing, &ferr);
     if (!buf) {
         if (err) *err = ferr;
         else free(ferr);
         return -1;
     }
     char *perr = NULL;
-    int rc = json_parse(buf, len, out, &perr);
+    int rc = bert_json_parse(buf, len, out, &perr);
     free(buf);
     if (rc != 0 && err) *err = bert_errorf("%s: %s", path, perr ? perr : "out of memory");
     free(perr);
     return rc;
 }
 
-int json_read_model_file(const char *dir, const char *name, int allow_array, json_doc **doc, char **err)
+int bert_json_read_model_file(const char *dir, const char *name, int allow_array, json_doc **doc, char **err)
 {
     *doc = NULL;
     *err = NULL;
-    char *path = path_join(dir, name);
+    char *path = bert_path_join(dir, name);
     if (!path) { *err = bert_errorf("out of memory reading %s", name); return -1; }
     int missing = 0, rc = 1;
     char *perr = NULL;
-    if (json_parse_file(path, doc, &missing, &perr) != 0) {
+    if (bert_json_parse_file(path, doc, &missing, &perr) != 0) {
         rc = missing ? 0 : -1;
         if (!missing) *err = bert_errorf("%s; fix the file or remove it", perr ? perr : "out of memory");
     } else if ((*doc)->nodes[0].type != JSON_OBJECT && (!allow_array || (*doc)->nodes[0].type != JSON_ARRAY)) {
         *err = bert_errorf("%s is not a JSON object%s; fix or delete the file", path, allow_array ? " nor an array" : "");
-        json_free(*doc);
+        bert_json_free(*doc);
         *doc = NULL;
         rc = -1;
     }
@@ -205,7 +205,7 @@ int json_read_model_file(const char *dir, const char *name, int allow_array, jso
     return rc;
 }
 
-void json_free(json_doc *doc)
+void bert_json_free(json_doc *doc)
 {
     if (!doc) return;
     free(doc->nodes);
@@ -213,7 +213,7 @@ void json_free(json_doc *doc)
     free(doc);
 }
 
-int json_member(const json_doc *doc, int obj, const char *key)
+int bert_json_member(const json_doc *doc, int obj, const char *key)
 {
     if (!doc || obj < 0 || obj >= doc->count || doc->nodes[obj].type != JSON_OBJECT) return -1;
     for (int c = doc->nodes[obj].first_child; c >= 0; c = doc->nodes[c].next_sibling)
@@ -221,7 +221,7 @@ int json_member(const json_doc *doc, int obj, const char *key)
     return -1;
 }
 
-int json_path(const json_doc *doc, int node, const char *dotted)
+int bert_json_path(const json_doc *doc, int node, const char *dotted)
 {
     char part[256];
     while (node >= 0 && *dotted) {
@@ -230,13 +230,13 @@ int json_path(const json_doc *doc, int node, const char *dotted)
         if (n >= sizeof part) return -1;
         memcpy(part, dotted, n);
         part[n] = '\0';
-        node = json_member(doc, node, part);
+        node = bert_json_member(doc, node, part);
         dotted += n + (dot ? 1 : 0);
     }
     return node;
 }
 
-long long json_int(const json_doc *doc, int node, long long fallback)
+long long bert_json_int(const json_doc *doc, int node, long long fallback)
 {
     if (!doc || node < 0 || node >= doc->count) return fallback;
     const json_node *n = &doc->nodes[node];
@@ -249,21 +249,21 @@ long long json_int(const json_doc *doc, int node, long long fallback)
     return fallback;
 }
 
-double json_real(const json_doc *doc, int node, double fallback)
+double bert_json_real(const json_doc *doc, int node, double fallback)
 {
     if (!doc || node < 0 || node >= doc->count) return fallback;
     const json_node *n = &doc->nodes[node];
     return (n->type == JSON_INTEGER || n->type == JSON_REAL) ? n->number : fallback;
 }
 
-const char *json_str(const json_doc *doc, int node, const char *fallback)
+const char *bert_json_str(const json_doc *doc, int node, const char *fallback)
 {
     if (!doc || node < 0 || node >= doc->count) return fallback;
     const json_node *n = &doc->nodes[node];
     return n->type == JSON_TEXT && n->text ? n->text : fallback;
 }
 
-int json_bool(const json_doc *doc, int node, int fallback)
+int bert_json_bool(const json_doc *doc, int node, int fallback)
 {
     if (!doc || node < 0 || node >= doc->count) return fallback;
     if (doc->nodes[node].type == JSON_TRUE) return 1;
@@ -271,7 +271,7 @@ int json_bool(const json_doc *doc, int node, int fallback)
     return fallback;
 }
 
-int json_length(const json_doc *doc, int node)
+int bert_json_length(const json_doc *doc, int node)
 {
     if (!doc || node < 0 || node >= doc->count) return 0;
     int n = 0;

@@ -115,11 +115,11 @@ enum { M_NAME, M_PATH, M_LOADED, M_HIDDEN, M_LAYERS, M_HEADS, M_VOCAB, M_MAX_LEN
 /* One row, copied when the scan starts: a function in the same query
  * (SELECT bert_unload(name) FROM bert_models) may free the entry it shows. */
 typedef struct {
+    bert_entry_info info;        /* name and path: the copies below; model: only whether loaded */
     char *name, *path;
-    int loaded, hidden, layers, heads, vocab, max_length, normalize, refs;
     int has_mlm, has_nsp;        /* -1 while the weights are not loaded */
-    sqlite3_int64 encoder_calls;
-    const char *pooling, *dtype; /* static strings; dtype NULL when not loaded */
+    const char *dtype;           /* a static string; NULL when not loaded */
+    int refs;
     const char *task;            /* static; NULL for a bare encoder */
     char *labels;                /* JSON array, or NULL */
 } model_row;
@@ -127,7 +127,7 @@ typedef struct {
 typedef struct {
     sqlite3_vtab_cursor base;
     model_row *rows;
-    int count, at;
+    size_t count, cap, at;
 } models_cursor;
 
 static int models_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
@@ -155,14 +155,14 @@ static int cursor_close(sqlite3_vtab_cursor *c)
 
 static void models_clear(models_cursor *c)
 {
-    for (int i = 0; i < c->count; i++) {
+    for (size_t i = 0; i < c->count; i++) {
         free(c->rows[i].name);
         free(c->rows[i].path);
         sqlite3_free(c->rows[i].labels);
     }
-    sqlite3_free(c->rows);
+    free(c->rows);
     c->rows = NULL;
-    c->count = c->at = 0;
+    c->count = c->cap = c->at = 0;
 }
 
 static int models_close(sqlite3_vtab_cursor *cur)
@@ -174,7 +174,7 @@ static int models_close(sqlite3_vtab_cursor *cur)
 /* task and labels: from the heads of loaded weights, else from what
  * config.json's architectures and id2label announce (an unreadable
  * config.json leaves them NULL: bert_load already read it once). */
-static int model_task(const bert_entry *e, model_row *r)
+static int model_task(const bert_entry_info *e, model_row *r)
 {
     r->task = NULL;
     r->labels = NULL;
@@ -200,7 +200,7 @@ static int model_task(const bert_entry *e, model_row *r)
         sqlite3_str_appendchar(s, 1, '[');
         for (int i = 0; i < hc->num_labels; i++) {
             if (i) sqlite3_str_appendchar(s, 1, ',');
-            glue_json_string(s, hc->labels[i]);
+            bert_glue_json_string(s, hc->labels[i]);
         }
         sqlite3_str_appendchar(s, 1, ']');
         if (sqlite3_str_errcode(s) != SQLITE_OK) rc = SQLITE_NOMEM;
@@ -216,31 +216,23 @@ static int models_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
     (void)idx; (void)idx_str; (void)argc; (void)argv;
     models_cursor *c = (models_cursor *)cur;
     models_clear(c);
-    int n = 0;
-    for (const bert_entry *e = ((glue_vtab *)cur->pVtab)->conn->registry.head; e; e = e->next) n++;
-    if (n == 0) return SQLITE_OK;
-    c->rows = sqlite3_malloc64((sqlite3_uint64)n * sizeof *c->rows);
-    if (!c->rows) return SQLITE_NOMEM;
-    for (const bert_entry *e = ((glue_vtab *)cur->pVtab)->conn->registry.head; e; e = e->next) {
-        const bert_model *m = e->model;
+    const bert_registry *reg = &((glue_vtab *)cur->pVtab)->conn->registry;
+    bert_entry_info info;
+    for (const bert_entry *e = bert_registry_next(reg, NULL, &info); e; e = bert_registry_next(reg, e, &info)) {
+        model_row *rows = bert_grow(c->rows, &c->cap, c->count + 1, sizeof *rows);
+        if (!rows) return SQLITE_NOMEM;
+        c->rows = rows;
+        const bert_model *m = info.model;
         model_row *r = &c->rows[c->count++];
-        r->name = bert_strdup(e->name);
-        r->path = bert_strdup(e->path);
+        r->info = info;
+        r->name = bert_strdup(info.name);
+        r->path = bert_strdup(info.path);
         if (!r->name || !r->path) return SQLITE_NOMEM;   /* models_clear frees the rest */
-        r->loaded = m != NULL;
-        r->hidden = e->cfg.hidden_size;
-        r->layers = e->cfg.num_layers;
-        r->heads = e->cfg.num_heads;
-        r->vocab = e->cfg.vocab_size;
-        r->max_length = e->max_length;
-        r->normalize = e->normalize;
-        r->pooling = bert_pooling_name(e->pooling);
         r->has_mlm = m ? bert_model_has_mlm_head(m) : -1;
         r->has_nsp = m ? bert_model_has_nsp_head(m) : -1;
         r->dtype = m ? m->dtype : NULL;
-        r->refs = m ? weight_cache_refs(m) : 0;
-        r->encoder_calls = e->encoder_calls;
-        if (model_task(e, r) != SQLITE_OK) return SQLITE_NOMEM;
+        r->refs = m ? bert_weight_cache_refs(m) : 0;
+        if (model_task(&info, r) != SQLITE_OK) return SQLITE_NOMEM;
     }
     return SQLITE_OK;
 }
@@ -264,20 +256,20 @@ static int models_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
     switch (col) {
     case M_NAME: sqlite3_result_text(ctx, r->name, -1, SQLITE_TRANSIENT); break;
     case M_PATH: sqlite3_result_text(ctx, r->path, -1, SQLITE_TRANSIENT); break;
-    case M_LOADED: sqlite3_result_int(ctx, r->loaded); break;
-    case M_HIDDEN: sqlite3_result_int(ctx, r->hidden); break;
-    case M_LAYERS: sqlite3_result_int(ctx, r->layers); break;
-    case M_HEADS: sqlite3_result_int(ctx, r->heads); break;
-    case M_VOCAB: sqlite3_result_int(ctx, r->vocab); break;
-    case M_MAX_LENGTH: sqlite3_result_int(ctx, r->max_length); break;
-    case M_POOLING: sqlite3_result_text(ctx, r->pooling, -1, SQLITE_STATIC); break;
-    case M_NORMALIZE: sqlite3_result_int(ctx, r->normalize); break;
+    case M_LOADED: sqlite3_result_int(ctx, r->info.model != NULL); break;
+    case M_HIDDEN: sqlite3_result_int(ctx, r->info.cfg.hidden_size); break;
+    case M_LAYERS: sqlite3_result_int(ctx, r->info.cfg.num_layers); break;
+    case M_HEADS: sqlite3_result_int(ctx, r->info.cfg.num_heads); break;
+    case M_VOCAB: sqlite3_result_int(ctx, r->info.cfg.vocab_size); break;
+    case M_MAX_LENGTH: sqlite3_result_int(ctx, r->info.max_length); break;
+    case M_POOLING: sqlite3_result_text(ctx, bert_pooling_name(r->info.pooling), -1, SQLITE_STATIC); break;
+    case M_NORMALIZE: sqlite3_result_int(ctx, r->info.normalize); break;
     /* What the weights hold is known once they are loaded; NULL before. */
     case M_HAS_MLM: if (r->has_mlm >= 0) sqlite3_result_int(ctx, r->has_mlm); break;
     case M_HAS_NSP: if (r->has_nsp >= 0) sqlite3_result_int(ctx, r->has_nsp); break;
     case M_DTYPE: if (r->dtype) sqlite3_result_text(ctx, r->dtype, -1, SQLITE_STATIC); break;
     case M_REFS: sqlite3_result_int(ctx, r->refs); break;
-    case M_ENCODER_CALLS: sqlite3_result_int64(ctx, r->encoder_calls); break;
+    case M_ENCODER_CALLS: sqlite3_result_int64(ctx, r->info.encoder_calls); break;
     case M_TASK: if (r->task) sqlite3_result_text(ctx, r->task, -1, SQLITE_STATIC); break;
     case M_LABELS:
         if (r->labels) {
@@ -342,7 +334,7 @@ static int fill_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 
 static int fill_close(sqlite3_vtab_cursor *cur)
 {
-    fill_mask_result_free(&((fill_cursor *)cur)->result);
+    bert_fill_mask_result_free(&((fill_cursor *)cur)->result);
     return cursor_close(cur);
 }
 
@@ -351,7 +343,7 @@ static int fill_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, i
     (void)idx_str; (void)argc;
     fill_cursor *c = (fill_cursor *)cur;
     glue_vtab *v = (glue_vtab *)cur->pVtab;
-    fill_mask_result_free(&c->result);
+    bert_fill_mask_result_free(&c->result);
     memset(&c->result, 0, sizeof c->result);
     c->row = 0;
     sqlite3_value *args[3];
@@ -363,16 +355,16 @@ static int fill_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, i
     }
     int top_k;
     char *err = NULL;
-    if (glue_top_k(args[1], 0, "bert_fill_mask_each", &top_k, &err) != 0) {
+    if (bert_glue_top_k(args[1], 0, "bert_fill_mask_each", &top_k, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
-    bert_entry *e = glue_find_model(v->conn, args[2], &err);
+    bert_entry *e = bert_glue_find_model(v->conn, args[2], &err);
     if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
     const char *text = (const char *)sqlite3_value_text(args[0]);
     size_t len = (size_t)sqlite3_value_bytes(args[0]);
     if (!text) return SQLITE_NOMEM;
-    if (pipeline_fill_mask(e, text, len, top_k, &c->result, glue_interrupt_fn(), v->db, &err) != 0) {
+    if (bert_pipeline_fill_mask(e, text, len, top_k, &c->result, bert_glue_interrupt_fn(), v->db, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
@@ -459,7 +451,7 @@ static int embed_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 
 static void embed_reset(embed_cursor *c)
 {
-    json_free(c->doc);
+    bert_json_free(c->doc);
     free(c->items);
     free(c->vectors);
     free(c->model);
@@ -488,14 +480,14 @@ static int embed_chunk(embed_cursor *c)
         lens[i] = strlen(texts[i]);
     }
     char *err = NULL;
-    bert_entry *e = registry_find(&v->conn->registry, c->model, &err);
-    if (!e || e->cfg.hidden_size != c->dim) {
+    bert_entry *e = bert_registry_find(&v->conn->registry, c->model, &err);
+    if (!e || bert_entry_hidden_size(e) != c->dim) {
         free(err);
         vtab_error(&v->base, bert_errorf("bert_embed_each: model '%s' was unloaded or replaced while the "
                                          "query was reading it", c->model));
         return SQLITE_ERROR;
     }
-    if (pipeline_embed_batch(e, texts, lens, n, c->vectors, glue_interrupt_fn(), v->db, &err) != 0) {
+    if (bert_pipeline_embed_batch(e, texts, lens, n, c->vectors, bert_glue_interrupt_fn(), v->db, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
@@ -512,7 +504,7 @@ static int read_items(glue_vtab *v, const char *fn, sqlite3_value *input, json_d
     const char *json = (const char *)sqlite3_value_text(input);
     if (!json) return SQLITE_NOMEM;
     char *err = NULL;
-    if (json_parse(json, (size_t)sqlite3_value_bytes(input), doc, &err) != 0 ||
+    if (bert_json_parse(json, (size_t)sqlite3_value_bytes(input), doc, &err) != 0 ||
         ((*doc)->nodes[0].type != JSON_ARRAY && (*doc)->nodes[0].type != JSON_OBJECT)) {
         free(err);
         vtab_error(&v->base, bert_errorf("%s: the input must be a JSON array of texts "
@@ -520,7 +512,7 @@ static int read_items(glue_vtab *v, const char *fn, sqlite3_value *input, json_d
                                          "(json_group_object(id, body))", fn));
         return SQLITE_ERROR;
     }
-    int n = json_length(*doc, 0);
+    int n = bert_json_length(*doc, 0);
     *items = malloc(((size_t)n + 1) * sizeof **items);
     if (!*items) return SQLITE_NOMEM;
     for (int node = (*doc)->nodes[0].first_child; node >= 0; node = (*doc)->nodes[node].next_sibling) {
@@ -561,10 +553,10 @@ static int embed_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, 
     int rc = read_items(v, "bert_embed_each", args[0], &c->doc, &c->items, &c->count);
     if (rc != SQLITE_OK) return rc;
     char *err = NULL;
-    bert_entry *e = glue_find_model(v->conn, args[1], &err);
+    bert_entry *e = bert_glue_find_model(v->conn, args[1], &err);
     if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
-    c->dim = e->cfg.hidden_size;
-    c->model = bert_strdup(e->name);
+    c->dim = bert_entry_hidden_size(e);
+    c->model = bert_strdup(bert_entry_name(e));
     c->vectors = malloc((size_t)EMBED_CHUNK * (size_t)c->dim * sizeof(float));
     if (!c->model || !c->vectors) return SQLITE_NOMEM;
     return c->count > 0 ? embed_chunk(c) : SQLITE_OK;
@@ -653,7 +645,7 @@ static int rerank_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 
 static void rerank_reset(rerank_cursor *c)
 {
-    json_free(c->doc);
+    bert_json_free(c->doc);
     free(c->items);
     free(c->scores);
     sqlite3_free(c->model);
@@ -684,14 +676,14 @@ static int rerank_chunk(rerank_cursor *c)
         lens[i] = strlen(docs[i]);
     }
     char *err = NULL;
-    bert_entry *e = registry_find(&v->conn->registry, c->model, &err);
+    bert_entry *e = bert_registry_find(&v->conn->registry, c->model, &err);
     if (!e) {
         free(err);
         vtab_error(&v->base, bert_errorf("bert_rerank_each: model '%s' was unloaded while the query was "
                                          "reading it", c->model));
         return SQLITE_ERROR;
     }
-    if (pipeline_rerank_batch(e, c->query, c->query_len, docs, lens, n, c->scores, glue_interrupt_fn(), v->db,
+    if (bert_pipeline_rerank_batch(e, c->query, c->query_len, docs, lens, n, c->scores, bert_glue_interrupt_fn(), v->db,
                               &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
@@ -724,9 +716,9 @@ static int rerank_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
     int rc = read_items(v, "bert_rerank_each", args[1], &c->doc, &c->items, &c->count);
     if (rc != SQLITE_OK) return rc;
     char *err = NULL;
-    bert_entry *e = glue_find_model(v->conn, args[2], &err);
+    bert_entry *e = bert_glue_find_model(v->conn, args[2], &err);
     if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
-    c->model = sqlite3_mprintf("%s", e->name);
+    c->model = sqlite3_mprintf("%s", bert_entry_name(e));
     c->scores = malloc((size_t)EMBED_CHUNK * sizeof *c->scores);
     if (!c->model || !c->scores) return SQLITE_NOMEM;
     return c->count > 0 ? rerank_chunk(c) : SQLITE_OK;
@@ -803,7 +795,7 @@ static int ner_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 
 static int ner_close(sqlite3_vtab_cursor *cur)
 {
-    ner_entities_free(&((ner_cursor *)cur)->result);
+    bert_ner_entities_free(&((ner_cursor *)cur)->result);
     return cursor_close(cur);
 }
 
@@ -812,7 +804,7 @@ static int ner_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, in
     (void)idx_str; (void)argc;
     ner_cursor *c = (ner_cursor *)cur;
     glue_vtab *v = (glue_vtab *)cur->pVtab;
-    ner_entities_free(&c->result);
+    bert_ner_entities_free(&c->result);
     c->row = 0;
     sqlite3_value *args[2];
     unpack_arguments(idx, 2, argv, args);
@@ -822,12 +814,12 @@ static int ner_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, in
         return SQLITE_ERROR;
     }
     char *err = NULL;
-    bert_entry *e = glue_find_model(v->conn, args[1], &err);
+    bert_entry *e = bert_glue_find_model(v->conn, args[1], &err);
     if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
     const char *text = (const char *)sqlite3_value_text(args[0]);
     size_t len = (size_t)sqlite3_value_bytes(args[0]);
     if (!text) return SQLITE_NOMEM;
-    if (pipeline_ner(e, text, len, &c->result, glue_interrupt_fn(), v->db, &err) != 0) {
+    if (bert_pipeline_ner(e, text, len, &c->result, bert_glue_interrupt_fn(), v->db, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
@@ -911,7 +903,7 @@ static int answer_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 
 static void answer_clear(answer_cursor *c)
 {
-    qa_answers_free(&c->result);
+    bert_qa_answers_free(&c->result);
     free(c->context);
     c->context = NULL;
     c->row = 0;
@@ -940,11 +932,11 @@ static int answer_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
     }
     int top_k;
     char *err = NULL;
-    if (glue_top_k(args[2], 0, "bert_answer_each", &top_k, &err) != 0) {
+    if (bert_glue_top_k(args[2], 0, "bert_answer_each", &top_k, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
-    bert_entry *e = glue_find_model(v->conn, args[3], &err);
+    bert_entry *e = bert_glue_find_model(v->conn, args[3], &err);
     if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
     const char *question = (const char *)sqlite3_value_text(args[0]);
     size_t qlen = (size_t)sqlite3_value_bytes(args[0]);
@@ -953,7 +945,7 @@ static int answer_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
     if (!question || !context) return SQLITE_NOMEM;
     c->context = bert_strndup(context, clen);
     if (!c->context) return SQLITE_NOMEM;
-    if (pipeline_answer(e, question, qlen, c->context, clen, top_k, &c->result, glue_interrupt_fn(), v->db,
+    if (bert_pipeline_answer(e, question, qlen, c->context, clen, top_k, &c->result, bert_glue_interrupt_fn(), v->db,
                         &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
@@ -1003,7 +995,7 @@ static sqlite3_module answer_module = {
 };
 
 
-int glue_register_vtabs(sqlite3 *db, bert_connection *c)
+int bert_glue_register_vtabs(sqlite3 *db, bert_connection *c)
 {
     int rc = sqlite3_create_module_v2(db, "bert_models", &models_module, bert_connection_retain(c),
                                       bert_connection_release);

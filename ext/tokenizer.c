@@ -13,12 +13,12 @@
  * tokens whole before pre-tokenizing it.
  */
 #include "tokenizer.h"
+#include "internal.h"
 
 #include "buffer.h"
 #include "error.h"
 #include "file.h"
 #include "json.h"
-#include "path.h"
 #include "unicode_text.h"
 #include "vocab.h"
 
@@ -98,7 +98,7 @@ void bert_ids_free(bert_ids *v)
 static char *read_whole_file(const char *path, size_t *len, char **err)
 {
     int missing = 0;
-    char *data = file_read(path, VOCAB_MAX_BYTES, len, &missing, err);
+    char *data = bert_file_read(path, VOCAB_MAX_BYTES, len, &missing, err);
     if (missing)
         *err = bert_errorf("cannot open %s: %s; a model directory needs the vocab.txt of its tokenizer, "
                            "as Hugging Face publishes it", path, strerror(ENOENT));
@@ -110,8 +110,8 @@ static char *read_whole_file(const char *path, size_t *len, char **err)
 static const char *token_name(const json_doc *doc, int node)
 {
     if (node < 0) return NULL;
-    if (doc->nodes[node].type == JSON_OBJECT) return json_str(doc, json_member(doc, node, "content"), NULL);
-    return json_str(doc, node, NULL);
+    if (doc->nodes[node].type == JSON_OBJECT) return bert_json_str(doc, bert_json_member(doc, node, "content"), NULL);
+    return bert_json_str(doc, node, NULL);
 }
 
 enum { NAME_CLS, NAME_SEP, NAME_MASK, NAME_PAD, NAME_UNK, N_NAMES };
@@ -157,14 +157,14 @@ static int add_token(bert_tokenizer *t, const char *text, size_t len, int32_t id
 {
     if (len == 0) return 0;
     /* A hash lookup, not a scan: a tokenizer.json may list many thousands. */
-    int32_t known = vocab_find(&t->added_index, text, len);
+    int32_t known = bert_vocab_find(&t->added_index, text, len);
     if (known >= 0) {
         t->added[known].special |= special;
         t->added[known].normalized = normalized;
         return 0;
     }
     if (id == t->vocab.count) {
-        if (vocab_append(&t->vocab, text, len) < 0) goto oom;
+        if (bert_vocab_append(&t->vocab, text, len) < 0) return -1;
     } else if (id < 0 || id > t->vocab.count) {
         *err = bert_errorf("tokenizer.json: the added token \"%s\" has id %ld but vocab.txt has %ld tokens; "
                            "use the vocab.txt that came with this tokenizer.json",
@@ -172,13 +172,13 @@ static int add_token(bert_tokenizer *t, const char *text, size_t len, int32_t id
         return -1;
     }
     added_token *grown = bert_grow(t->added, &t->added_cap, t->n_added + 1, sizeof *grown);
-    if (!grown) goto oom;
+    if (!grown) return -1;
     t->added = grown;
     added_token *a = &t->added[t->n_added];
-    if (!(a->text = bert_strndup(text, len))) goto oom;
-    if (vocab_append(&t->added_index, text, len) != (int32_t)t->n_added) {
+    if (!(a->text = bert_strndup(text, len))) return -1;
+    if (bert_vocab_append(&t->added_index, text, len) != (int32_t)t->n_added) {
         free(a->text);
-        goto oom;
+        return -1;
     }
     a->len = len;
     a->id = id;
@@ -186,17 +186,14 @@ static int add_token(bert_tokenizer *t, const char *text, size_t len, int32_t id
     a->normalized = normalized;
     t->n_added++;
     return 0;
-oom:
-    *err = bert_errorf("out of memory loading the tokenizer");
-    return -1;
 }
 
 /* The named tokens and additional_special_tokens of one config file. */
 static int read_token_names(const json_doc *doc, load_state *ls)
 {
     for (int i = 0; i < N_NAMES; i++)
-        if (set_name(&ls->names[i], token_name(doc, json_member(doc, 0, name_keys[i]))) != 0) return -1;
-    int extra = json_member(doc, 0, "additional_special_tokens");
+        if (set_name(&ls->names[i], token_name(doc, bert_json_member(doc, 0, name_keys[i]))) != 0) return -1;
+    int extra = bert_json_member(doc, 0, "additional_special_tokens");
     if (ls->n_extra == 0 && extra >= 0 && doc->nodes[extra].type == JSON_ARRAY) {
         for (int c = doc->nodes[extra].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
             const char *name = token_name(doc, c);
@@ -210,7 +207,7 @@ static int read_bool_or_null(const json_doc *doc, int node, int fallback)
 {
     if (node < 0) return fallback;
     if (doc->nodes[node].type == JSON_NULL) return -1;
-    return json_bool(doc, node, fallback);
+    return bert_json_bool(doc, node, fallback);
 }
 
 /* model_max_length, 0 when absent or unbounded.  transformers writes
@@ -218,7 +215,7 @@ static int read_bool_or_null(const json_doc *doc, int node, int fallback)
  * past INT_MAX is past every max_position_embeddings, which caps it anyway. */
 static int model_max_length_of(const json_doc *doc)
 {
-    double v = json_real(doc, json_member(doc, 0, "model_max_length"), 0);
+    double v = bert_json_real(doc, bert_json_member(doc, 0, "model_max_length"), 0);
     return v >= 1 && v <= INT_MAX ? (int)v : 0;
 }
 
@@ -226,54 +223,47 @@ int bert_tokenizer_model_max_length(const char *model_dir)
 {
     json_doc *doc = NULL;
     char *err = NULL;
-    int v = json_read_model_file(model_dir, "tokenizer_config.json", 0, &doc, &err) == 1 ? model_max_length_of(doc) : 0;
+    int v = bert_json_read_model_file(model_dir, "tokenizer_config.json", 0, &doc, &err) == 1 ? model_max_length_of(doc) : 0;
     free(err);
-    json_free(doc);
+    bert_json_free(doc);
     return v;
 }
 
 static int read_tokenizer_config(bert_tokenizer *t, const char *dir, load_state *ls, char **err)
 {
     json_doc *doc = NULL;
-    int rc = json_read_model_file(dir, "tokenizer_config.json", 0, &doc, err);
+    int rc = bert_json_read_model_file(dir, "tokenizer_config.json", 0, &doc, err);
     if (rc <= 0) return rc;
     rc = -1;
     bert_tokenizer_settings *s = &t->settings;
-    s->lowercase = json_bool(doc, json_member(doc, 0, "do_lower_case"), s->lowercase);
-    s->strip_accents = read_bool_or_null(doc, json_member(doc, 0, "strip_accents"), s->strip_accents);
-    s->chinese_chars = json_bool(doc, json_member(doc, 0, "tokenize_chinese_chars"), s->chinese_chars);
-    t->cleanup_spaces = json_bool(doc, json_member(doc, 0, "clean_up_tokenization_spaces"), t->cleanup_spaces);
+    s->lowercase = bert_json_bool(doc, bert_json_member(doc, 0, "do_lower_case"), s->lowercase);
+    s->strip_accents = read_bool_or_null(doc, bert_json_member(doc, 0, "strip_accents"), s->strip_accents);
+    s->chinese_chars = bert_json_bool(doc, bert_json_member(doc, 0, "tokenize_chinese_chars"), s->chinese_chars);
+    t->cleanup_spaces = bert_json_bool(doc, bert_json_member(doc, 0, "clean_up_tokenization_spaces"), t->cleanup_spaces);
     s->model_max_length = model_max_length_of(doc);
-    if (read_token_names(doc, ls) != 0) { *err = bert_errorf("out of memory loading the tokenizer"); goto done; }
+    if (read_token_names(doc, ls) != 0) goto done;
     /* transformers 4.x saves every added token here, keyed by id. */
-    int dec = json_member(doc, 0, "added_tokens_decoder");
+    int dec = bert_json_member(doc, 0, "added_tokens_decoder");
     if (dec >= 0 && doc->nodes[dec].type == JSON_OBJECT) {
         for (int c = doc->nodes[dec].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
             const char *name = token_name(doc, c);
-            int special = json_bool(doc, json_member(doc, c, "special"), 0);
-            if (name && special && add_extra(ls, name) != 0) {
-                *err = bert_errorf("out of memory loading the tokenizer");
-                goto done;
-            }
+            int special = bert_json_bool(doc, bert_json_member(doc, c, "special"), 0);
+            if (name && special && add_extra(ls, name) != 0) goto done;
         }
     }
     rc = 0;
 done:
-    json_free(doc);
+    bert_json_free(doc);
     return rc;
 }
 
 static int read_special_tokens_map(const char *dir, load_state *ls, char **err)
 {
     json_doc *doc = NULL;
-    int rc = json_read_model_file(dir, "special_tokens_map.json", 0, &doc, err);
+    int rc = bert_json_read_model_file(dir, "special_tokens_map.json", 0, &doc, err);
     if (rc <= 0) return rc;
-    rc = 0;
-    if (read_token_names(doc, ls) != 0) {
-        *err = bert_errorf("out of memory loading the tokenizer");
-        rc = -1;
-    }
-    json_free(doc);
+    rc = read_token_names(doc, ls);
+    bert_json_free(doc);
     return rc;
 }
 
@@ -301,98 +291,89 @@ static int set_prefix(char **slot, size_t *len, const char *value)
 static int read_tokenizer_json(bert_tokenizer *t, const char *dir, load_state *ls, char **err)
 {
     json_doc *doc = NULL;
-    int rc = json_read_model_file(dir, "tokenizer.json", 0, &doc, err);
+    int rc = bert_json_read_model_file(dir, "tokenizer.json", 0, &doc, err);
     if (rc <= 0) return rc;
     rc = -1;
-    char *path = path_join(dir, "tokenizer.json");
-    if (!path) { *err = bert_errorf("out of memory loading the tokenizer"); json_free(doc); return -1; }
+    char *path = bert_path_join(dir, "tokenizer.json");
+    if (!path) { bert_json_free(doc); return -1; }
     bert_tokenizer_settings *s = &t->settings;
 
-    int norm = json_member(doc, 0, "normalizer");
+    int norm = bert_json_member(doc, 0, "normalizer");
     if (norm >= 0 && doc->nodes[norm].type == JSON_NULL) {
         s->lowercase = s->chinese_chars = s->strip_accents = t->clean_text = 0;
     } else if (norm >= 0) {
-        const char *type = json_str(doc, json_member(doc, norm, "type"), "");
+        const char *type = bert_json_str(doc, bert_json_member(doc, norm, "type"), "");
         if (strcmp(type, "BertNormalizer") != 0) {
             unsupported(err, path, "the normalizer", type, "BertNormalizer");
             goto done;
         }
-        t->clean_text = json_bool(doc, json_member(doc, norm, "clean_text"), 1);
-        s->chinese_chars = json_bool(doc, json_member(doc, norm, "handle_chinese_chars"), 1);
-        s->strip_accents = read_bool_or_null(doc, json_member(doc, norm, "strip_accents"), -1);
-        s->lowercase = json_bool(doc, json_member(doc, norm, "lowercase"), 1);
+        t->clean_text = bert_json_bool(doc, bert_json_member(doc, norm, "clean_text"), 1);
+        s->chinese_chars = bert_json_bool(doc, bert_json_member(doc, norm, "handle_chinese_chars"), 1);
+        s->strip_accents = read_bool_or_null(doc, bert_json_member(doc, norm, "strip_accents"), -1);
+        s->lowercase = bert_json_bool(doc, bert_json_member(doc, norm, "lowercase"), 1);
     }
 
-    int pre = json_member(doc, 0, "pre_tokenizer");
+    int pre = bert_json_member(doc, 0, "pre_tokenizer");
     if (pre >= 0) {
-        const char *type = json_str(doc, json_member(doc, pre, "type"), "null");
+        const char *type = bert_json_str(doc, bert_json_member(doc, pre, "type"), "null");
         if (strcmp(type, "BertPreTokenizer") != 0) {
             unsupported(err, path, "the pre_tokenizer", type, "BertPreTokenizer");
             goto done;
         }
     }
 
-    int model = json_member(doc, 0, "model");
+    int model = bert_json_member(doc, 0, "model");
     if (model >= 0) {
-        const char *type = json_str(doc, json_member(doc, model, "type"), "WordPiece");
+        const char *type = bert_json_str(doc, bert_json_member(doc, model, "type"), "WordPiece");
         if (strcmp(type, "WordPiece") != 0) {
             unsupported(err, path, "the model", type, "WordPiece");
             goto done;
         }
-        long long chars = json_int(doc, json_member(doc, model, "max_input_chars_per_word"), s->max_input_chars_per_word);
+        long long chars = bert_json_int(doc, bert_json_member(doc, model, "max_input_chars_per_word"), s->max_input_chars_per_word);
         s->max_input_chars_per_word = chars < 0 ? 0 : chars > INT_MAX ? INT_MAX : (int)chars;
-        const char *prefix = json_str(doc, json_member(doc, model, "continuing_subword_prefix"), NULL);
-        if (prefix && set_prefix(&t->prefix, &t->prefix_len, prefix) != 0) {
-            *err = bert_errorf("out of memory loading the tokenizer");
-            goto done;
-        }
-        const char *unk = json_str(doc, json_member(doc, model, "unk_token"), NULL);
+        const char *prefix = bert_json_str(doc, bert_json_member(doc, model, "continuing_subword_prefix"), NULL);
+        if (prefix && set_prefix(&t->prefix, &t->prefix_len, prefix) != 0) goto done;
+        const char *unk = bert_json_str(doc, bert_json_member(doc, model, "unk_token"), NULL);
         if (unk) {
             free(ls->names[NAME_UNK]);
             ls->names[NAME_UNK] = NULL;
-            if (set_name(&ls->names[NAME_UNK], unk) != 0) {
-                *err = bert_errorf("out of memory loading the tokenizer");
-                goto done;
-            }
+            if (set_name(&ls->names[NAME_UNK], unk) != 0) goto done;
         }
     }
 
-    int decoder = json_member(doc, 0, "decoder");
+    int decoder = bert_json_member(doc, 0, "decoder");
     if (decoder >= 0 && doc->nodes[decoder].type == JSON_NULL) {
         t->decoder_wordpiece = 0;
     } else if (decoder >= 0) {
-        const char *type = json_str(doc, json_member(doc, decoder, "type"), "");
+        const char *type = bert_json_str(doc, bert_json_member(doc, decoder, "type"), "");
         if (strcmp(type, "WordPiece") != 0) {
             unsupported(err, path, "the decoder", type, "WordPiece");
             goto done;
         }
-        t->decoder_cleanup = json_bool(doc, json_member(doc, decoder, "cleanup"), 1);
-        const char *prefix = json_str(doc, json_member(doc, decoder, "prefix"), "##");
-        if (set_prefix(&t->decoder_prefix, &t->decoder_prefix_len, prefix) != 0) {
-            *err = bert_errorf("out of memory loading the tokenizer");
-            goto done;
-        }
+        t->decoder_cleanup = bert_json_bool(doc, bert_json_member(doc, decoder, "cleanup"), 1);
+        const char *prefix = bert_json_str(doc, bert_json_member(doc, decoder, "prefix"), "##");
+        if (set_prefix(&t->decoder_prefix, &t->decoder_prefix_len, prefix) != 0) goto done;
     }
 
-    int added = json_member(doc, 0, "added_tokens");
+    int added = bert_json_member(doc, 0, "added_tokens");
     if (added >= 0 && doc->nodes[added].type == JSON_ARRAY) {
         ls->have_json_added = 1;
         for (int c = doc->nodes[added].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
-            const char *content = json_str(doc, json_member(doc, c, "content"), NULL);
-            long long id = json_int(doc, json_member(doc, c, "id"), -1);
+            const char *content = bert_json_str(doc, bert_json_member(doc, c, "content"), NULL);
+            long long id = bert_json_int(doc, bert_json_member(doc, c, "id"), -1);
             if (!content || id < 0 || id > INT32_MAX) {
                 *err = bert_errorf("%s: an entry of added_tokens lacks its content or id; fix or delete the file", path);
                 goto done;
             }
-            int special = json_bool(doc, json_member(doc, c, "special"), 0);
+            int special = bert_json_bool(doc, bert_json_member(doc, c, "special"), 0);
             /* tokenizers' AddedToken defaults: normalized unless special. */
-            int normalized = json_bool(doc, json_member(doc, c, "normalized"), !special);
+            int normalized = bert_json_bool(doc, bert_json_member(doc, c, "normalized"), !special);
             if (add_token(t, content, strlen(content), (int32_t)id, special, normalized, err) != 0) goto done;
         }
     }
     rc = 0;
 done:
-    json_free(doc);
+    bert_json_free(doc);
     free(path);
     return rc;
 }
@@ -466,8 +447,8 @@ static const char *token_text(const bert_tokenizer *t, int32_t id, size_t *len)
 {
     const added_token *r = find_renamed(t, id);
     if (r) { *len = r->len; return r->text; }
-    *len = vocab_token_length(&t->vocab, id);
-    return vocab_token(&t->vocab, id);
+    *len = bert_vocab_token_length(&t->vocab, id);
+    return bert_vocab_token(&t->vocab, id);
 }
 
 /* Records the ids whose text is not vocab.txt's, then flags as special every
@@ -487,7 +468,7 @@ static int mark_specials(bert_tokenizer *t)
     for (int k = 0; k < 2; k++) {
         for (size_t i = 0; i < sets[k]->n; i++) {
             const added_token *a = &sets[k]->tokens[i];
-            if (a->len == vocab_token_length(&t->vocab, a->id) && memcmp(a->text, vocab_token(&t->vocab, a->id), a->len) == 0)
+            if (a->len == bert_vocab_token_length(&t->vocab, a->id) && memcmp(a->text, bert_vocab_token(&t->vocab, a->id), a->len) == 0)
                 continue;
             if (renamed[a->id]) continue;
             renamed[a->id] = 1;
@@ -500,8 +481,8 @@ static int mark_specials(bert_tokenizer *t)
     if (t->renamed.n > 1) qsort(t->renamed.tokens, t->renamed.n, sizeof *t->renamed.tokens, by_id);
     for (size_t i = 0; i < t->n_added; i++) {
         const added_token *a = &t->added[i];
-        if (a->special && vocab_find(&special_texts, a->text, a->len) < 0 &&
-            vocab_append(&special_texts, a->text, a->len) < 0)
+        if (a->special && bert_vocab_find(&special_texts, a->text, a->len) < 0 &&
+            bert_vocab_append(&special_texts, a->text, a->len) < 0)
             goto done;
     }
     t->special_id = calloc((size_t)t->vocab.count, 1);
@@ -509,12 +490,12 @@ static int mark_specials(bert_tokenizer *t)
     for (int32_t id = 0; special_texts.count && id < t->vocab.count; id++) {
         size_t len;
         const char *text = token_text(t, id, &len);
-        if (vocab_find(&special_texts, text, len) >= 0) t->special_id[id] = 1;
+        if (bert_vocab_find(&special_texts, text, len) >= 0) t->special_id[id] = 1;
     }
     rc = 0;
 done:
     free(renamed);
-    vocab_free(&special_texts);
+    bert_vocab_free(&special_texts);
     return rc;
 }
 
@@ -524,11 +505,11 @@ static int add_named_tokens(bert_tokenizer *t, load_state *ls, char **err)
 {
     for (int i = 0; i < N_NAMES; i++) {
         const char *name = ls->names[i] ? ls->names[i] : name_defaults[i];
-        int32_t id = vocab_find(&t->vocab, name, strlen(name));
+        int32_t id = bert_vocab_find(&t->vocab, name, strlen(name));
         if (id >= 0 && add_token(t, name, strlen(name), id, 1, 0, err) != 0) return -1;
     }
     for (size_t i = 0; i < ls->n_extra; i++) {
-        int32_t id = vocab_find(&t->vocab, ls->extra[i], strlen(ls->extra[i]));
+        int32_t id = bert_vocab_find(&t->vocab, ls->extra[i], strlen(ls->extra[i]));
         if (id >= 0 && add_token(t, ls->extra[i], strlen(ls->extra[i]), id, 1, 0, err) != 0) return -1;
     }
     return 0;
@@ -537,7 +518,7 @@ static int add_named_tokens(bert_tokenizer *t, load_state *ls, char **err)
 static int32_t find_name(const bert_tokenizer *t, const load_state *ls, int which)
 {
     const char *name = ls->names[which] ? ls->names[which] : name_defaults[which];
-    return vocab_find(&t->vocab, name, strlen(name));
+    return bert_vocab_find(&t->vocab, name, strlen(name));
 }
 
 int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
@@ -547,10 +528,10 @@ int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
     load_state ls;
     memset(&ls, 0, sizeof ls);
     bert_tokenizer *t = calloc(1, sizeof *t);
-    char *vocab_path = path_join(model_dir, "vocab.txt");
+    char *vocab_path = bert_path_join(model_dir, "vocab.txt");
     char *data = NULL;
     size_t len = 0;
-    if (!t || !vocab_path) { *err = bert_errorf("out of memory loading the tokenizer"); goto fail; }
+    if (!t || !vocab_path) goto fail;
 
     /* BertTokenizer's defaults, for a directory with no tokenizer files. */
     t->settings.lowercase = 1;
@@ -562,13 +543,10 @@ int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
     t->decoder_cleanup = 1;
     t->cleanup_spaces = 1;
     if (set_prefix(&t->prefix, &t->prefix_len, "##") != 0 ||
-        set_prefix(&t->decoder_prefix, &t->decoder_prefix_len, "##") != 0) {
-        *err = bert_errorf("out of memory loading the tokenizer");
-        goto fail;
-    }
+        set_prefix(&t->decoder_prefix, &t->decoder_prefix_len, "##") != 0) goto fail;
 
     if (!(data = read_whole_file(vocab_path, &len, err))) goto fail;
-    if (vocab_parse(&t->vocab, data, len) != 0) {
+    if (bert_vocab_parse(&t->vocab, data, len) != 0) {
         *err = bert_errorf("cannot load %s: out of memory or too many lines", vocab_path);
         goto fail;
     }
@@ -598,20 +576,18 @@ int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
     t->specials.unk = t->unk;
     t->strip = t->settings.strip_accents < 0 ? t->settings.lowercase : t->settings.strip_accents;
 
-    if (build_token_sets(t) != 0 || mark_specials(t) != 0) {
-        *err = bert_errorf("out of memory loading the tokenizer");
-        goto fail;
-    }
+    if (build_token_sets(t) != 0 || mark_specials(t) != 0) goto fail;
     free_tokens(t->added, t->n_added);
     t->added = NULL;
     t->n_added = t->added_cap = 0;
-    vocab_free(&t->added_index);
+    bert_vocab_free(&t->added_index);
 
     load_state_free(&ls);
     free(vocab_path);
     *out = t;
     return 0;
 fail:
+    /* A step that failed without a message ran out of memory. */
     if (!*err) *err = bert_errorf("out of memory loading the tokenizer");
     load_state_free(&ls);
     free(data);
@@ -623,8 +599,8 @@ fail:
 void bert_tokenizer_free(bert_tokenizer *t)
 {
     if (!t) return;
-    vocab_free(&t->vocab);
-    vocab_free(&t->added_index);
+    bert_vocab_free(&t->vocab);
+    bert_vocab_free(&t->added_index);
     free_tokens(t->added, t->n_added);
     free_tokens(t->raw.tokens, t->raw.n);
     free_tokens(t->norm.tokens, t->norm.n);
@@ -637,39 +613,39 @@ void bert_tokenizer_free(bert_tokenizer *t)
 
 /* ---- encoding ------------------------------------------------------------ */
 
+/* One text's way through the normalizer, the pre-tokenizer and WordPiece,
+ * one character at a time. */
 typedef struct {
     const bert_tokenizer *tok;
     bert_ids *out;
-    int32_t *marks;             /* combining marks waiting for canonical order */
-    size_t n_marks, marks_cap;
-    char *word;                 /* the word being built, UTF-8 */
-    size_t word_len, word_cap;
+    bert_encode_buffers buf;    /* marks, word and normalized text, kept by callers who ask */
+    size_t n_marks;             /* combining marks waiting for canonical order */
+    size_t word_len;            /* the word being built, UTF-8 */
     size_t word_chars;          /* its length in characters (counted on past the limit) */
     int collect;                /* keep the normalized text instead of tokenizing it */
-    char *normalized;           /* the normalized text kept, UTF-8 */
-    size_t normalized_len, normalized_cap;
+    size_t normalized_len;      /* the normalized text kept, UTF-8 */
     int failed;                 /* out of memory */
     size_t limit;               /* stop once out holds this many ids */
     int full;                   /* the limit was reached */
-} encoder;
+} encode_pass;
 
-static void push(encoder *e, int32_t id)
+static void push(encode_pass *p, int32_t id)
 {
-    if (e->failed || e->full) return;
-    if (e->out->len >= e->limit) { e->full = 1; return; }
-    if (bert_ids_push(e->out, id) != 0) e->failed = 1;
+    if (p->failed || p->full) return;
+    if (p->out->len >= p->limit) { p->full = 1; return; }
+    if (bert_ids_push(p->out, id) != 0) p->failed = 1;
 }
 
 /* Greedy longest-match-first WordPiece over one word; a word with any part
  * left unmatched, or longer than max_input_chars_per_word, is one [UNK]. */
-static void wordpiece(encoder *e, const char *w, size_t len, size_t chars)
+static void wordpiece(encode_pass *p, const char *w, size_t len, size_t chars)
 {
-    const bert_tokenizer *t = e->tok;
+    const bert_tokenizer *t = p->tok;
     if (chars > (size_t)t->settings.max_input_chars_per_word) {
-        push(e, t->unk);
+        push(p, t->unk);
         return;
     }
-    size_t mark = e->out->len;
+    size_t mark = p->out->len;
     for (size_t start = 0; start < len;) {
         const char *prefix = start > 0 ? t->prefix : NULL;
         size_t plen = start > 0 ? t->prefix_len : 0;
@@ -681,144 +657,144 @@ static void wordpiece(encoder *e, const char *w, size_t len, size_t chars)
         while (end < len && (w[end] & 0xC0) == 0x80) end--;
         int32_t id = -1;
         while (end > start) {
-            id = vocab_find2(&t->vocab, prefix, plen, w + start, end - start);
+            id = bert_vocab_find2(&t->vocab, prefix, plen, w + start, end - start);
             if (id >= 0) break;
             do end--; while (end > start && (w[end] & 0xC0) == 0x80);
         }
         if (id < 0) {
             /* The word's pieces give way to one [UNK], which fits where they
              * did even when the limit stopped them. */
-            e->out->len = mark;
-            e->full = 0;
-            push(e, t->unk);
+            p->out->len = mark;
+            p->full = 0;
+            push(p, t->unk);
             return;
         }
-        push(e, id);
+        push(p, id);
         start = end;
     }
 }
 
-static void end_word(encoder *e)
+static void end_word(encode_pass *p)
 {
-    if (e->word_chars == 0) return;
-    wordpiece(e, e->word, e->word_len, e->word_chars);
-    e->word_len = 0;
-    e->word_chars = 0;
+    if (p->word_chars == 0) return;
+    wordpiece(p, p->buf.word, p->word_len, p->word_chars);
+    p->word_len = 0;
+    p->word_chars = 0;
 }
 
-static void append_to_word(encoder *e, int32_t cp)
+static void append_to_word(encode_pass *p, int32_t cp)
 {
     /* Past the length limit the word is [UNK] whatever follows: count only. */
-    if (e->word_chars++ > (size_t)e->tok->settings.max_input_chars_per_word) return;
-    if (e->word_len + 4 > e->word_cap) {
-        char *p = bert_grow(e->word, &e->word_cap, e->word_len + 4, 1);
-        if (!p) { e->failed = 1; return; }
-        e->word = p;
+    if (p->word_chars++ > (size_t)p->tok->settings.max_input_chars_per_word) return;
+    if (p->word_len + 4 > p->buf.word_cap) {
+        char *grown = bert_grow(p->buf.word, &p->buf.word_cap, p->word_len + 4, 1);
+        if (!grown) { p->failed = 1; return; }
+        p->buf.word = grown;
     }
-    e->word_len += utext_encode(cp, e->word + e->word_len);
+    p->word_len += bert_utext_encode(cp, p->buf.word + p->word_len);
 }
 
 /* BertPreTokenizer: whitespace ends a word, punctuation is a word alone. */
-static void pre_tokenize(encoder *e, int32_t cp)
+static void pre_tokenize(encode_pass *p, int32_t cp)
 {
-    if (utext_is_whitespace(cp)) {
-        end_word(e);
-    } else if (utext_is_punctuation(cp)) {
-        end_word(e);
-        append_to_word(e, cp);
-        end_word(e);
+    if (bert_utext_is_whitespace(cp)) {
+        end_word(p);
+    } else if (bert_utext_is_punctuation(cp)) {
+        end_word(p);
+        append_to_word(p, cp);
+        end_word(p);
     } else {
-        append_to_word(e, cp);
+        append_to_word(p, cp);
     }
 }
 
 /* The normalizer's output goes to the pre-tokenizer, or is kept when
  * normalized added tokens must be found in it first. */
-static void emit(encoder *e, int32_t cp)
+static void emit(encode_pass *p, int32_t cp)
 {
-    if (!e->collect) { pre_tokenize(e, cp); return; }
-    if (e->normalized_len + 4 > e->normalized_cap) {
-        char *p = bert_grow(e->normalized, &e->normalized_cap, e->normalized_len + 4, 1);
-        if (!p) { e->failed = 1; return; }
-        e->normalized = p;
+    if (!p->collect) { pre_tokenize(p, cp); return; }
+    if (p->normalized_len + 4 > p->buf.normalized_cap) {
+        char *grown = bert_grow(p->buf.normalized, &p->buf.normalized_cap, p->normalized_len + 4, 1);
+        if (!grown) { p->failed = 1; return; }
+        p->buf.normalized = grown;
     }
-    e->normalized_len += utext_encode(cp, e->normalized + e->normalized_len);
+    p->normalized_len += bert_utext_encode(cp, p->buf.normalized + p->normalized_len);
 }
 
-static void lowercase(encoder *e, int32_t cp)
+static void lowercase(encode_pass *p, int32_t cp)
 {
-    if (!e->tok->settings.lowercase) { emit(e, cp); return; }
+    if (!p->tok->settings.lowercase) { emit(p, cp); return; }
     int32_t low[2];
-    int n = utext_lowercase(cp, low);
-    for (int i = 0; i < n; i++) emit(e, low[i]);
+    int n = bert_utext_lowercase(cp, low);
+    for (int i = 0; i < n; i++) emit(p, low[i]);
 }
 
 /* Canonical ordering of the held marks (a stable sort by combining class),
  * then strip_accents' removal of the nonspacing ones. */
-static void flush_marks(encoder *e)
+static void flush_marks(encode_pass *p)
 {
-    size_t n = e->n_marks;
-    int32_t *m = e->marks;
+    size_t n = p->n_marks;
+    int32_t *m = p->buf.marks;
     if (n == 0) return;
     if (n <= 32) {
         for (size_t i = 1; i < n; i++) {
             int32_t c = m[i];
-            int k = utext_combining_class(c);
+            int k = bert_utext_combining_class(c);
             size_t j = i;
-            for (; j > 0 && utext_combining_class(m[j - 1]) > k; j--) m[j] = m[j - 1];
+            for (; j > 0 && bert_utext_combining_class(m[j - 1]) > k; j--) m[j] = m[j - 1];
             m[j] = c;
         }
     } else {
         /* Counting sort: a long run of marks must not cost quadratic time. */
         int32_t *sorted = malloc(n * sizeof *sorted);
         size_t start[257] = {0};
-        if (!sorted) { e->failed = 1; e->n_marks = 0; return; }
-        for (size_t i = 0; i < n; i++) start[utext_combining_class(m[i]) + 1]++;
+        if (!sorted) { p->failed = 1; p->n_marks = 0; return; }
+        for (size_t i = 0; i < n; i++) start[bert_utext_combining_class(m[i]) + 1]++;
         for (int k = 1; k <= 256; k++) start[k] += start[k - 1];
-        for (size_t i = 0; i < n; i++) sorted[start[utext_combining_class(m[i])]++] = m[i];
+        for (size_t i = 0; i < n; i++) sorted[start[bert_utext_combining_class(m[i])]++] = m[i];
         memcpy(m, sorted, n * sizeof *m);
         free(sorted);
     }
-    e->n_marks = 0;
+    p->n_marks = 0;
     for (size_t i = 0; i < n; i++)
-        if (!utext_is_nonspacing_mark(m[i])) lowercase(e, m[i]);
+        if (!bert_utext_is_nonspacing_mark(m[i])) lowercase(p, m[i]);
 }
 
 /* strip_accents: NFD, then drop category Mn. */
-static void strip_accents(encoder *e, int32_t cp)
+static void strip_accents(encode_pass *p, int32_t cp)
 {
-    if (!e->tok->strip) { lowercase(e, cp); return; }
+    if (!p->tok->strip) { lowercase(p, cp); return; }
     int32_t d[UTEXT_MAX_DECOMPOSITION];
-    int n = utext_decompose(cp, d);
+    int n = bert_utext_decompose(cp, d);
     for (int i = 0; i < n; i++) {
-        if (utext_combining_class(d[i]) != 0) {
-            if (e->n_marks == e->marks_cap) {
-                int32_t *p = bert_grow(e->marks, &e->marks_cap, e->n_marks + 1, sizeof *p);
-                if (!p) { e->failed = 1; return; }
-                e->marks = p;
+        if (bert_utext_combining_class(d[i]) != 0) {
+            if (p->n_marks == p->buf.marks_cap) {
+                int32_t *grown = bert_grow(p->buf.marks, &p->buf.marks_cap, p->n_marks + 1, sizeof *grown);
+                if (!grown) { p->failed = 1; return; }
+                p->buf.marks = grown;
             }
-            e->marks[e->n_marks++] = d[i];
+            p->buf.marks[p->n_marks++] = d[i];
         } else {
-            flush_marks(e);
-            if (!utext_is_nonspacing_mark(d[i])) lowercase(e, d[i]);
+            flush_marks(p);
+            if (!bert_utext_is_nonspacing_mark(d[i])) lowercase(p, d[i]);
         }
     }
 }
 
 /* clean_text and handle_chinese_chars, on one character of the input. */
-static void normalize(encoder *e, int32_t cp)
+static void normalize(encode_pass *p, int32_t cp)
 {
-    const bert_tokenizer *t = e->tok;
+    const bert_tokenizer *t = p->tok;
     if (t->clean_text) {
-        if (cp == 0 || cp == UTEXT_REPLACEMENT || utext_is_control(cp)) return;
-        if (utext_is_whitespace(cp)) cp = ' ';
+        if (cp == 0 || cp == UTEXT_REPLACEMENT || bert_utext_is_control(cp)) return;
+        if (bert_utext_is_whitespace(cp)) cp = ' ';
     }
-    if (t->settings.chinese_chars && utext_is_chinese(cp)) {
-        strip_accents(e, ' ');
-        strip_accents(e, cp);
-        strip_accents(e, ' ');
+    if (t->settings.chinese_chars && bert_utext_is_chinese(cp)) {
+        strip_accents(p, ' ');
+        strip_accents(p, cp);
+        strip_accents(p, ' ');
     } else {
-        strip_accents(e, cp);
+        strip_accents(p, cp);
     }
 }
 
@@ -828,24 +804,24 @@ static int is_ascii_word_char(unsigned char c)
 }
 
 /* Normalizes s[0..len) into the pre-tokenizer (or the kept text). */
-static void normalize_all(encoder *e, const unsigned char *s, size_t len)
+static void normalize_all(encode_pass *p, const unsigned char *s, size_t len)
 {
-    const bert_tokenizer *t = e->tok;
-    for (size_t i = 0; i < len && !e->failed && !e->full;) {
+    const bert_tokenizer *t = p->tok;
+    for (size_t i = 0; i < len && !p->failed && !p->full;) {
         /* ASCII letters and digits pass every stage unchanged but lowercasing. */
         unsigned char c = s[i];
-        if (!e->collect && is_ascii_word_char(c) && e->n_marks == 0 &&
-            e->word_chars < (size_t)t->settings.max_input_chars_per_word && e->word_len < e->word_cap) {
-            e->word[e->word_len++] = (char)(c >= 'A' && c <= 'Z' && t->settings.lowercase ? c + 32 : c);
-            e->word_chars++;
+        if (!p->collect && is_ascii_word_char(c) && p->n_marks == 0 &&
+            p->word_chars < (size_t)t->settings.max_input_chars_per_word && p->word_len < p->buf.word_cap) {
+            p->buf.word[p->word_len++] = (char)(c >= 'A' && c <= 'Z' && t->settings.lowercase ? c + 32 : c);
+            p->word_chars++;
             i++;
             continue;
         }
         int32_t cp;
-        i += utext_decode(s + i, len - i, &cp);
-        normalize(e, cp);
+        i += bert_utext_decode(s + i, len - i, &cp);
+        normalize(p, cp);
     }
-    flush_marks(e);
+    flush_marks(p);
 }
 
 /* The longest token of `set` at s[0..len), or NULL. */
@@ -859,61 +835,43 @@ static const added_token *match_token(const token_set *set, const unsigned char 
 }
 
 /* Pre-tokenizes already normalized (valid UTF-8) text. */
-static void pre_tokenize_all(encoder *e, const unsigned char *s, size_t len)
+static void pre_tokenize_all(encode_pass *p, const unsigned char *s, size_t len)
 {
-    for (size_t i = 0; i < len && !e->failed && !e->full;) {
+    for (size_t i = 0; i < len && !p->failed && !p->full;) {
         int32_t cp;
-        i += utext_decode(s + i, len - i, &cp);
-        pre_tokenize(e, cp);
+        i += bert_utext_decode(s + i, len - i, &cp);
+        pre_tokenize(p, cp);
     }
 }
 
 /* A stretch of text between raw-matched added tokens: normalize, then find
  * the normalized added tokens, pre-tokenize the rest and run WordPiece. */
-static void encode_segment(encoder *e, const unsigned char *s, size_t len)
+static void encode_segment(encode_pass *p, const unsigned char *s, size_t len)
 {
-    const token_set *norm = &e->tok->norm;
+    const token_set *norm = &p->tok->norm;
     if (norm->n == 0) {
-        normalize_all(e, s, len);
-        end_word(e);
+        normalize_all(p, s, len);
+        end_word(p);
         return;
     }
-    e->collect = 1;
-    e->normalized_len = 0;
-    normalize_all(e, s, len);
-    e->collect = 0;
-    const unsigned char *n = (const unsigned char *)e->normalized;
-    size_t nlen = e->normalized_len, piece = 0;
-    if (nlen == 0) return;   /* e->normalized may be NULL: no pointer arithmetic on it */
-    for (size_t i = 0; i < nlen && !e->failed && !e->full;) {
+    p->collect = 1;
+    p->normalized_len = 0;
+    normalize_all(p, s, len);
+    p->collect = 0;
+    const unsigned char *n = (const unsigned char *)p->buf.normalized;
+    size_t nlen = p->normalized_len, piece = 0;
+    if (nlen == 0) return;   /* p->buf.normalized may be NULL: no pointer arithmetic on it */
+    for (size_t i = 0; i < nlen && !p->failed && !p->full;) {
         const added_token *a = match_token(norm, n + i, nlen - i);
         if (!a) { i++; continue; }
-        pre_tokenize_all(e, n + piece, i - piece);
-        end_word(e);
-        push(e, a->id);
+        pre_tokenize_all(p, n + piece, i - piece);
+        end_word(p);
+        push(p, a->id);
         i += a->len;
         piece = i;
     }
-    pre_tokenize_all(e, n + piece, nlen - piece);
-    end_word(e);
-}
-
-static void encoder_free(encoder *e)
-{
-    free(e->marks);
-    free(e->word);
-    free(e->normalized);
-}
-
-int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t len, bert_ids *out)
-{
-    return bert_tokenizer_encode_max(tok, text, len, SIZE_MAX, out);
-}
-
-int bert_tokenizer_encode_max(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
-                              bert_ids *out)
-{
-    return bert_tokenizer_encode_with(tok, text, len, max_ids, out, NULL);
+    pre_tokenize_all(p, n + piece, nlen - piece);
+    end_word(p);
 }
 
 void bert_encode_buffers_free(bert_encode_buffers *b)
@@ -921,61 +879,49 @@ void bert_encode_buffers_free(bert_encode_buffers *b)
     if (!b) return;
     free(b->word);
     free(b->marks);
+    free(b->normalized);
     memset(b, 0, sizeof *b);
 }
 
-int bert_tokenizer_encode_with(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
-                               bert_ids *out, bert_encode_buffers *keep)
+int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
+                          bert_ids *out, bert_encode_buffers *keep)
 {
-    encoder e;
-    memset(&e, 0, sizeof e);
-    if (keep) {
-        e.word = keep->word;
-        e.word_cap = keep->word_cap;
-        e.marks = keep->marks;
-        e.marks_cap = keep->marks_cap;
-    }
-    e.tok = tok;
-    e.out = out;
-    e.limit = max_ids;
+    encode_pass p;
+    memset(&p, 0, sizeof p);
+    if (keep) p.buf = *keep;
+    p.tok = tok;
+    p.out = out;
+    p.limit = max_ids;
     const unsigned char *s = (const unsigned char *)text;
     size_t segment = 0;
     /* Added tokens start with an ASCII or lead byte, never inside a
      * character, so matching the raw bytes finds what matching the decoded
      * text would. */
-    for (size_t i = 0; i < len && !e.failed && !e.full;) {
+    for (size_t i = 0; i < len && !p.failed && !p.full;) {
         const added_token *a = tok->raw.n ? match_token(&tok->raw, s + i, len - i) : NULL;
         if (!a) { i++; continue; }
-        encode_segment(&e, s + segment, i - segment);
-        push(&e, a->id);
+        encode_segment(&p, s + segment, i - segment);
+        push(&p, a->id);
         i += a->len;
         segment = i;
     }
-    if (!e.failed && !e.full) encode_segment(&e, s + segment, len - segment);
-    if (keep) {
-        /* The buffers, grown or not, go back to the caller. */
-        keep->word = e.word;
-        keep->word_cap = e.word_cap;
-        keep->marks = e.marks;
-        keep->marks_cap = e.marks_cap;
-        e.word = NULL;
-        e.marks = NULL;
-    }
-    encoder_free(&e);
-    return e.failed ? -1 : 0;
+    if (!p.failed && !p.full) encode_segment(&p, s + segment, len - segment);
+    if (keep) *keep = p.buf;   /* the buffers, grown or not, go back to the caller */
+    else bert_encode_buffers_free(&p.buf);
+    return p.failed ? -1 : 0;
 }
 
 /* An added token's content as the normalizer leaves it (malloc'd). */
 static char *normalize_text(const bert_tokenizer *t, const char *s, size_t len, size_t *out_len)
 {
-    encoder e;
-    memset(&e, 0, sizeof e);
-    e.tok = t;
-    e.collect = 1;
-    normalize_all(&e, (const unsigned char *)s, len);
-    char *text = e.failed ? NULL : bert_strndup(e.normalized ? e.normalized : "", e.normalized_len);
-    *out_len = e.normalized_len;
-    encoder_free(&e);
+    encode_pass p;
+    memset(&p, 0, sizeof p);
+    p.tok = t;
+    p.collect = 1;
+    normalize_all(&p, (const unsigned char *)s, len);
+    char *text = p.failed ? NULL : bert_strndup(p.buf.normalized ? p.buf.normalized : "", p.normalized_len);
+    *out_len = p.normalized_len;
+    bert_encode_buffers_free(&p.buf);
     return text;
 }
 
@@ -1067,7 +1013,7 @@ const char *bert_tokenizer_token(const bert_tokenizer *tok, int32_t id)
 
 int32_t bert_tokenizer_find(const bert_tokenizer *tok, const char *token, size_t len)
 {
-    return vocab_find(&tok->vocab, token, len);
+    return bert_vocab_find(&tok->vocab, token, len);
 }
 
 const bert_special_ids *bert_tokenizer_specials(const bert_tokenizer *tok) { return &tok->specials; }

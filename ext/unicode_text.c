@@ -229,7 +229,7 @@ static int in_range(int32_t cp, int32_t lo, int32_t hi) { return cp >= lo && cp 
 
 static int is_continuation(unsigned char b) { return (b & 0xC0) == 0x80; }
 
-size_t utext_decode(const unsigned char *s, size_t len, int32_t *cp)
+size_t bert_utext_decode(const unsigned char *s, size_t len, int32_t *cp)
 {
     unsigned char b = s[0];
     if (b < 0x80) { *cp = b; return 1; }
@@ -263,7 +263,7 @@ size_t utext_decode(const unsigned char *s, size_t len, int32_t *cp)
     return i;
 }
 
-size_t utext_encode(int32_t cp, char *out)
+size_t bert_utext_encode(int32_t cp, char *out)
 {
     unsigned char *o = (unsigned char *)out;
     if (cp < 0x80) { o[0] = (unsigned char)cp; return 1; }
@@ -285,7 +285,7 @@ size_t utext_encode(int32_t cp, char *out)
     return 4;
 }
 
-int utext_is_control(int32_t cp)
+int bert_utext_is_control(int32_t cp)
 {
     if (cp == '\t' || cp == '\n' || cp == '\r') return 0;
     if (cp < 0x80) return cp < 0x20 || cp == 0x7F;
@@ -296,7 +296,7 @@ int utext_is_control(int32_t cp)
            k == UTF8PROC_CATEGORY_CS;
 }
 
-int utext_is_whitespace(int32_t cp)
+int bert_utext_is_whitespace(int32_t cp)
 {
     /* White_Space is not among utf8proc's properties; the list is short and
      * has not changed since Unicode 6.3. */
@@ -310,7 +310,7 @@ int utext_is_whitespace(int32_t cp)
     }
 }
 
-int utext_is_punctuation(int32_t cp)
+int bert_utext_is_punctuation(int32_t cp)
 {
     if (cp < 0x80)
         return in_range(cp, 33, 47) || in_range(cp, 58, 64) || in_range(cp, 91, 96) || in_range(cp, 123, 126);
@@ -320,7 +320,7 @@ int utext_is_punctuation(int32_t cp)
     return k >= UTF8PROC_CATEGORY_PC && k <= UTF8PROC_CATEGORY_PO;
 }
 
-int utext_is_chinese(int32_t cp)
+int bert_utext_is_chinese(int32_t cp)
 {
     return in_range(cp, 0x4E00, 0x9FFF) || in_range(cp, 0x3400, 0x4DBF) ||
            in_range(cp, 0x20000, 0x2A6DF) || in_range(cp, 0x2A700, 0x2B73F) ||
@@ -328,7 +328,7 @@ int utext_is_chinese(int32_t cp)
            in_range(cp, 0xF900, 0xFAFF) || in_range(cp, 0x2F800, 0x2FA1F);
 }
 
-int utext_is_nonspacing_mark(int32_t cp)
+int bert_utext_is_nonspacing_mark(int32_t cp)
 {
     if (cp < 0x300) return 0;
     const utext_override *o = find_override(mark_overrides, COUNT(mark_overrides), cp);
@@ -336,7 +336,7 @@ int utext_is_nonspacing_mark(int32_t cp)
     return utf8proc_category(cp) == UTF8PROC_CATEGORY_MN;
 }
 
-int utext_combining_class(int32_t cp)
+int bert_utext_combining_class(int32_t cp)
 {
     if (cp < 0x300) return 0;
     const utext_override *o = find_override(combining_overrides, COUNT(combining_overrides), cp);
@@ -344,7 +344,7 @@ int utext_combining_class(int32_t cp)
     return utf8proc_get_property(cp)->combining_class;
 }
 
-int utext_decompose(int32_t cp, int32_t out[UTEXT_MAX_DECOMPOSITION])
+int bert_utext_decompose(int32_t cp, int32_t out[UTEXT_MAX_DECOMPOSITION])
 {
     if (cp < 0xC0 || find_override(decomposition_overrides, COUNT(decomposition_overrides), cp)) {
         out[0] = cp;
@@ -356,7 +356,7 @@ int utext_decompose(int32_t cp, int32_t out[UTEXT_MAX_DECOMPOSITION])
     return (int)n;
 }
 
-int utext_lowercase(int32_t cp, int32_t out[2])
+int bert_utext_lowercase(int32_t cp, int32_t out[2])
 {
     if (cp < 0x80) {
         out[0] = cp >= 'A' && cp <= 'Z' ? cp + 32 : cp;

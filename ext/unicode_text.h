@@ -22,37 +22,37 @@
 /* Decodes the character at s[0..len), len > 0, into *cp and returns the bytes
  * it took (>= 1).  An ill-formed sequence reads as one U+FFFD per maximal
  * subpart, as the WHATWG decoder (and so Node's TextDecoder) does. */
-size_t utext_decode(const unsigned char *s, size_t len, int32_t *cp);
+size_t bert_utext_decode(const unsigned char *s, size_t len, int32_t *cp);
 
 /* Writes the UTF-8 form of a valid code point to out (4 bytes room); returns
  * its length. */
-size_t utext_encode(int32_t cp, char *out);
+size_t bert_utext_encode(int32_t cp, char *out);
 
 /* clean_text drops these: categories Cc, Cf, Co (but not \t \n \r), as the
  * Rust library's is_control sees them. */
-int utext_is_control(int32_t cp);
+int bert_utext_is_control(int32_t cp);
 
 /* The White_Space property (Rust's char::is_whitespace); with \t \n \r these
  * become spaces in clean_text and split words in the pre-tokenizer. */
-int utext_is_whitespace(int32_t cp);
+int bert_utext_is_whitespace(int32_t cp);
 
 /* ASCII 33-47, 58-64, 91-96, 123-126 and categories P*. */
-int utext_is_punctuation(int32_t cp);
+int bert_utext_is_punctuation(int32_t cp);
 
 /* The CJK ideograph blocks of tokenizer.json's handle_chinese_chars. */
-int utext_is_chinese(int32_t cp);
+int bert_utext_is_chinese(int32_t cp);
 
 /* Category Mn: what strip_accents removes after NFD. */
-int utext_is_nonspacing_mark(int32_t cp);
+int bert_utext_is_nonspacing_mark(int32_t cp);
 
 /* Canonical combining class, for the reordering step of NFD. */
-int utext_combining_class(int32_t cp);
+int bert_utext_combining_class(int32_t cp);
 
 /* The full canonical decomposition of one code point (not reordered across
  * characters); returns how many code points went to out. */
-int utext_decompose(int32_t cp, int32_t out[UTEXT_MAX_DECOMPOSITION]);
+int bert_utext_decompose(int32_t cp, int32_t out[UTEXT_MAX_DECOMPOSITION]);
 
 /* The full lowercase mapping (U+0130 gives two code points); returns 1 or 2. */
-int utext_lowercase(int32_t cp, int32_t out[2]);
+int bert_utext_lowercase(int32_t cp, int32_t out[2]);
 
 #endif

@@ -30,7 +30,7 @@ static int matches(const bert_vocab *v, int32_t id, const char *prefix, size_t p
     return (plen == 0 || memcmp(t, prefix, plen) == 0) && memcmp(t + plen, piece, len) == 0;
 }
 
-int32_t vocab_find2(const bert_vocab *v, const char *prefix, size_t plen, const char *piece, size_t len)
+int32_t bert_vocab_find2(const bert_vocab *v, const char *prefix, size_t plen, const char *piece, size_t len)
 {
     if (!v->slots || plen + len > v->max_length) return -1;
     uint32_t h = fnv_add(fnv_add(FNV_OFFSET, prefix, plen), piece, len);
@@ -98,28 +98,28 @@ static int32_t store(bert_vocab *v, const char *token, size_t len)
     return id;
 }
 
-int vocab_parse(bert_vocab *v, const char *data, size_t len)
+int bert_vocab_parse(bert_vocab *v, const char *data, size_t len)
 {
     memset(v, 0, sizeof *v);
     size_t lines = 0;
     for (size_t i = 0; i < len; i++) lines += data[i] == '\n';
     if (lines >= (size_t)INT32_MAX / 4) return -1;
-    if (reserve(v, (int32_t)lines + 1, len + 1) != 0) { vocab_free(v); return -1; }
+    if (reserve(v, (int32_t)lines + 1, len + 1) != 0) { bert_vocab_free(v); return -1; }
     for (size_t start = 0; start < len;) {
         const char *nl = memchr(data + start, '\n', len - start);
         size_t end = nl ? (size_t)(nl - data) : len;
         size_t n = end - start;
         if (n > 0 && data[start + n - 1] == '\r') n--;
-        if (store(v, data + start, n) < 0) { vocab_free(v); return -1; }
+        if (store(v, data + start, n) < 0) { bert_vocab_free(v); return -1; }
         start = end + 1;
     }
     uint32_t nslots = 16;
     while (nslots < 2u * (uint32_t)v->count + 2) nslots *= 2;
-    if (rehash(v, nslots) != 0) { vocab_free(v); return -1; }
+    if (rehash(v, nslots) != 0) { bert_vocab_free(v); return -1; }
     return 0;
 }
 
-int32_t vocab_append(bert_vocab *v, const char *token, size_t len)
+int32_t bert_vocab_append(bert_vocab *v, const char *token, size_t len)
 {
     int32_t id = store(v, token, len);
     if (id < 0) return -1;
@@ -132,7 +132,7 @@ int32_t vocab_append(bert_vocab *v, const char *token, size_t len)
     return id;
 }
 
-void vocab_free(bert_vocab *v)
+void bert_vocab_free(bert_vocab *v)
 {
     free(v->text);
     free(v->offset);

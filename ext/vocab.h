@@ -28,28 +28,28 @@ typedef struct {
  * is not part of it), id = line number from 0.  When a token appears twice,
  * lookups find the later id, as in Hugging Face's loaders.
  * Returns 0, or -1 when out of memory or the file holds too many lines. */
-int vocab_parse(bert_vocab *v, const char *data, size_t len);
+int bert_vocab_parse(bert_vocab *v, const char *data, size_t len);
 
 /* Appends a token with the next id.  Returns the id, or -1 when out of memory. */
-int32_t vocab_append(bert_vocab *v, const char *token, size_t len);
+int32_t bert_vocab_append(bert_vocab *v, const char *token, size_t len);
 
-void vocab_free(bert_vocab *v);
+void bert_vocab_free(bert_vocab *v);
 
 /* The id of prefix+piece, or -1.  prefix may be NULL when plen is 0. */
-int32_t vocab_find2(const bert_vocab *v, const char *prefix, size_t plen, const char *piece, size_t len);
+int32_t bert_vocab_find2(const bert_vocab *v, const char *prefix, size_t plen, const char *piece, size_t len);
 
-static inline int32_t vocab_find(const bert_vocab *v, const char *token, size_t len)
+static inline int32_t bert_vocab_find(const bert_vocab *v, const char *token, size_t len)
 {
-    return vocab_find2(v, NULL, 0, token, len);
+    return bert_vocab_find2(v, NULL, 0, token, len);
 }
 
 /* The token of `id` (NUL-terminated) or NULL when out of range. */
-static inline const char *vocab_token(const bert_vocab *v, int32_t id)
+static inline const char *bert_vocab_token(const bert_vocab *v, int32_t id)
 {
     return id >= 0 && id < v->count ? v->text + v->offset[id] : NULL;
 }
 
-static inline size_t vocab_token_length(const bert_vocab *v, int32_t id)
+static inline size_t bert_vocab_token_length(const bert_vocab *v, int32_t id)
 {
     return id >= 0 && id < v->count ? v->length[id] : 0;
 }

@@ -2,9 +2,10 @@
  * weight_cache.c - one mapping of each weight file per process.
  */
 #include "weight_cache.h"
+#include "internal.h"
 
 #include "error.h"
-#include "path.h"
+#include "file.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -26,10 +27,10 @@ typedef struct cache_entry {
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static cache_entry *cache_head;
 
-const bert_model *weight_cache_acquire(const char *model_dir, char **err)
+const bert_model *bert_weight_cache_acquire(const char *model_dir, char **err)
 {
     *err = NULL;
-    char *path = path_join(model_dir, "model.safetensors");
+    char *path = bert_path_join(model_dir, "model.safetensors");
     if (!path) return NULL;
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -41,7 +42,7 @@ const bert_model *weight_cache_acquire(const char *model_dir, char **err)
     }
     free(path);
     struct stat cst;
-    char *config = path_join(model_dir, "config.json");
+    char *config = bert_path_join(model_dir, "config.json");
     if (!config) return NULL;
     int have_config = stat(config, &cst) == 0;
     free(config);
@@ -76,7 +77,7 @@ const bert_model *weight_cache_acquire(const char *model_dir, char **err)
     return m;
 }
 
-void weight_cache_release(const bert_model *m)
+void bert_weight_cache_release(const bert_model *m)
 {
     if (!m) return;
     bert_model *to_free = NULL;
@@ -95,7 +96,7 @@ void weight_cache_release(const bert_model *m)
     bert_model_free(to_free);
 }
 
-int weight_cache_refs(const bert_model *m)
+int bert_weight_cache_refs(const bert_model *m)
 {
     int refs = 0;
     pthread_mutex_lock(&cache_lock);
@@ -105,7 +106,7 @@ int weight_cache_refs(const bert_model *m)
     return refs;
 }
 
-int weight_cache_count(void)
+int bert_weight_cache_count(void)
 {
     int count = 0;
     pthread_mutex_lock(&cache_lock);

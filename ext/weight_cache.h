@@ -13,15 +13,12 @@
 
 /* Returns the shared model of `model_dir`, loading it on first use.
  * NULL with *err (malloc'd) when it cannot be loaded. */
-const bert_model *weight_cache_acquire(const char *model_dir, char **err);
+const bert_model *bert_weight_cache_acquire(const char *model_dir, char **err);
 
-/* Gives back one reference taken by weight_cache_acquire. */
-void weight_cache_release(const bert_model *m);
+/* Gives back one reference taken by bert_weight_cache_acquire. */
+void bert_weight_cache_release(const bert_model *m);
 
 /* How many references (one per connection and model name) hold `m`. */
-int weight_cache_refs(const bert_model *m);
-
-/* How many distinct weight files are mapped in this process. */
-int weight_cache_count(void);
+int bert_weight_cache_refs(const bert_model *m);
 
 #endif

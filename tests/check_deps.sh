@@ -1,14 +1,17 @@
 #!/bin/sh
-# check_deps.sh - makes sure the Debian/Ubuntu packages the build and the
-# tests need are installed: installs them with apt-get when run as root,
-# otherwise prints the exact command to run.
+# check_deps.sh [build] - makes sure the Debian/Ubuntu packages the build
+# and the tests need are installed: installs them with apt-get when run as
+# root, otherwise prints the exact command to run.  With "build", only what
+# compiling the extension needs (not the sqlite3 shell).
 set -eu
 
-packages="gcc make pkg-config libsqlite3-dev sqlite3 libopenblas-dev libutf8proc-dev"
+packages="gcc make pkg-config libsqlite3-dev libopenblas-dev libutf8proc-dev"
+[ "${1:-}" = build ] || packages="$packages sqlite3"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
     # Not Debian: trust pkg-config, which the build uses anyway.
-    if pkg-config --exists sqlite3 openblas libutf8proc 2>/dev/null && command -v sqlite3 >/dev/null; then
+    if pkg-config --exists sqlite3 openblas libutf8proc 2>/dev/null &&
+       { [ "${1:-}" = build ] || command -v sqlite3 >/dev/null; }; then
         exit 0
     fi
     echo "missing: SQLite (library, headers and the sqlite3 shell), OpenBLAS and utf8proc development files" >&2

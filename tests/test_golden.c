@@ -139,10 +139,10 @@ static int each_line(const char *path, void (*fn)(golden *, const json_doc *, sq
         if (len <= 1) continue;
         json_doc *d = NULL;
         char *err = NULL;
-        if (T_CHECK(json_parse(line, len, &d, &err) == 0, "%s: %s", path, err ? err : "unparsable line"))
+        if (T_CHECK(bert_json_parse(line, len, &d, &err) == 0, "%s: %s", path, err ? err : "unparsable line"))
             fn(g, d, db);
         free(err);
-        json_free(d);
+        bert_json_free(d);
     }
     free(text);
     return 0;
@@ -150,7 +150,7 @@ static int each_line(const char *path, void (*fn)(golden *, const json_doc *, sq
 
 static const char *member_str(const json_doc *d, const char *key)
 {
-    return json_str(d, json_member(d, 0, key), "");
+    return bert_json_str(d, bert_json_member(d, 0, key), "");
 }
 
 /* ---- models ------------------------------------------------------------- */
@@ -160,7 +160,7 @@ static void load_manifest(golden *g)
     json_doc *d = NULL;
     char *err = NULL;
     int missing = 0;
-    if (!T_CHECK(json_parse_file(GOLDEN_DIR "models.json", &d, &missing, &err) == 0,
+    if (!T_CHECK(bert_json_parse_file(GOLDEN_DIR "models.json", &d, &missing, &err) == 0,
                  "tests/golden/models.json: %s", missing ? "missing" : err ? err : "?")) {
         free(err);
         return;
@@ -169,12 +169,12 @@ static void load_manifest(golden *g)
         model_info *m = &g->models[g->n_models++];
         memset(m, 0, sizeof *m);
         snprintf(m->name, sizeof m->name, "%s", d->nodes[c].key);
-        m->hidden = (int)json_int(d, json_member(d, c, "hidden_size"), 0);
-        snprintf(m->pooling, sizeof m->pooling, "%s", json_str(d, json_member(d, c, "pooling"), "mean"));
-        m->normalize = json_bool(d, json_member(d, c, "normalize"), 0);
-        m->has_pooler = json_bool(d, json_member(d, c, "has_pooler"), 0);
-        m->has_mlm = json_bool(d, json_member(d, c, "has_mlm_head"), 0);
-        m->has_nsp = json_bool(d, json_member(d, c, "has_nsp_head"), 0);
+        m->hidden = (int)bert_json_int(d, bert_json_member(d, c, "hidden_size"), 0);
+        snprintf(m->pooling, sizeof m->pooling, "%s", bert_json_str(d, bert_json_member(d, c, "pooling"), "mean"));
+        m->normalize = bert_json_bool(d, bert_json_member(d, c, "normalize"), 0);
+        m->has_pooler = bert_json_bool(d, bert_json_member(d, c, "has_pooler"), 0);
+        m->has_mlm = bert_json_bool(d, bert_json_member(d, c, "has_mlm_head"), 0);
+        m->has_nsp = bert_json_bool(d, bert_json_member(d, c, "has_nsp_head"), 0);
 
         char path[256];
         snprintf(path, sizeof path, MODELS_DIR "%s/model.safetensors", m->name);
@@ -185,13 +185,13 @@ static void load_manifest(golden *g)
             continue;
         char hex[17];
         snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sum);
-        m->usable = T_CHECK(size == json_int(d, json_member(d, c, "safetensors_bytes"), -1) &&
-                                strcmp(hex, json_str(d, json_member(d, c, "safetensors_checksum"), "")) == 0,
+        m->usable = T_CHECK(size == bert_json_int(d, bert_json_member(d, c, "safetensors_bytes"), -1) &&
+                                strcmp(hex, bert_json_str(d, bert_json_member(d, c, "safetensors_checksum"), "")) == 0,
                             "%s is not the model the goldens were made from: rerun "
                             "tests/tools/make_test_models.sh build/models, or tests/golden/make_goldens.sh "
                             "when the generator changed", path);
     }
-    json_free(d);
+    bert_json_free(d);
 }
 
 /* Registers `model` under `as` with an options object (or none); 0 on success. */
@@ -230,9 +230,9 @@ static void embedding_line(golden *g, const json_doc *d, sqlite3 *db)
         json_doc *ids = NULL;
         char *perr = NULL;
         double want[1024], have[1024];
-        int nw = read_numbers(d, json_member(d, 0, "ids"), want, 1024);
+        int nw = read_numbers(d, bert_json_member(d, 0, "ids"), want, 1024);
         int nh = -1;
-        if (got && json_parse(got, strlen(got), &ids, &perr) == 0) nh = read_numbers(ids, 0, have, 1024);
+        if (got && bert_json_parse(got, strlen(got), &ids, &perr) == 0) nh = read_numbers(ids, 0, have, 1024);
         int same = nw > 0 && nw == nh;
         for (int i = 0; same && i < nw; i++) same = want[i] == have[i];
         char msg[160];
@@ -241,14 +241,14 @@ static void embedding_line(golden *g, const json_doc *d, sqlite3 *db)
         check(m, F_IDS, same, msg, text);
         m->n_ids++;
         free(perr);
-        json_free(ids);
+        bert_json_free(ids);
     }
     sqlite3_finalize(st);
     sqlite3_free(err);
 
     double want[1024];
     for (int mode = 0; mode < 4; mode++) {
-        int n = read_numbers(d, json_member(d, 0, modes[mode]), want, 1024);
+        int n = read_numbers(d, bert_json_member(d, 0, modes[mode]), want, 1024);
         if (n < 0) continue;    /* no pooler in this checkpoint */
         if (!check(m, F_EMBED, n == m->hidden, "golden vector of the wrong size", text)) continue;
         double norm = 0;
@@ -298,7 +298,7 @@ static void similarity_line(golden *g, const json_doc *d, sqlite3 *db)
     char as[96];
     snprintf(as, sizeof as, "%s/default", m->name);
     const char *a = member_str(d, "a"), *b = member_str(d, "b");
-    double want = json_real(d, json_member(d, 0, "cosine"), NAN);
+    double want = bert_json_real(d, bert_json_member(d, 0, "cosine"), NAN);
     /* Two texts, and the same through float32 BLOBs. */
     static const char *sql[] = {"SELECT bert_similarity(?1, ?2, ?3)",
                                 "SELECT bert_similarity(bert_embed(?1, ?3), bert_embed(?2, ?3), ?3)"};
@@ -326,20 +326,20 @@ static void similarity_line(golden *g, const json_doc *d, sqlite3 *db)
  * -1 when anything but the scores differs. */
 static double compare_candidates(const json_doc *w, int wl, const json_doc *h, int hl, char *why, size_t whylen)
 {
-    if (h->nodes[hl].type != JSON_ARRAY || json_length(h, hl) != json_length(w, wl)) {
-        snprintf(why, whylen, "%d candidates where the reference has %d", json_length(h, hl), json_length(w, wl));
+    if (h->nodes[hl].type != JSON_ARRAY || bert_json_length(h, hl) != bert_json_length(w, wl)) {
+        snprintf(why, whylen, "%d candidates where the reference has %d", bert_json_length(h, hl), bert_json_length(w, wl));
         return -1;
     }
     double worst = 0;
     int rank = 0;
     for (int a = w->nodes[wl].first_child, b = h->nodes[hl].first_child; a >= 0 && b >= 0;
          a = w->nodes[a].next_sibling, b = h->nodes[b].next_sibling, rank++) {
-        long long wt = json_int(w, json_member(w, a, "token"), -1), ht = json_int(h, json_member(h, b, "token"), -2);
-        const char *ws = json_str(w, json_member(w, a, "token_str"), ""), *hs = json_str(h, json_member(h, b, "token_str"), "?");
-        const char *wq = json_str(w, json_member(w, a, "sequence"), ""), *hq = json_str(h, json_member(h, b, "sequence"), "?");
-        double ws_score = json_real(w, json_member(w, a, "score"), NAN);
-        double hs_score = json_real(h, json_member(h, b, "score"), NAN);
-        if (h->nodes[b].type != JSON_OBJECT || json_length(h, b) != 4) {
+        long long wt = bert_json_int(w, bert_json_member(w, a, "token"), -1), ht = bert_json_int(h, bert_json_member(h, b, "token"), -2);
+        const char *ws = bert_json_str(w, bert_json_member(w, a, "token_str"), ""), *hs = bert_json_str(h, bert_json_member(h, b, "token_str"), "?");
+        const char *wq = bert_json_str(w, bert_json_member(w, a, "sequence"), ""), *hq = bert_json_str(h, bert_json_member(h, b, "sequence"), "?");
+        double ws_score = bert_json_real(w, bert_json_member(w, a, "score"), NAN);
+        double hs_score = bert_json_real(h, bert_json_member(h, b, "score"), NAN);
+        if (h->nodes[b].type != JSON_OBJECT || bert_json_length(h, b) != 4) {
             snprintf(why, whylen, "candidate %d is not an object of exactly score, token, token_str, sequence", rank);
             return -1;
         }
@@ -362,7 +362,7 @@ static void fill_mask_line(golden *g, const json_doc *d, sqlite3 *db)
     const char *text = member_str(d, "text");
     char as[96], top_k[16];
     snprintf(as, sizeof as, "%s/default", m->name);
-    snprintf(top_k, sizeof top_k, "%lld", json_int(d, json_member(d, 0, "top_k"), 5));
+    snprintf(top_k, sizeof top_k, "%lld", bert_json_int(d, bert_json_member(d, 0, "top_k"), 5));
     const char *args[] = {text, top_k, as};
     char *err = NULL;
     sqlite3_stmt *st = run(db, "SELECT bert_fill_mask(?1, CAST(?2 AS INTEGER), ?3)", args, 3, &err);
@@ -372,14 +372,14 @@ static void fill_mask_line(golden *g, const json_doc *d, sqlite3 *db)
         const char *got = (const char *)sqlite3_column_text(st, 0);
         json_doc *h = NULL;
         char *perr = NULL;
-        if (check(m, F_FILL, got && json_parse(got, strlen(got), &h, &perr) == 0, "unparsable JSON", text)) {
-            int wr = json_member(d, 0, "result");
+        if (check(m, F_FILL, got && bert_json_parse(got, strlen(got), &h, &perr) == 0, "unparsable JSON", text)) {
+            int wr = bert_json_member(d, 0, "result");
             int several = d->nodes[d->nodes[wr].first_child].type == JSON_ARRAY;
             char why[200] = "";
             double worst = 0;
             if (several) {
-                if (h->nodes[0].type != JSON_ARRAY || json_length(h, 0) != json_length(d, wr)) {
-                    snprintf(why, sizeof why, "not one list per [MASK] (%d)", json_length(d, wr));
+                if (h->nodes[0].type != JSON_ARRAY || bert_json_length(h, 0) != bert_json_length(d, wr)) {
+                    snprintf(why, sizeof why, "not one list per [MASK] (%d)", bert_json_length(d, wr));
                     worst = -1;
                 }
                 for (int a = d->nodes[wr].first_child, b = h->nodes[0].first_child; worst >= 0 && a >= 0 && b >= 0;
@@ -399,7 +399,7 @@ static void fill_mask_line(golden *g, const json_doc *d, sqlite3 *db)
             }
         }
         free(perr);
-        json_free(h);
+        bert_json_free(h);
     }
     sqlite3_finalize(st);
     sqlite3_free(err);
@@ -418,16 +418,16 @@ static void next_sentence_line(golden *g, const json_doc *d, sqlite3 *db)
     char what[300];
     snprintf(what, sizeof what, "bert_next_sentence: %s", err ? err : "");
     if (check(m, F_NSP, st != NULL && sqlite3_column_type(st, 0) != SQLITE_NULL, what, a)) {
-        double want = json_real(d, json_member(d, 0, "probability"), NAN);
+        double want = bert_json_real(d, bert_json_member(d, 0, "probability"), NAN);
         double got = sqlite3_column_double(st, 0), diff = fabs(got - want);
         if (!(diff <= m->nsp_diff)) m->nsp_diff = diff;
         m->n_nsp++;
         /* Segment lengths of the reference input, to tell truncation from arithmetic. */
         double types[1024];
-        int n = read_numbers(d, json_member(d, 0, "type_ids"), types, 1024), second = 0;
+        int n = read_numbers(d, bert_json_member(d, 0, "type_ids"), types, 1024), second = 0;
         for (int i = 0; i < n; i++) second += types[i] != 0;
         snprintf(what, sizeof what, "bert_next_sentence gave %.7f, reference %.7f (%s to %d + %d tokens)",
-                 got, want, json_bool(d, json_member(d, 0, "truncated"), 0) ? "truncated longest-first" : "not truncated",
+                 got, want, bert_json_bool(d, bert_json_member(d, 0, "truncated"), 0) ? "truncated longest-first" : "not truncated",
                  n - second - 2, second - 1);
         check(m, F_NSP, diff <= TOL, what, a);
     }

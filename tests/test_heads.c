@@ -119,7 +119,7 @@ static sqlite3_stmt *run(sqlite3 *db, const char *sql, const char **args, int na
 
 static const char *member_str(const json_doc *d, int node, const char *key)
 {
-    return json_str(d, json_member(d, node, key), "");
+    return bert_json_str(d, bert_json_member(d, node, key), "");
 }
 
 static int each_line(const char *path, void (*fn)(heads *, const json_doc *, sqlite3 *), heads *h, sqlite3 *db)
@@ -133,10 +133,10 @@ static int each_line(const char *path, void (*fn)(heads *, const json_doc *, sql
         if (len <= 1) continue;
         json_doc *d = NULL;
         char *err = NULL;
-        if (T_CHECK(json_parse(line, len, &d, &err) == 0, "%s: %s", path, err ? err : "unparsable line"))
+        if (T_CHECK(bert_json_parse(line, len, &d, &err) == 0, "%s: %s", path, err ? err : "unparsable line"))
             fn(h, d, db);
         free(err);
-        json_free(d);
+        bert_json_free(d);
     }
     free(text);
     return 0;
@@ -149,7 +149,7 @@ static void load_models(heads *h, sqlite3 *db)
     json_doc *d = NULL;
     char *err = NULL;
     int missing = 0;
-    if (!T_CHECK(json_parse_file(GOLDEN_DIR "heads_models.json", &d, &missing, &err) == 0,
+    if (!T_CHECK(bert_json_parse_file(GOLDEN_DIR "heads_models.json", &d, &missing, &err) == 0,
                  "tests/golden/heads_models.json: %s", missing ? "missing" : err ? err : "?")) {
         free(err);
         return;
@@ -158,7 +158,7 @@ static void load_models(heads *h, sqlite3 *db)
         head_model *m = &h->models[h->n++];
         memset(m, 0, sizeof *m);
         snprintf(m->name, sizeof m->name, "%s", d->nodes[c].key);
-        m->n_labels = (int)json_int(d, json_member(d, c, "num_labels"), 0);
+        m->n_labels = (int)bert_json_int(d, bert_json_member(d, c, "num_labels"), 0);
         char path[256];
         snprintf(path, sizeof path, MODELS_DIR "%s/model.safetensors", m->name);
         uint64_t sum = 0;
@@ -168,7 +168,7 @@ static void load_models(heads *h, sqlite3 *db)
             continue;
         char hex[17];
         snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sum);
-        if (!T_CHECK(size == json_int(d, json_member(d, c, "safetensors_bytes"), -1) &&
+        if (!T_CHECK(size == bert_json_int(d, bert_json_member(d, c, "safetensors_bytes"), -1) &&
                          strcmp(hex, member_str(d, c, "safetensors_checksum")) == 0,
                      "%s is not the model the goldens were made from: rerun tests/tools/make_test_models.sh "
                      "build/models, or tests/golden/make_goldens.sh when the generator changed", path))
@@ -192,20 +192,20 @@ static void load_models(heads *h, sqlite3 *db)
                 T_CHECK(task && strcmp(task, member_str(d, c, "task")) == 0, "%s: task %s, want %s (pass %d)",
                         m->name, task ? task : "NULL", member_str(d, c, "task"), pass);
                 /* The column, parsed, against the golden label list. */
-                int want = json_member(d, c, "labels"), same = 0;
+                int want = bert_json_member(d, c, "labels"), same = 0;
                 json_doc *got = NULL;
                 char *perr = NULL;
-                if (labels && json_parse(labels, strlen(labels), &got, &perr) == 0 &&
-                    got->nodes[0].type == JSON_ARRAY && json_length(got, 0) == json_length(d, want)) {
+                if (labels && bert_json_parse(labels, strlen(labels), &got, &perr) == 0 &&
+                    got->nodes[0].type == JSON_ARRAY && bert_json_length(got, 0) == bert_json_length(d, want)) {
                     same = 1;
                     for (int gi = got->nodes[0].first_child, wi = d->nodes[want].first_child; gi >= 0 && wi >= 0;
                          gi = got->nodes[gi].next_sibling, wi = d->nodes[wi].next_sibling)
-                        same &= strcmp(json_str(got, gi, "?"), json_str(d, wi, "!")) == 0;
+                        same &= strcmp(bert_json_str(got, gi, "?"), bert_json_str(d, wi, "!")) == 0;
                 }
                 T_CHECK(same, "%s: labels %s differ from the golden ones (pass %d)", m->name,
                         labels ? labels : "NULL", pass);
                 free(perr);
-                json_free(got);
+                bert_json_free(got);
             }
             sqlite3_finalize(st);
             sqlite3_free(err);
@@ -221,7 +221,7 @@ static void load_models(heads *h, sqlite3 *db)
             }
         }
     }
-    json_free(d);
+    bert_json_free(d);
 }
 
 /* ---- classification ------------------------------------------------------------ */
@@ -231,9 +231,9 @@ static void classify_line(heads *h, const json_doc *d, sqlite3 *db)
     head_model *m = find(h, member_str(d, 0, "model"));
     if (!m || !m->usable) return;
     const char *text = member_str(d, 0, "text");
-    int pair_node = json_member(d, 0, "text_pair");
+    int pair_node = bert_json_member(d, 0, "text_pair");
     int is_pair = pair_node >= 0 && d->nodes[pair_node].type == JSON_TEXT;
-    const char *pair = is_pair ? json_str(d, pair_node, "") : NULL;
+    const char *pair = is_pair ? bert_json_str(d, pair_node, "") : NULL;
     const char *args1[] = {text, m->name}, *args2[] = {text, pair, m->name};
     char *err = NULL;
     sqlite3_stmt *st = is_pair ? run(db, "SELECT bert_classify_pair(?1, ?2, ?3)", args2, 3, &err)
@@ -244,15 +244,15 @@ static void classify_line(heads *h, const json_doc *d, sqlite3 *db)
         const char *got = (const char *)sqlite3_column_text(st, 0);
         json_doc *g = NULL;
         char *perr = NULL;
-        int want = json_member(d, 0, "result");
-        if (check(m, json_parse(got, strlen(got), &g, &perr) == 0 && g->nodes[0].type == JSON_ARRAY &&
-                         json_length(g, 0) == json_length(d, want),
+        int want = bert_json_member(d, 0, "result");
+        if (check(m, bert_json_parse(got, strlen(got), &g, &perr) == 0 && g->nodes[0].type == JSON_ARRAY &&
+                         bert_json_length(g, 0) == bert_json_length(d, want),
                   "the result is not an array of every label", text)) {
             int gi = g->nodes[0].first_child, wi = d->nodes[want].first_child;
             for (; gi >= 0 && wi >= 0; gi = g->nodes[gi].next_sibling, wi = d->nodes[wi].next_sibling) {
                 const char *gl = member_str(g, gi, "label"), *wl = member_str(d, wi, "label");
-                double gs = json_real(g, json_member(g, gi, "score"), NAN);
-                double ws = json_real(d, json_member(d, wi, "score"), NAN);
+                double gs = bert_json_real(g, bert_json_member(g, gi, "score"), NAN);
+                double ws = bert_json_real(d, bert_json_member(d, wi, "score"), NAN);
                 double diff = fabs(gs - ws);
                 if (!(diff <= m->classify_diff)) m->classify_diff = diff;
                 snprintf(what, sizeof what, "label order or score differs: got %s %.7f, want %s %.7f%s%s", gl, gs,
@@ -268,7 +268,7 @@ static void classify_line(heads *h, const json_doc *d, sqlite3 *db)
             m->n_classify++;
         }
         free(perr);
-        json_free(g);
+        bert_json_free(g);
     }
     sqlite3_finalize(st);
     sqlite3_free(err);
@@ -281,7 +281,7 @@ static void rerank_line(heads *h, const json_doc *d, sqlite3 *db)
     head_model *m = find(h, member_str(d, 0, "model"));
     if (!m || !m->usable) return;
     const char *query = member_str(d, 0, "query"), *doc = member_str(d, 0, "document");
-    double want = json_real(d, json_member(d, 0, "score"), NAN);
+    double want = bert_json_real(d, bert_json_member(d, 0, "score"), NAN);
     const char *args[] = {query, doc, m->name};
     char *err = NULL;
     sqlite3_stmt *st = run(db, "SELECT bert_rerank(?1, ?2, ?3)", args, 3, &err);

@@ -1,6 +1,7 @@
 /* test_json.c - the JSON reader built on SQLite's parser. */
 #include "test.h"
 #include "../ext/json.h"
+#include "../ext/internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,38 +13,38 @@ void suite_json(void)
 
     t_case("nested members, arrays, escapes and types");
     const char *text = "{\"a\": {\"b\": [1, 2.5, \"x\\u00e9\"]}, \"t\": true, \"n\": null, \"s.k\": \"v\"}";
-    if (T_CHECK(json_parse(text, strlen(text), &doc, &err) == 0, "parse failed: %s", err ? err : "?")) {
-        int arr = json_path(doc, 0, "a.b");
-        T_CHECK(json_length(doc, arr) == 3, "array length %d", json_length(doc, arr));
+    if (T_CHECK(bert_json_parse(text, strlen(text), &doc, &err) == 0, "parse failed: %s", err ? err : "?")) {
+        int arr = bert_json_path(doc, 0, "a.b");
+        T_CHECK(bert_json_length(doc, arr) == 3, "array length %d", bert_json_length(doc, arr));
         int first = doc->nodes[arr].first_child;
         int second = doc->nodes[first].next_sibling;
         int third = doc->nodes[second].next_sibling;
-        T_CHECK(json_int(doc, first, -1) == 1, "first element");
-        T_CHECK(json_real(doc, second, 0) == 2.5, "second element");
-        T_CHECK(strcmp(json_str(doc, third, ""), "x\xc3\xa9") == 0, "escaped text '%s'", json_str(doc, third, ""));
-        T_CHECK(json_bool(doc, json_member(doc, 0, "t"), -1) == 1, "true");
-        T_CHECK(json_bool(doc, json_member(doc, 0, "n"), -1) == -1, "null is no boolean");
-        T_CHECK(strcmp(json_str(doc, json_member(doc, 0, "s.k"), ""), "v") == 0, "member name with a dot");
-        T_CHECK(json_member(doc, 0, "missing") == -1, "absent member");
+        T_CHECK(bert_json_int(doc, first, -1) == 1, "first element");
+        T_CHECK(bert_json_real(doc, second, 0) == 2.5, "second element");
+        T_CHECK(strcmp(bert_json_str(doc, third, ""), "x\xc3\xa9") == 0, "escaped text '%s'", bert_json_str(doc, third, ""));
+        T_CHECK(bert_json_bool(doc, bert_json_member(doc, 0, "t"), -1) == 1, "true");
+        T_CHECK(bert_json_bool(doc, bert_json_member(doc, 0, "n"), -1) == -1, "null is no boolean");
+        T_CHECK(strcmp(bert_json_str(doc, bert_json_member(doc, 0, "s.k"), ""), "v") == 0, "member name with a dot");
+        T_CHECK(bert_json_member(doc, 0, "missing") == -1, "absent member");
     }
-    json_free(doc);
+    bert_json_free(doc);
     doc = NULL;
 
     t_case("malformed JSON is an error, not a crash");
     const char *bad[] = {"{", "{\"a\":}", "", "[1,2", "{\"a\" 1}", "\xff\xfe"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         err = NULL;
-        int rc = json_parse(bad[i], strlen(bad[i]), &doc, &err);
+        int rc = bert_json_parse(bad[i], strlen(bad[i]), &doc, &err);
         T_CHECK(rc == -1 && doc == NULL && err != NULL, "input %zu accepted", i);
         free(err);
-        json_free(doc);
+        bert_json_free(doc);
         doc = NULL;
     }
 
     t_case("a missing file is reported as missing");
     int missing = 0;
     err = NULL;
-    T_CHECK(json_parse_file("tests/no/such/file.json", &doc, &missing, &err) == -1 && missing == 1 && !err,
+    T_CHECK(bert_json_parse_file("tests/no/such/file.json", &doc, &missing, &err) == -1 && missing == 1 && !err,
             "missing=%d", missing);
     free(err);
 }

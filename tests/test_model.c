@@ -12,6 +12,7 @@
  */
 #include "test.h"
 #include "../ext/encoder.h"
+#include "../ext/internal.h"
 #include "../ext/model.h"
 #include "../ext/safetensors.h"
 
@@ -102,7 +103,7 @@ static int st_try(const char *header, uint64_t claimed, size_t data_len, st_file
     if (!data) exit(2);
     write_st_raw(path, header, claimed, data, data_len);
     free(data);
-    return st_open(path, f, err);
+    return bert_safetensors_open(path, f, err);
 }
 
 /* ------------------------------------------------------------------ the tiny checkpoint */
@@ -453,7 +454,7 @@ static void safetensors_cases(void)
         char path[600];
         snprintf(path, sizeof path, "%s/model.safetensors", dir.path);
         write_file(path, "\x05\0\0", 3);
-        T_CHECK(st_open(path, &f, &err) == -1 && !f && contains(err, "too short"), "got: %s", err ? err : "success");
+        T_CHECK(bert_safetensors_open(path, &f, &err) == -1 && !f && contains(err, "too short"), "got: %s", err ? err : "success");
         free(err);
         err = NULL;
     }
@@ -511,14 +512,14 @@ static void safetensors_cases(void)
 
     t_case("safetensors: tensors out of order, with a gap, zero-sized, and metadata");
     if (T_CHECK(st_try(listing, 0, 20, &f, &err) == 0, "rejected: %s", err ? err : "?")) {
-        const st_tensor *late = st_find(f, "late"), *early = st_find(f, "early");
-        T_CHECK(st_count(f) == 3 && !st_find(f, "__metadata__"), "count %d", st_count(f));
+        const st_tensor *late = bert_safetensors_find(f, "late"), *early = bert_safetensors_find(f, "early");
+        T_CHECK(bert_safetensors_count(f) == 3 && !bert_safetensors_find(f, "__metadata__"), "count %d", bert_safetensors_count(f));
         T_CHECK(late && early && late->data - early->data == 12, "offsets");
         T_CHECK(late && late->dtype == ST_BF16 && late->ndim == 2 && late->count == 4 && late->nbytes == 8, "late's entry");
-        T_CHECK(st_find(f, "empty") && st_find(f, "empty")->count == 0, "zero-sized tensor");
-        T_CHECK(st_size(f) == 8 + strlen(listing) + 20, "size %zu", st_size(f));
+        T_CHECK(bert_safetensors_find(f, "empty") && bert_safetensors_find(f, "empty")->count == 0, "zero-sized tensor");
+        T_CHECK(bert_safetensors_size(f) == 8 + strlen(listing) + 20, "size %zu", bert_safetensors_size(f));
     }
-    st_close(f);
+    bert_safetensors_close(f);
     f = NULL;
     free(err);
     err = NULL;

@@ -86,7 +86,7 @@ static int file_checksum(const char *path, uint64_t *sum, long long *size)
 
 static const char *member_str(const json_doc *d, int node, const char *key)
 {
-    return json_str(d, json_member(d, node, key), "");
+    return bert_json_str(d, bert_json_member(d, node, key), "");
 }
 
 /* The code points [start, end) of a UTF-8 text, counted here (as Python
@@ -140,10 +140,10 @@ static void each_line(const char *path, void (*fn)(span_models *, const json_doc
         if (len <= 1) continue;
         json_doc *d = NULL;
         char *err = NULL;
-        if (T_CHECK(json_parse(line, len, &d, &err) == 0, "%s: %s", path, err ? err : "unparsable line"))
+        if (T_CHECK(bert_json_parse(line, len, &d, &err) == 0, "%s: %s", path, err ? err : "unparsable line"))
             fn(h, d, db);
         free(err);
-        json_free(d);
+        bert_json_free(d);
     }
     free(text);
 }
@@ -164,7 +164,7 @@ static void load_models(span_models *h, sqlite3 *db)
     json_doc *d = NULL;
     char *err = NULL;
     int missing = 0;
-    if (!T_CHECK(json_parse_file(GOLDEN_DIR "ner_qa_models.json", &d, &missing, &err) == 0,
+    if (!T_CHECK(bert_json_parse_file(GOLDEN_DIR "ner_qa_models.json", &d, &missing, &err) == 0,
                  "tests/golden/ner_qa_models.json: %s", missing ? "missing" : err ? err : "?")) {
         free(err);
         return;
@@ -183,7 +183,7 @@ static void load_models(span_models *h, sqlite3 *db)
             continue;
         char hex[17];
         snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sum);
-        if (!T_CHECK(size == json_int(d, json_member(d, c, "safetensors_bytes"), -1) &&
+        if (!T_CHECK(size == bert_json_int(d, bert_json_member(d, c, "safetensors_bytes"), -1) &&
                          strcmp(hex, member_str(d, c, "safetensors_checksum")) == 0,
                      "%s is not the model the goldens were made from: rerun tests/tools/make_test_models.sh "
                      "build/models, or tests/golden/make_goldens.sh when the generator changed", path))
@@ -207,7 +207,7 @@ static void load_models(span_models *h, sqlite3 *db)
         free(task);
         sqlite3_free(sql);
     }
-    json_free(d);
+    bert_json_free(d);
 }
 
 /* ---- token classification ----------------------------------------------------------- */
@@ -217,11 +217,11 @@ static void ner_line(span_models *h, const json_doc *d, sqlite3 *db)
     span_model *m = find(h, member_str(d, 0, "model"));
     if (!m || !m->usable) return;
     const char *text = member_str(d, 0, "text");
-    int results = json_member(d, 0, "results");
+    int results = bert_json_member(d, 0, "results");
     for (int a = 0; a < N_AGG; a++) {
         char model[96], what[600];
         snprintf(model, sizeof model, "%s/%s", m->name, aggregations[a]);
-        int want = json_member(d, results, aggregations[a]);
+        int want = bert_json_member(d, results, aggregations[a]);
         sqlite3_stmt *st = NULL;
         int ok = sqlite3_prepare_v2(db, "SELECT entity, score, word, start, \"end\", \"index\" "
                                         "FROM bert_ner_each(?1, ?2)", -1, &st, NULL) == SQLITE_OK;
@@ -233,16 +233,16 @@ static void ner_line(span_models *h, const json_doc *d, sqlite3 *db)
         while (ok && (rc = sqlite3_step(st)) == SQLITE_ROW) {
             if (!check(m, w >= 0, "bert_ner_each gives more entities than the pipeline", text)) { ok = 0; break; }
             int f = d->nodes[w].first_child;           /* entity, score, word, start, end, index */
-            const char *entity = json_str(d, f, "");
-            double score = json_real(d, d->nodes[f].next_sibling, NAN);
+            const char *entity = bert_json_str(d, f, "");
+            double score = bert_json_real(d, d->nodes[f].next_sibling, NAN);
             int wn = d->nodes[d->nodes[f].next_sibling].next_sibling;
-            const char *word = json_str(d, wn, "");
-            long long start = json_int(d, d->nodes[wn].next_sibling, -1);
+            const char *word = bert_json_str(d, wn, "");
+            long long start = bert_json_int(d, d->nodes[wn].next_sibling, -1);
             int en = d->nodes[d->nodes[wn].next_sibling].next_sibling;
-            long long end = json_int(d, en, -1);
+            long long end = bert_json_int(d, en, -1);
             int in = d->nodes[en].next_sibling;
             int index_null = d->nodes[in].type == JSON_NULL;
-            long long index = json_int(d, in, -1);
+            long long index = bert_json_int(d, in, -1);
             const char *g_entity = (const char *)sqlite3_column_text(st, 0);
             const char *g_word = (const char *)sqlite3_column_text(st, 2);
             double g_score = sqlite3_column_double(st, 1), diff = fabs(g_score - score);
@@ -312,7 +312,7 @@ static void qa_line(span_models *h, const json_doc *d, sqlite3 *db)
     for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
         char key[8];
         snprintf(key, sizeof key, "top%d", ks[ki]);
-        int want = json_member(d, 0, key);
+        int want = bert_json_member(d, 0, key);
         sqlite3_stmt *st = NULL;
         int ok = sqlite3_prepare_v2(db, "SELECT rank, answer, score, start, \"end\" "
                                         "FROM bert_answer_each(?1, ?2, ?3, ?4)", -1, &st, NULL) == SQLITE_OK;
@@ -326,8 +326,8 @@ static void qa_line(span_models *h, const json_doc *d, sqlite3 *db)
         while (ok && (rc = sqlite3_step(st)) == SQLITE_ROW) {
             if (!check(m, w >= 0, "bert_answer_each gives more answers than the pipeline", question)) { ok = 0; break; }
             const char *answer = member_str(d, w, "answer");
-            double score = json_real(d, json_member(d, w, "score"), NAN);
-            long long start = json_int(d, json_member(d, w, "start"), -1), end = json_int(d, json_member(d, w, "end"), -1);
+            double score = bert_json_real(d, bert_json_member(d, w, "score"), NAN);
+            long long start = bert_json_int(d, bert_json_member(d, w, "start"), -1), end = bert_json_int(d, bert_json_member(d, w, "end"), -1);
             const char *g_answer = (const char *)sqlite3_column_text(st, 1);
             double g_score = sqlite3_column_double(st, 2), diff = fabs(g_score - score);
             long long g_start = sqlite3_column_int64(st, 3), g_end = sqlite3_column_int64(st, 4);
@@ -362,9 +362,9 @@ static void qa_line(span_models *h, const json_doc *d, sqlite3 *db)
             char *q = sqlite3_mprintf("SELECT json_extract(j, '$.answer') = ?3 AND json_extract(j, '$.start') = %lld "
                                       "AND json_extract(j, '$.end') = %lld AND abs(json_extract(j, '$.score') - %.9g) "
                                       "<= %g FROM (SELECT bert_answer(?1, ?2, '%q') AS j)",
-                                      json_int(d, json_member(d, first, "start"), -1),
-                                      json_int(d, json_member(d, first, "end"), -1),
-                                      json_real(d, json_member(d, first, "score"), NAN), TOL, m->name);
+                                      bert_json_int(d, bert_json_member(d, first, "start"), -1),
+                                      bert_json_int(d, bert_json_member(d, first, "end"), -1),
+                                      bert_json_real(d, bert_json_member(d, first, "score"), NAN), TOL, m->name);
             char *got = q ? t_query(db, q, question, context, member_str(d, first, "answer"), NULL) : NULL;
             snprintf(what, sizeof what, "bert_answer is not the top answer: %s", got ? got : "NULL");
             check(m, got && strcmp(got, "1") == 0, what, question);

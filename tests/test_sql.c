@@ -7,6 +7,7 @@
  */
 #include "test.h"
 #include "../ext/weight_cache.h"
+#include "../ext/internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -133,14 +134,14 @@ static long file_kib_of(const char *path)
 static void sharing(void)
 {
     t_case("two connections share one mapping of the weights");
-    int before = weight_cache_count();
+    int before = bert_weight_cache_count();
     sqlite3 *a = t_open(), *b = t_open();
     expect(a, "SELECT bert_load('m', '" PLAIN "')", "m");
     expect(b, "SELECT bert_load('other-name', '" PLAIN "')", "other-name");
     expect(a, "SELECT length(bert_embed('one', 'm'))", "512");
     expect(b, "SELECT length(bert_embed('two', 'other-name'))", "512");
     expect(a, "SELECT refs FROM bert_models", "2");
-    T_CHECK(weight_cache_count() == before + 1, "%d weight files mapped, expected %d", weight_cache_count(), before + 1);
+    T_CHECK(bert_weight_cache_count() == before + 1, "%d weight files mapped, expected %d", bert_weight_cache_count(), before + 1);
 
     t_case("a second connection on the same float32 weights adds no copy of them");
     sqlite3 *c = t_open(), *d = t_open();
@@ -166,7 +167,7 @@ static void sharing(void)
 
     t_case("unloading the last user frees the weights");
     expect(a, "SELECT bert_unload('m')", "1");
-    T_CHECK(weight_cache_count() == before, "%d weight files mapped, expected %d", weight_cache_count(), before);
+    T_CHECK(bert_weight_cache_count() == before, "%d weight files mapped, expected %d", bert_weight_cache_count(), before);
     sqlite3_close(a);
 }
 

@@ -6,6 +6,7 @@
  */
 #include "test.h"
 #include "../ext/weight_cache.h"
+#include "../ext/internal.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -87,7 +88,7 @@ void suite_threads(void)
             sqlite3_close(db);
             return;
         }
-    int mapped = weight_cache_count();
+    int mapped = bert_weight_cache_count();
 
     pthread_t threads[THREADS];
     worker_args args[THREADS];
@@ -109,7 +110,7 @@ void suite_threads(void)
     T_CHECK(errors == 0, "%d calls failed", errors);
     T_CHECK(mismatches == 0, "%d results differ from the single-thread ones", mismatches);
     T_CHECK(max_refs >= 2, "the weights were never shared (refs %d)", max_refs);
-    T_CHECK(weight_cache_count() == mapped, "the threads mapped the weights again");
+    T_CHECK(bert_weight_cache_count() == mapped, "the threads mapped the weights again");
 
     t_case("after the threads closed their connections one reference is left");
     char *refs = t_query(db, "SELECT refs FROM bert_models", NULL);

@@ -7,6 +7,7 @@
  */
 #include "test.h"
 #include "../ext/json.h"
+#include "../ext/internal.h"
 #include "../ext/tokenizer.h"
 #include "../ext/unicode_text.h"
 
@@ -44,7 +45,7 @@ static json_doc *read_jsonl(const char *path)
     free(text);
     json_doc *doc = NULL;
     char *err = NULL;
-    if (json_parse(arr, n, &doc, &err) != 0) {
+    if (bert_json_parse(arr, n, &doc, &err) != 0) {
         printf("  cannot parse %s: %s\n", path, err ? err : "?");
         free(err);
         doc = NULL;
@@ -66,7 +67,7 @@ static int json_ids(const json_doc *d, int node, bert_ids *v)
     v->len = 0;
     if (node < 0 || d->nodes[node].type != JSON_ARRAY) return -1;
     for (int c = d->nodes[node].first_child; c >= 0; c = d->nodes[c].next_sibling)
-        if (bert_ids_push(v, (int32_t)json_int(d, c, -1)) != 0) return -1;
+        if (bert_ids_push(v, (int32_t)bert_json_int(d, c, -1)) != 0) return -1;
     return 0;
 }
 
@@ -140,7 +141,7 @@ static int encode_with_specials(const bert_tokenizer *tok, const char *text, siz
 {
     out->len = 0;
     const bert_special_ids *sp = bert_tokenizer_specials(tok);
-    return bert_ids_push(out, sp->cls) || bert_tokenizer_encode(tok, text, len, out) || bert_ids_push(out, sp->sep) ? -1 : 0;
+    return bert_ids_push(out, sp->cls) || bert_tokenizer_encode(tok, text, len, SIZE_MAX, out, NULL) || bert_ids_push(out, sp->sep) ? -1 : 0;
 }
 
 /* ---- the corpus ------------------------------------------------------------ */
@@ -154,7 +155,7 @@ static void compare_corpus(const bert_tokenizer *tok, const json_doc *g, const c
     int mismatches = 0, line = 1;
     for (int t = corpus->nodes[0].first_child, r = child(g, 0, 1); t >= 0 && r >= 0;
          t = corpus->nodes[t].next_sibling, r = g->nodes[r].next_sibling, line++) {
-        const char *text = json_str(corpus, t, "");
+        const char *text = bert_json_str(corpus, t, "");
         if (encode_with_specials(tok, text, strlen(text), &got) != 0 || json_ids(g, r, &want) != 0) {
             T_CHECK(0, "line %d: out of memory or a malformed golden row", line);
             break;
@@ -175,9 +176,9 @@ static json_doc *read_golden(const char *name, char *path, size_t size)
 {
     snprintf(path, size, GOLDEN "/golden_%s.jsonl", name);
     json_doc *g = read_jsonl(path);
-    if (!T_CHECK(g && corpus, "cannot read %s or the corpus", path)) { json_free(g); return NULL; }
-    T_CHECK(json_length(g, 0) - 1 == json_length(corpus, 0), "%s has %d rows for %d corpus lines", path,
-            json_length(g, 0) - 1, json_length(corpus, 0));
+    if (!T_CHECK(g && corpus, "cannot read %s or the corpus", path)) { bert_json_free(g); return NULL; }
+    T_CHECK(bert_json_length(g, 0) - 1 == bert_json_length(corpus, 0), "%s has %d rows for %d corpus lines", path,
+            bert_json_length(g, 0) - 1, bert_json_length(corpus, 0));
     return g;
 }
 
@@ -188,12 +189,12 @@ static void check_golden(const char *name)
     char path[256];
     json_doc *g = read_golden(name, path, sizeof path);
     if (!g) return;
-    int configs = json_member(g, child(g, 0, 0), "configs");
-    T_CHECK(json_length(g, configs) >= 1, "%s: no configs in its header", path);
+    int configs = bert_json_member(g, child(g, 0, 0), "configs");
+    T_CHECK(bert_json_length(g, configs) >= 1, "%s: no configs in its header", path);
     for (int c = configs >= 0 ? g->nodes[configs].first_child : -1; c >= 0; c = g->nodes[c].next_sibling) {
         char config[256];
-        int lower = json_bool(g, json_member(g, c, "do_lower_case"), 1);
-        int strip = json_bool(g, json_member(g, c, "strip_accents"), -1);
+        int lower = bert_json_bool(g, bert_json_member(g, c, "do_lower_case"), 1);
+        int strip = bert_json_bool(g, bert_json_member(g, c, "strip_accents"), -1);
         snprintf(config, sizeof config, "{\"do_lower_case\": %s, \"strip_accents\": %s}",
                  lower ? "true" : "false", strip < 0 ? "null" : strip ? "true" : "false");
         char dir[64];
@@ -207,7 +208,7 @@ static void check_golden(const char *name)
         compare_corpus(tok, g, config, path);
         bert_tokenizer_free(tok);
     }
-    json_free(g);
+    bert_json_free(g);
 }
 
 /* bert-base-uncased's own tokenizer files (tokenizer.json included), when
@@ -224,7 +225,7 @@ static void check_original_files(void)
     bert_tokenizer *tok = g ? load_dir(dir) : NULL;
     if (tok) compare_corpus(tok, g, dir, path);
     bert_tokenizer_free(tok);
-    json_free(g);
+    bert_json_free(g);
 }
 
 /* ---- transformers' unit-test cases ----------------------------------------- */
@@ -235,29 +236,29 @@ static void check_hf_cases(void)
     if (!T_CHECK(d != NULL, "cannot read " GOLDEN "/hf_cases.jsonl")) return;
     bert_ids got = {0}, want = {0};
     for (int c = d->nodes[0].first_child; c >= 0; c = d->nodes[c].next_sibling) {
-        const char *name = json_str(d, json_member(d, c, "name"), "?");
-        int vocab = json_member(d, c, "vocab");
-        int cfg = json_member(d, c, "config");
+        const char *name = bert_json_str(d, bert_json_member(d, c, "name"), "?");
+        int vocab = bert_json_member(d, c, "vocab");
+        int cfg = bert_json_member(d, c, "config");
         /* A small vocabulary is written out one token a line. */
         char *vocab_text = NULL;
         if (d->nodes[vocab].type == JSON_ARRAY) {
             size_t n = 0;
             for (int v = d->nodes[vocab].first_child; v >= 0; v = d->nodes[v].next_sibling)
-                n += strlen(json_str(d, v, "")) + 1;
+                n += strlen(bert_json_str(d, v, "")) + 1;
             vocab_text = calloc(n + 1, 1);
             if (!vocab_text) break;
             for (int v = d->nodes[vocab].first_child; v >= 0; v = d->nodes[v].next_sibling) {
-                strcat(vocab_text, json_str(d, v, ""));
+                strcat(vocab_text, bert_json_str(d, v, ""));
                 strcat(vocab_text, "\n");
             }
         }
         char config[256];
-        int strip = json_bool(d, json_member(d, cfg, "strip_accents"), -1);
+        int strip = bert_json_bool(d, bert_json_member(d, cfg, "strip_accents"), -1);
         snprintf(config, sizeof config,
                  "{\"do_lower_case\": %s, \"strip_accents\": %s, \"tokenize_chinese_chars\": %s}",
-                 json_bool(d, json_member(d, cfg, "do_lower_case"), 1) ? "true" : "false",
+                 bert_json_bool(d, bert_json_member(d, cfg, "do_lower_case"), 1) ? "true" : "false",
                  strip < 0 ? "null" : strip ? "true" : "false",
-                 json_bool(d, json_member(d, cfg, "tokenize_chinese_chars"), 1) ? "true" : "false");
+                 bert_json_bool(d, bert_json_member(d, cfg, "tokenize_chinese_chars"), 1) ? "true" : "false");
         char dir[64];
         int made = make_dir(dir, vocab_text, config, NULL);
         free(vocab_text);
@@ -265,26 +266,26 @@ static void check_hf_cases(void)
         bert_tokenizer *tok = load_dir(dir);
         remove_dir(dir);
         if (!tok) continue;
-        const char *text = json_str(d, json_member(d, c, "text"), "");
+        const char *text = bert_json_str(d, bert_json_member(d, c, "text"), "");
         got.len = 0;
-        T_CHECK(bert_tokenizer_encode(tok, text, strlen(text), &got) == 0, "%s: encode failed", name);
-        json_ids(d, json_member(d, c, "ids"), &want);
+        T_CHECK(bert_tokenizer_encode(tok, text, strlen(text), SIZE_MAX, &got, NULL) == 0, "%s: encode failed", name);
+        json_ids(d, bert_json_member(d, c, "ids"), &want);
         char a[512], b[512];
         format_ids(&got, a, sizeof a);
         format_ids(&want, b, sizeof b);
         T_CHECK(same_ids(&got, &want), "%s \"%s\": got [%s], want [%s]", name, text, a, b);
-        int toks = json_member(d, c, "tokens");
+        int toks = bert_json_member(d, c, "tokens");
         size_t i = 0;
         for (int k = d->nodes[toks].first_child; k >= 0 && i < got.len; k = d->nodes[k].next_sibling, i++) {
             const char *t = bert_tokenizer_token(tok, got.ids[i]);
-            T_CHECK(t && strcmp(t, json_str(d, k, "")) == 0, "%s: token %zu is \"%s\", want \"%s\"", name, i,
-                    t ? t : "(null)", json_str(d, k, ""));
+            T_CHECK(t && strcmp(t, bert_json_str(d, k, "")) == 0, "%s: token %zu is \"%s\", want \"%s\"", name, i,
+                    t ? t : "(null)", bert_json_str(d, k, ""));
         }
         bert_tokenizer_free(tok);
     }
     bert_ids_free(&got);
     bert_ids_free(&want);
-    json_free(d);
+    bert_json_free(d);
 }
 
 /* ---- Unicode, code point by code point ------------------------------------- */
@@ -329,17 +330,17 @@ static int parse_ref(unicode_ref *u, const char *path)
 static int strip_one(int32_t cp, int32_t out[UTEXT_MAX_DECOMPOSITION])
 {
     int32_t d[UTEXT_MAX_DECOMPOSITION];
-    int n = utext_decompose(cp, d);
+    int n = bert_utext_decompose(cp, d);
     for (int i = 1; i < n; i++) {
         int32_t c = d[i];
-        int k = utext_combining_class(c), j = i;
+        int k = bert_utext_combining_class(c), j = i;
         if (k == 0) continue;
-        for (; j > 0 && utext_combining_class(d[j - 1]) > k; j--) d[j] = d[j - 1];
+        for (; j > 0 && bert_utext_combining_class(d[j - 1]) > k; j--) d[j] = d[j - 1];
         d[j] = c;
     }
     int m = 0;
     for (int i = 0; i < n; i++)
-        if (!utext_is_nonspacing_mark(d[i])) out[m++] = d[i];
+        if (!bert_utext_is_nonspacing_mark(d[i])) out[m++] = d[i];
     return m;
 }
 
@@ -360,14 +361,14 @@ static void check_unicode(void)
     int bad[8] = {0};
     for (int32_t c = 0; c < NCP; c++) {
         if (c >= 0xD800 && c <= 0xDFFF) continue;
-        int drop = c == 0 || c == UTEXT_REPLACEMENT || utext_is_control(c);
-        int space = !drop && utext_is_whitespace(c) && c != ' ';
-        int split = utext_is_whitespace(c);
-        int punct = !split && utext_is_punctuation(c);
+        int drop = c == 0 || c == UTEXT_REPLACEMENT || bert_utext_is_control(c);
+        int space = !drop && bert_utext_is_whitespace(c) && c != ' ';
+        int split = bert_utext_is_whitespace(c);
+        int punct = !split && bert_utext_is_punctuation(c);
         struct { const char *what; int got, want; } props[] = {
             {"dropped by clean_text", drop, u.drop[c]}, {"a space after clean_text", space, u.space[c]},
             {"whitespace", split, u.split[c]}, {"punctuation", punct, u.punct[c]},
-            {"a Chinese character", utext_is_chinese(c), u.chinese[c]},
+            {"a Chinese character", bert_utext_is_chinese(c), u.chinese[c]},
         };
         for (int i = 0; i < 5; i++)
             if (props[i].got != props[i].want && bad[i]++ < 5)
@@ -375,8 +376,8 @@ static void check_unicode(void)
 
         int32_t s[UTEXT_MAX_DECOMPOSITION];
         /* Canonical ordering: which characters that do not decompose count as marks. */
-        if (utext_decompose(c, s) == 1 && s[0] == c && (utext_combining_class(c) != 0) != u.reorder[c] && bad[7]++ < 5)
-            T_CHECK(0, "U+%04X: combining class %d here, %s in the reference", (unsigned)c, utext_combining_class(c),
+        if (bert_utext_decompose(c, s) == 1 && s[0] == c && (bert_utext_combining_class(c) != 0) != u.reorder[c] && bad[7]++ < 5)
+            T_CHECK(0, "U+%04X: combining class %d here, %s in the reference", (unsigned)c, bert_utext_combining_class(c),
                     u.reorder[c] ? "not 0" : "0");
         int n = strip_one(c, s);
         int ok;
@@ -388,7 +389,7 @@ static void check_unicode(void)
                                          (unsigned)c, n, n ? (unsigned)s[0] : 0u);
 
         int32_t l[2];
-        int m = utext_lowercase(c, l);
+        int m = bert_utext_lowercase(c, l);
         if (u.lower[c][2]) ok = m == u.lower[c][2] && l[0] == u.lower[c][0] && (m < 2 || l[1] == u.lower[c][1]);
         else ok = m == 1 && l[0] == c;
         if (!ok && bad[6]++ < 5) T_CHECK(0, "U+%04X: lowercase gives U+%04X (%d code points), not the reference's",
@@ -410,14 +411,14 @@ static void check_character_facts(void)
     static const int32_t ws[] = {' ', '\t', '\r', '\n', 0xA0}, not_ws[] = {'A', '-'};
     static const int32_t punct[] = {'-', '$', '`', '.'}, not_punct[] = {'A', ' '};
     static const int32_t not_control[] = {'A', ' ', '\t', '\r'};
-    for (size_t i = 0; i < sizeof ws / sizeof *ws; i++) T_CHECK(utext_is_whitespace(ws[i]), "U+%04X is whitespace", (unsigned)ws[i]);
-    for (size_t i = 0; i < sizeof not_ws / sizeof *not_ws; i++) T_CHECK(!utext_is_whitespace(not_ws[i]), "'%c' is not whitespace", (char)not_ws[i]);
-    T_CHECK(utext_is_control(0x05), "U+0005 is a control character");
+    for (size_t i = 0; i < sizeof ws / sizeof *ws; i++) T_CHECK(bert_utext_is_whitespace(ws[i]), "U+%04X is whitespace", (unsigned)ws[i]);
+    for (size_t i = 0; i < sizeof not_ws / sizeof *not_ws; i++) T_CHECK(!bert_utext_is_whitespace(not_ws[i]), "'%c' is not whitespace", (char)not_ws[i]);
+    T_CHECK(bert_utext_is_control(0x05), "U+0005 is a control character");
     for (size_t i = 0; i < sizeof not_control / sizeof *not_control; i++)
-        T_CHECK(!utext_is_control(not_control[i]), "U+%04X is not a control character", (unsigned)not_control[i]);
-    for (size_t i = 0; i < sizeof punct / sizeof *punct; i++) T_CHECK(utext_is_punctuation(punct[i]), "'%c' is punctuation", (char)punct[i]);
+        T_CHECK(!bert_utext_is_control(not_control[i]), "U+%04X is not a control character", (unsigned)not_control[i]);
+    for (size_t i = 0; i < sizeof punct / sizeof *punct; i++) T_CHECK(bert_utext_is_punctuation(punct[i]), "'%c' is punctuation", (char)punct[i]);
     for (size_t i = 0; i < sizeof not_punct / sizeof *not_punct; i++)
-        T_CHECK(!utext_is_punctuation(not_punct[i]), "'%c' is not punctuation", (char)not_punct[i]);
+        T_CHECK(!bert_utext_is_punctuation(not_punct[i]), "'%c' is not punctuation", (char)not_punct[i]);
 }
 
 /* ---- decoding ---------------------------------------------------------------- */
@@ -429,9 +430,9 @@ static void check_decode(const bert_tokenizer *tok)
     bert_ids ids = {0};
     int bad = 0, n = 0;
     for (int c = d->nodes[0].first_child; c >= 0; c = d->nodes[c].next_sibling, n++) {
-        json_ids(d, json_member(d, c, "ids"), &ids);
-        int skip = json_bool(d, json_member(d, c, "skip"), 0);
-        const char *want = json_str(d, json_member(d, c, "text"), "");
+        json_ids(d, bert_json_member(d, c, "ids"), &ids);
+        int skip = bert_json_bool(d, bert_json_member(d, c, "skip"), 0);
+        const char *want = bert_json_str(d, bert_json_member(d, c, "text"), "");
         char *got = bert_tokenizer_decode(tok, ids.ids, ids.len, skip);
         if (!T_CHECK(got != NULL, "decode returned NULL")) break;
         if (strcmp(got, want) != 0 && bad++ < 5) {
@@ -443,7 +444,7 @@ static void check_decode(const bert_tokenizer *tok)
     }
     T_CHECK(bad == 0 && n > 100, "%d of %d decode cases differ", bad, n);
     bert_ids_free(&ids);
-    json_free(d);
+    bert_json_free(d);
 }
 
 /* ---- ill-formed UTF-8 ------------------------------------------------------ */
@@ -455,7 +456,7 @@ static void check_bytes(const bert_tokenizer *tok)
     bert_ids got = {0}, want = {0};
     int n = 0;
     for (int c = d->nodes[0].first_child; c >= 0; c = d->nodes[c].next_sibling, n++) {
-        const char *hex = json_str(d, json_member(d, c, "hex"), "");
+        const char *hex = bert_json_str(d, bert_json_member(d, c, "hex"), "");
         size_t len = strlen(hex) / 2;
         /* An exact-size heap copy, so the sanitizers catch any read past the end. */
         char *bytes = malloc(len ? len : 1);
@@ -467,19 +468,19 @@ static void check_bytes(const bert_tokenizer *tok)
         }
         int rc = encode_with_specials(tok, bytes, len, &got);
         /* The decoder itself, character by character. */
-        json_ids(d, json_member(d, c, "cps"), &want);
+        json_ids(d, bert_json_member(d, c, "cps"), &want);
         size_t k = 0, at = 0;
         int decoded_ok = 1;
         while (at < len) {
             int32_t cp;
-            size_t used = utext_decode((const unsigned char *)bytes + at, len - at, &cp);
+            size_t used = bert_utext_decode((const unsigned char *)bytes + at, len - at, &cp);
             decoded_ok &= used >= 1 && at + used <= len && k < want.len && want.ids[k] == cp;
             at += used ? used : 1;
             k++;
         }
         T_CHECK(decoded_ok && k == want.len, "bytes %s: decoded differently from TextDecoder", hex);
         free(bytes);
-        json_ids(d, json_member(d, c, "ids"), &want);
+        json_ids(d, bert_json_member(d, c, "ids"), &want);
         char a[512], b[512];
         format_ids(&got, a, sizeof a);
         format_ids(&want, b, sizeof b);
@@ -488,7 +489,7 @@ static void check_bytes(const bert_tokenizer *tok)
     T_CHECK(n > 100, "only %d byte cases", n);
     bert_ids_free(&got);
     bert_ids_free(&want);
-    json_free(d);
+    bert_json_free(d);
 }
 
 /* ---- long inputs ------------------------------------------------------------- */
@@ -503,7 +504,7 @@ static long encode_repeated(const bert_tokenizer *tok, const char *unit, bert_id
     if (!text) return -1;
     for (size_t i = 0; i < reps; i++) memcpy(text + i * ul, unit, ul);
     out->len = 0;
-    int rc = bert_tokenizer_encode(tok, text, reps * ul, out);
+    int rc = bert_tokenizer_encode(tok, text, reps * ul, SIZE_MAX, out, NULL);
     free(text);
     return rc == 0 ? (long)out->len : -1;
 }
@@ -541,13 +542,13 @@ static void check_long_inputs(const bert_tokenizer *tok)
         memcpy(zalgo, "hello", 5);
         for (size_t i = 5; i + 4 <= MB; i += 4) memcpy(zalgo + i, "\xcc\x81\xcc\x96", 4);
         v.len = 0;
-        int rc = bert_tokenizer_encode(tok, zalgo, 5 + (MB - 5) / 4 * 4, &v);
+        int rc = bert_tokenizer_encode(tok, zalgo, 5 + (MB - 5) / 4 * 4, SIZE_MAX, &v, NULL);
         T_CHECK(rc == 0 && v.len == 1 && v.ids[0] == hello, "hello + 1 MB of combining marks: %zu ids", v.len);
         /* Random bytes: any ids, but never more than one per byte. */
         unsigned s = 12345;
         for (size_t i = 0; i < MB; i++) { s = s * 1103515245u + 12345u; zalgo[i] = (char)(s >> 16); }
         v.len = 0;
-        rc = bert_tokenizer_encode(tok, zalgo, MB, &v);
+        rc = bert_tokenizer_encode(tok, zalgo, MB, SIZE_MAX, &v, NULL);
         T_CHECK(rc == 0 && v.len > 0 && v.len < MB, "1 MB of random bytes: %zu ids", v.len);
         free(zalgo);
     }
@@ -566,13 +567,13 @@ static void check_added_tokens(void)
     bert_ids got = {0}, want = {0};
     int n = 0, setups = 0;
     for (int c = d->nodes[0].first_child; c >= 0; c = d->nodes[c].next_sibling) {
-        int tj = json_member(d, c, "tokenizer_json");
+        int tj = bert_json_member(d, c, "tokenizer_json");
         if (tj >= 0) {
             bert_tokenizer_free(tok);
             tok = NULL;
             char dir[64];
-            if (T_CHECK(make_dir(dir, NULL, json_str(d, json_member(d, c, "tokenizer_config"), "{}"),
-                                 json_str(d, tj, "{}")) == 0, "cannot make a model directory")) {
+            if (T_CHECK(make_dir(dir, NULL, bert_json_str(d, bert_json_member(d, c, "tokenizer_config"), "{}"),
+                                 bert_json_str(d, tj, "{}")) == 0, "cannot make a model directory")) {
                 tok = load_dir(dir);
                 remove_dir(dir);
             }
@@ -582,15 +583,15 @@ static void check_added_tokens(void)
             continue;
         }
         if (!tok) continue;
-        const char *text = json_str(d, json_member(d, c, "text"), "");
+        const char *text = bert_json_str(d, bert_json_member(d, c, "text"), "");
         encode_with_specials(tok, text, strlen(text), &got);
-        json_ids(d, json_member(d, c, "ids"), &want);
+        json_ids(d, bert_json_member(d, c, "ids"), &want);
         char a[512], b[512];
         format_ids(&got, a, sizeof a);
         format_ids(&want, b, sizeof b);
         T_CHECK(same_ids(&got, &want), "\"%.80s\": got [%s], want [%s]", text, a, b);
         for (int skip = 0; skip < 2; skip++) {
-            const char *expect = json_str(d, json_member(d, c, skip ? "decode_skip" : "decode"), "");
+            const char *expect = bert_json_str(d, bert_json_member(d, c, skip ? "decode_skip" : "decode"), "");
             char *dec = bert_tokenizer_decode(tok, want.ids, want.len, skip);
             T_CHECK(dec && strcmp(dec, expect) == 0, "decode(skip=%d) of \"%.80s\" = \"%s\", want \"%s\"", skip, text,
                     dec ? dec : "(null)", expect);
@@ -602,7 +603,7 @@ static void check_added_tokens(void)
     bert_ids_free(&got);
     bert_ids_free(&want);
     bert_tokenizer_free(tok);
-    json_free(d);
+    bert_json_free(d);
 }
 
 /* ---- loading ----------------------------------------------------------------- */
@@ -647,8 +648,8 @@ static void check_loading(void)
             const char *text = "H\xc3\xa9llo, [MASK] W\xc3\xb6rld! \xe7\x9a\x84\xe4\xba\xba";
             bert_ids a = {0}, b = {0};
             if (fixture) {
-                bert_tokenizer_encode(tok, text, strlen(text), &a);
-                bert_tokenizer_encode(fixture, text, strlen(text), &b);
+                bert_tokenizer_encode(tok, text, strlen(text), SIZE_MAX, &a, NULL);
+                bert_tokenizer_encode(fixture, text, strlen(text), SIZE_MAX, &b, NULL);
                 T_CHECK(same_ids(&a, &b) && a.len > 5, "defaults tokenize like bert-base-uncased's config");
             }
             bert_ids_free(&a);
@@ -734,7 +735,7 @@ void suite_tokenizer(void)
     check_golden("uncased_nostrip");
     t_case("corpus: bert-base-uncased's original tokenizer.json and config files");
     check_original_files();
-    json_free(corpus);
+    bert_json_free(corpus);
     corpus = NULL;
 
     t_case("transformers' BertTokenizer unit-test cases");

@@ -73,15 +73,15 @@ static int read_texts(const char *path, texts *t)
         }
         json_doc *doc = NULL;
         char *err = NULL;
-        if (json_parse(line, (size_t)(end - line), &doc, &err) != 0) {
+        if (bert_json_parse(line, (size_t)(end - line), &doc, &err) != 0) {
             fprintf(stderr, "%s: %s\n", path, err ? err : "out of memory");
             free(err);
             free(data);
             return -1;
         }
-        const char *s = json_str(doc, 0, "");
+        const char *s = bert_json_str(doc, 0, "");
         int rc = add_text(t, s, strlen(s));
-        json_free(doc);
+        bert_json_free(doc);
         if (rc != 0) { free(data); return -1; }
     }
     free(data);
@@ -103,7 +103,7 @@ static void bench(const bert_tokenizer *tok, const char *name, const texts *t, i
     for (int r = 0; r < repeats; r++) {
         for (size_t i = 0; i < t->n; i++) {
             ids.len = 0;
-            if (bert_tokenizer_encode(tok, t->text[i], t->len[i], &ids) != 0) {
+            if (bert_tokenizer_encode(tok, t->text[i], t->len[i], SIZE_MAX, &ids, NULL) != 0) {
                 fprintf(stderr, "out of memory\n");
                 exit(1);
             }

@@ -10,15 +10,16 @@
  *   4 tokenizer_config.json       bert_tokenizer_load, then encode and decode
  *   5 tokenizer.json              the same
  *   6 special_tokens_map.json     the same
- *   7 bert_load options           bert_options_parse, then registry_add
- *   8 any JSON                    json_parse, then every accessor on every node
+ *   7 bert_load options           bert_options_parse, then bert_registry_add
+ *   8 any JSON                    bert_json_parse, then every accessor on every node
  * The file is written into a copy of the tiny model's directory and removed
  * again, so each input starts from the same directory.  A failure must come
  * with a message; a success must give values inside the documented bounds.
  */
 #include "json.h"
+#include "internal.h"
 #include "model.h"
-#include "registry.h"
+#include "entry.h"
 #include "tokenizer.h"
 #include "fuzz_util.h"
 
@@ -96,7 +97,7 @@ static void tokenizer(void)
     static const char text[] = "[CLS] Hello, World! the cat sat on the mat [MASK] caf\xc3\xa9 na\xc3\xafve "
                                "\xe4\xb8\xad\xe6\x96\x87 unaffable 123 <x> [SEP]";
     bert_ids ids = {0};
-    if (bert_tokenizer_encode(tok, text, sizeof text - 1, &ids) != 0) fuzz_die("encode failed");
+    if (bert_tokenizer_encode(tok, text, sizeof text - 1, SIZE_MAX, &ids, NULL) != 0) fuzz_die("encode failed");
     size_t vocab = bert_tokenizer_vocab_size(tok);
     for (size_t i = 0; i < ids.len; i++)
         if (ids.ids[i] < 0 || (size_t)ids.ids[i] >= vocab)
@@ -122,33 +123,33 @@ static void options(const char *text)
     expect_message(rc, err, "bert_options_parse");
     if (rc != 0) return;
     bert_registry r = {0};
-    rc = registry_add(&r, "fuzz", model_dir, &o, &err);
-    expect_message(rc, err, "registry_add");
+    rc = bert_registry_add(&r, "fuzz", model_dir, &o, &err);
+    expect_message(rc, err, "bert_registry_add");
     if (rc == 0 && (r.head->max_length < 1 || r.head->max_length > r.head->cfg.max_position_embeddings))
         fuzz_die("max_length %d with %d positions", r.head->max_length, r.head->cfg.max_position_embeddings);
-    registry_clear(&r);
+    bert_registry_clear(&r);
 }
 
 static void any_json(const char *text, size_t len)
 {
     json_doc *doc = NULL;
     char *err = NULL;
-    int rc = json_parse(text, len, &doc, &err);
-    expect_message(rc, err, "json_parse");
+    int rc = bert_json_parse(text, len, &doc, &err);
+    expect_message(rc, err, "bert_json_parse");
     if (rc != 0) return;
     volatile double sum = 0;
     for (int i = 0; i < doc->count; i++) {
         const json_node *n = &doc->nodes[i];
         if (n->parent >= i || (i > 0 && n->parent < 0)) fuzz_die("node %d has parent %d", i, n->parent);
         const char *key = n->key ? n->key : "x";
-        sum += (double)json_int(doc, i, 0) + json_real(doc, i, 0) + json_bool(doc, i, 0) + json_length(doc, i);
-        sum += (double)strlen(json_str(doc, i, ""));
-        if (n->parent >= 0 && doc->nodes[n->parent].type == JSON_OBJECT && json_member(doc, n->parent, key) < 0)
+        sum += (double)bert_json_int(doc, i, 0) + bert_json_real(doc, i, 0) + bert_json_bool(doc, i, 0) + bert_json_length(doc, i);
+        sum += (double)strlen(bert_json_str(doc, i, ""));
+        if (n->parent >= 0 && doc->nodes[n->parent].type == JSON_OBJECT && bert_json_member(doc, n->parent, key) < 0)
             fuzz_die("member '%s' of node %d is not found", key, n->parent);
-        sum += json_path(doc, 0, key);
+        sum += bert_json_path(doc, 0, key);
     }
     (void)sum;
-    json_free(doc);
+    bert_json_free(doc);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

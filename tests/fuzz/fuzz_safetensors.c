@@ -1,7 +1,7 @@
 /*
  * fuzz_safetensors.c - a model.safetensors of arbitrary bytes.
  *
- * The input is parsed in memory by st_parse(); whatever it accepts must
+ * The input is parsed in memory by bert_safetensors_parse(); whatever it accepts must
  * describe byte ranges inside the input (every byte is read, so the
  * sanitizer sees any range that is not).  An accepted file is then written
  * next to the tiny model's config.json and loaded as a checkpoint, and a
@@ -10,6 +10,7 @@
  * and tensor naming the loader knows (tests/fuzz/make_corpus.sh).
  */
 #include "encoder.h"
+#include "internal.h"
 #include "model.h"
 #include "safetensors.h"
 #include "fuzz_util.h"
@@ -32,15 +33,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static void check_parsed(const st_file *f, const uint8_t *data, size_t size)
 {
     volatile unsigned sum = 0;
-    for (int i = 0; i < st_count(f); i++) {
-        const st_tensor *t = st_tensor_at(f, i);
+    for (int i = 0; i < bert_safetensors_count(f); i++) {
+        const st_tensor *t = bert_safetensors_tensor_at(f, i);
         if (!t || !t->name) fuzz_die("tensor %d is missing", i);
-        if (t->nbytes != t->count * st_dtype_size(t->dtype))
+        if (t->nbytes != t->count * bert_safetensors_dtype_size(t->dtype))
             fuzz_die("tensor %s: %zu bytes for %zu elements", t->name, t->nbytes, t->count);
         if (t->nbytes && (t->data < data || t->data > data + size || t->nbytes > (size_t)(data + size - t->data)))
             fuzz_die("tensor %s lies outside the input", t->name);
         for (size_t b = 0; b < t->nbytes; b++) sum += t->data[b];
-        if (st_find(f, t->name) != t) fuzz_die("st_find(%s) does not find it", t->name);
+        if (bert_safetensors_find(f, t->name) != t) fuzz_die("bert_safetensors_find(%s) does not find it", t->name);
     }
     (void)sum;
 }
@@ -85,13 +86,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     st_file *f = NULL;
     char *err = NULL;
-    if (st_parse(data, size, "model.safetensors", &f, &err) != 0) {
-        if (!err) fuzz_die("st_parse failed without a message");
+    if (bert_safetensors_parse(data, size, "model.safetensors", &f, &err) != 0) {
+        if (!err) fuzz_die("bert_safetensors_parse failed without a message");
         free(err);
         return 0;
     }
     check_parsed(f, data, size);
-    st_close(f);
+    bert_safetensors_close(f);
 
     char path[512];
     snprintf(path, sizeof path, "%s/model.safetensors", model_dir);

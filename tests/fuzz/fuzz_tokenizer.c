@@ -114,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = size - 2;
 
     bert_ids all = {0}, some = {0};
-    if (bert_tokenizer_encode(tok, text, len, &all) != 0) fuzz_die("encode failed on %zu bytes", len);
+    if (bert_tokenizer_encode(tok, text, len, SIZE_MAX, &all, NULL) != 0) fuzz_die("encode failed on %zu bytes", len);
     size_t vocab = bert_tokenizer_vocab_size(tok);
     for (size_t i = 0; i < all.len; i++) {
         if (all.ids[i] < 0 || (size_t)all.ids[i] >= vocab)
@@ -122,7 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!bert_tokenizer_token(tok, all.ids[i])) fuzz_die("id %d has no token", (int)all.ids[i]);
     }
 
-    if (bert_tokenizer_encode_max(tok, text, len, limit, &some) != 0) fuzz_die("encode_max failed");
+    if (bert_tokenizer_encode(tok, text, len, limit, &some, NULL) != 0) fuzz_die("encode_max failed");
     size_t want = all.len < limit ? all.len : limit;
     if (some.len != want || (want && memcmp(some.ids, all.ids, want * sizeof *all.ids) != 0)) {
         size_t at = 0;
