@@ -67,11 +67,11 @@ static int tokenize_pieces(bert_entry *e, const char *text, size_t len, size_t m
     return out->ids.len > max_pieces ? 1 : 0;
 }
 
-static void too_long(const char *fn, size_t max_pieces, char **err)
+static void too_long(const char *fn, const char *what, size_t max_pieces, char **err)
 {
-    *err = bert_errorf("%s: the text has more than %zu word pieces (about %zu KB of English), the most one "
-                       "call reads: cut it with bert_chunks(text, ...) and call %s on each chunk", fn,
-                       max_pieces, max_pieces * 4 / 1024, fn);
+    *err = bert_errorf("%s: the %s has more than %zu word pieces (about %zu KB of English), the most one "
+                       "call reads: cut it with bert_chunks(%s, ...) and call %s on each chunk", fn, what,
+                       max_pieces, max_pieces * 4 / 1024, what, fn);
 }
 
 /* tokenizers' Encoding::truncate with a stride: windows of `width` pieces
@@ -220,7 +220,7 @@ int bert_pipeline_ner(bert_entry *e, const char *text, size_t len, ner_entities 
     out->aggregation = e->aggregation;
     int rc = -1;
     int got = tokenize_pieces(e, text, len, PIPELINE_SPAN_MAX_PIECES, &p, err);
-    if (got > 0) too_long("bert_ner", PIPELINE_SPAN_MAX_PIECES, err);
+    if (got > 0) too_long("bert_ner", "text", PIPELINE_SPAN_MAX_PIECES, err);
     if (got != 0) goto done;
     if (p.ids.len == 0) { rc = 0; goto done; }
     const bert_special_ids *sp = bert_tokenizer_specials(e->tokenizer);
@@ -331,7 +331,7 @@ int bert_pipeline_answer(bert_entry *e, const char *question, size_t qlen, const
     }
     if (got < 0) goto done;
     got = tokenize_pieces(e, context, clen, PIPELINE_SPAN_MAX_PIECES, &c, err);
-    if (got > 0) too_long("bert_answer", PIPELINE_SPAN_MAX_PIECES, err);
+    if (got > 0) too_long("bert_answer", "context", PIPELINE_SPAN_MAX_PIECES, err);
     if (got != 0) goto done;
     if (q.ids.len == 0 || c.ids.len == 0) {
         *err = bert_errorf("bert_answer: the %s has no words to read: give a non-empty %s",
