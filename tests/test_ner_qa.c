@@ -412,6 +412,8 @@ static void errors(sqlite3 *db)
     t_expect_error(db, "SELECT count(*) FROM bert_answer_each('Where?', 'In Paris.', 0, 'qa-f32')", NULL,
                    "top_k", NULL);
     t_expect_error(db, "SELECT bert_ner(x'00ff', 'ner-conll-f32/simple')", NULL, "TEXT", NULL);
+    t_expect_error(db, "SELECT count(*) FROM bert_answer_each('Where?', 'In Paris.', 'qa-f32')", NULL, "top_k",
+                   "model", NULL);
     t_expect_error(db, "SELECT bert_load('bad', '" MODELS_DIR "ner-distil', '{\"aggregation\": \"mean\"}')", NULL,
                    "aggregation", "\"first\"", NULL);
 
@@ -437,8 +439,8 @@ static void errors(sqlite3 *db)
             big[n] = 0;
             t_expect_error(db, "SELECT bert_ner(?1, 'ner-conll-f32/simple')", big, "more than 65536 word pieces",
                            "bert_chunks", NULL);
-            t_expect_error(db, "SELECT bert_answer('Where?', ?1, 'qa-f32')", big, "more than 65536 word pieces",
-                           "bert_chunks", NULL);
+            t_expect_error(db, "SELECT bert_answer('Where?', ?1, 'qa-f32')", big, "context has more than 65536 "
+                           "word pieces", "bert_chunks", NULL);
             free(big);
         }
     }
