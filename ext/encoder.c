@@ -334,7 +334,7 @@ int bert_mlm_logits(const bert_model *m, bert_scratch *s, const float *hidden,
                     const int *rows, int n, float *out, char **err)
 {
     *err = NULL;
-    if (!m || !m->mlm_bias) {
+    if (!m || !bert_model_has_mlm_head(m)) {
         *err = bert_errorf("this model has no masked-language-model head (cls.predictions.*); use a "
                            "checkpoint saved from BertForMaskedLM or BertForPreTraining");
         return -1;
@@ -361,7 +361,7 @@ int bert_mlm_logits(const bert_model *m, bert_scratch *s, const float *hidden,
 
 int bert_nsp_probability(const bert_model *m, const float *cls_hidden, double *prob)
 {
-    if (!m || !m->pooler_w || !m->nsp_w || !cls_hidden || !prob) return -1;
+    if (!m || !bert_model_has_nsp_head(m) || !cls_hidden || !prob) return -1;
     const int H = m->cfg.hidden_size;
     /* The pooled vector is consumed element by element, so no buffer is needed. */
     double l0 = m->nsp_b[0], l1 = m->nsp_b[1];

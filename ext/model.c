@@ -15,6 +15,7 @@
  * one allocation; when nothing is left in the mapping it is dropped at once.
  */
 #include "model.h"
+#include "buffer.h"
 #include "error.h"
 #include "json.h"
 #include "path.h"
@@ -190,7 +191,7 @@ int bert_head_config_default_labels(bert_head_config *hc, int n)
     for (int i = 0; i < n; i++) {
         char name[32];
         snprintf(name, sizeof name, "LABEL_%d", i);
-        if (!(hc->labels[i] = strdup(name))) return -1;   /* freed with the rest */
+        if (!(hc->labels[i] = bert_strdup(name))) return -1;   /* freed with the rest */
     }
     return 0;
 }
@@ -216,7 +217,7 @@ static int read_id2label(const json_doc *doc, int node, const char *path, bert_h
                                "name; \"%s\" is not such an entry", path, n - 1, key ? key : "?");
             return -1;
         }
-        if (!(hc->labels[id] = strdup(label))) { *err = bert_errorf("out of memory reading %s", path); return -1; }
+        if (!(hc->labels[id] = bert_strdup(label))) { *err = bert_errorf("out of memory reading %s", path); return -1; }
     }
     return 0;
 }
@@ -243,7 +244,7 @@ int bert_head_config_load(const char *model_dir, bert_head_config *hc, char **er
     json_doc *doc = NULL;
     char *path = path_join(model_dir, "config.json");
     if (!path) { *err = bert_errorf("out of memory"); return -1; }
-    int found = json_read_model_file(model_dir, "config.json", &doc, err), rc = -1;
+    int found = json_read_model_file(model_dir, "config.json", 0, &doc, err), rc = -1;
     if (found <= 0) {
         if (found == 0) *err = bert_errorf("%s does not exist", path);
         free(path);
@@ -306,26 +307,12 @@ done:
 
 /* ------------------------------------------------------ sentence-transformers */
 
-/* Reads an optional JSON file of the model directory.  1 when read, 0 when
- * absent, -1 on error. */
-static int read_optional(const char *model_dir, const char *name, json_doc **doc, char **err)
-{
-    int rc = json_read_model_file(model_dir, name, doc, err);
-    if (rc == 1 && (*doc)->nodes[0].type != JSON_OBJECT && (*doc)->nodes[0].type != JSON_ARRAY) {
-        *err = bert_errorf("%s/%s is neither a JSON object nor an array", model_dir, name);
-        json_free(*doc);
-        *doc = NULL;
-        rc = -1;
-    }
-    return rc;
-}
-
 static int read_pooling(const char *model_dir, const char *pooling_dir, bert_st_config *st, char **err)
 {
     char *name = path_join(pooling_dir, "config.json");
     if (!name) { *err = bert_errorf("out of memory"); return -1; }
     json_doc *doc = NULL;
-    int found = read_optional(model_dir, name, &doc, err);
+    int found = json_read_model_file(model_dir, name, 1, &doc, err);
     if (found <= 0) { free(name); return found; }
 
     static const struct { const char *key; int mode; } modes[] = {
@@ -364,7 +351,7 @@ int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err)
 
     json_doc *doc = NULL;
     char *pooling_dir = NULL;
-    int found = read_optional(model_dir, "modules.json", &doc, err), rc = 0;
+    int found = json_read_model_file(model_dir, "modules.json", 1, &doc, err), rc = 0;
     if (found < 0) return -1;
     if (found) {
         st->present = 1;
@@ -378,7 +365,7 @@ int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err)
             if (ends_with(type, "Pooling")) {
                 const char *p = json_str(doc, json_member(doc, c, "path"), "1_Pooling");
                 free(pooling_dir);
-                pooling_dir = strdup(p);
+                pooling_dir = bert_strdup(p);
                 if (!pooling_dir) {
                     *err = bert_errorf("out of memory reading %s/modules.json", model_dir);
                     rc = -1;
@@ -403,7 +390,7 @@ int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err)
     if (pooled < 0) return -1;
     if (pooled) st->present = 1;
 
-    found = read_optional(model_dir, "sentence_bert_config.json", &doc, err);
+    found = json_read_model_file(model_dir, "sentence_bert_config.json", 1, &doc, err);
     if (found < 0) return -1;
     if (found) {
         int node = json_member(doc, 0, "max_seq_length");
@@ -821,8 +808,8 @@ void bert_model_free(bert_model *m)
 const char *bert_model_task(const bert_model *m)
 {
     if (!m) return NULL;
-    if (m->cls_w) return "sequence_classification";
-    if (m->mlm_dense_w && m->mlm_decoder_w && m->mlm_bias) return "fill_mask";
-    if (m->nsp_w && m->pooler_w) return "next_sentence";
+    if (bert_model_has_classifier(m)) return "sequence_classification";
+    if (bert_model_has_mlm_head(m)) return "fill_mask";
+    if (bert_model_has_nsp_head(m)) return "next_sentence";
     return NULL;
 }

@@ -117,6 +117,24 @@ typedef struct bert_model {
 int bert_model_load(const char *model_dir, bert_model **out, char **err);
 void bert_model_free(bert_model *m);
 
+/* The loader binds a head whole or not at all (model.c, bind_heads). */
+static inline int bert_model_has_mlm_head(const bert_model *m)
+{
+    return m->mlm_dense_w && m->mlm_dense_b && m->mlm_ln_w && m->mlm_ln_b && m->mlm_decoder_w && m->mlm_bias;
+}
+
+/* Next-sentence prediction runs on the pooled [CLS], so it needs the pooler too. */
+static inline int bert_model_has_nsp_head(const bert_model *m)
+{
+    return m->nsp_w && m->nsp_b && m->pooler_w && m->pooler_b;
+}
+
+/* Sequence classification: BERT's classifier on the pooler, DistilBERT's after pre_classifier. */
+static inline int bert_model_has_classifier(const bert_model *m)
+{
+    return m->cls_w && m->cls_b && (m->cfg.distilbert ? m->pre_cls_w && m->pre_cls_b : m->pooler_w && m->pooler_b);
+}
+
 /* What the model's heads make it, as bert_models' `task` column says:
  * "sequence_classification", "fill_mask", "next_sentence", or NULL for a
  * bare encoder. */

@@ -211,11 +211,6 @@ static void top_k_of(const double *probs, int n, int k, int32_t *ids, double *sc
     }
 }
 
-static int has_mlm_head(const bert_model *m)
-{
-    return m->mlm_dense_w && m->mlm_dense_b && m->mlm_ln_w && m->mlm_ln_b && m->mlm_decoder_w && m->mlm_bias;
-}
-
 int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
                        fill_mask_result *out, bert_interrupt_fn interrupted, void *ctx, char **err)
 {
@@ -245,7 +240,7 @@ int pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top_k,
     }
     if (entry_need_model(e, err) != 0) goto done;
     const bert_model *m = e->model;
-    if (!has_mlm_head(m)) {
+    if (!bert_model_has_mlm_head(m)) {
         *err = bert_errorf("model '%s' has no masked-language-model head (cls.predictions.*): "
                            "fill-mask needs a checkpoint saved as BertForMaskedLM or "
                            "BertForPreTraining, such as bert-base-uncased; this model's task is %s",
@@ -381,7 +376,7 @@ int pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char
     int rc = -1;
     if (entry_need_model(e, err) != 0) goto done;
     const bert_model *m = e->model;
-    if (!m->nsp_w || !m->nsp_b || !m->pooler_w || !m->pooler_b) {
+    if (!bert_model_has_nsp_head(m)) {
         *err = bert_errorf("model '%s' has no next-sentence-prediction head (cls.seq_relationship.* "
                            "and pooler.dense.*): it needs a checkpoint saved as BertForPreTraining "
                            "or BertForNextSentencePrediction, such as bert-base-uncased; this model's "
@@ -408,7 +403,7 @@ done:
 static int need_classifier(bert_entry *e, const char *fn, char **err)
 {
     if (entry_need_model(e, err) != 0) return -1;
-    if (e->model->cls_w) return 0;
+    if (bert_model_has_classifier(e->model)) return 0;
     *err = bert_errorf("model '%s' has no sequence-classification head (classifier.*): %s needs a "
                        "checkpoint saved as BertForSequenceClassification or "
                        "DistilBertForSequenceClassification (a fine-tuned classifier or cross-encoder); "

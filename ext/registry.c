@@ -3,6 +3,7 @@
  */
 #include "registry.h"
 
+#include "buffer.h"
 #include "error.h"
 #include "json.h"
 #include "weight_cache.h"
@@ -35,13 +36,6 @@ static int pooling_from_name(const char *s)
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strcmp(s, names[i]) == 0) return (int)values[i];
     return -1;
-}
-
-static char *dup_string(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    return d ? memcpy(d, s, n) : NULL;
 }
 
 int bert_options_parse(const char *text, bert_options *out, char **err)
@@ -111,20 +105,6 @@ done:
     return rc;
 }
 
-/* model_max_length of tokenizer_config.json, 0 when absent.  Read at
- * registration so that max_length is known before the tokenizer is loaded. */
-static int read_model_max_length(const char *dir)
-{
-    json_doc *doc = NULL;
-    char *err = NULL;
-    long long v = 0;
-    if (json_read_model_file(dir, "tokenizer_config.json", &doc, &err) == 1)
-        v = json_int(doc, json_member(doc, 0, "model_max_length"), 0);
-    free(err);
-    json_free(doc);
-    return v > 0 && v < (1 << 30) ? (int)v : 0;
-}
-
 static int resolve_settings(bert_entry *e, char **err)
 {
     const bert_options *o = &e->given;
@@ -134,7 +114,8 @@ static int resolve_settings(bert_entry *e, char **err)
     e->threads = o->threads;
     int limit = e->cfg.max_position_embeddings;
     int max_length = limit;
-    int model_max = read_model_max_length(e->path);
+    /* Read at registration, so max_length is known before the tokenizer is loaded. */
+    int model_max = bert_tokenizer_model_max_length(e->path);
     if (model_max > 0 && model_max < max_length) max_length = model_max;
     if (e->st.max_seq_length > 0 && e->st.max_seq_length < limit) max_length = e->st.max_seq_length;
     if (o->max_length > 0) {
@@ -218,7 +199,7 @@ int registry_add(bert_registry *r, const char *name, const char *path,
         return -1;
     }
     bert_entry *e = calloc(1, sizeof *e);
-    if (!e || !(e->name = dup_string(name)) || !(e->path = dup_string(path))) {
+    if (!e || !(e->name = bert_strdup(name)) || !(e->path = bert_strdup(path))) {
         entry_free(e);
         *err = bert_errorf("out of memory registering model '%s'", name);
         return -1;

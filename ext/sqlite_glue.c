@@ -21,10 +21,6 @@
 SQLITE_EXTENSION_INIT1
 #endif
 
-/* sqlite-vec's subtype for a float32 vector BLOB, and SQLite's for JSON text. */
-#define SUBTYPE_FLOAT32 223
-#define SUBTYPE_JSON 74
-
 #ifdef SQLITE_RESULT_SUBTYPE
 #define RESULT_SUBTYPE_FLAG SQLITE_RESULT_SUBTYPE
 #else
@@ -170,7 +166,7 @@ static void result_json(sqlite3_context *ctx, sqlite3_str *s)
         return;
     }
     sqlite3_result_text(ctx, text, n, sqlite3_free);
-    sqlite3_result_subtype(ctx, SUBTYPE_JSON);
+    sqlite3_result_subtype(ctx, BERT_SUBTYPE_JSON);
 }
 
 /* ---- registry ---------------------------------------------------------- */
@@ -273,7 +269,7 @@ static void fn_embed(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         return;
     }
     sqlite3_result_blob(ctx, vec, (int)bytes, sqlite3_free);
-    sqlite3_result_subtype(ctx, SUBTYPE_FLOAT32);
+    sqlite3_result_subtype(ctx, BERT_SUBTYPE_FLOAT32);
 }
 
 /* One side of bert_similarity, as float32 values. */
@@ -412,20 +408,20 @@ static void fn_vector_to_json(sqlite3_context *ctx, int argc, sqlite3_value **ar
 
 /* ---- pre-training heads ------------------------------------------------------ */
 
-/* top_k argument: default 5; must be a positive integer. */
-static int top_k_arg(sqlite3_context *ctx, const char *fn, int argc, sqlite3_value **argv, int i, int *top_k)
+int glue_top_k(sqlite3_value *v, int is_last, const char *fn, int *top_k, char **err)
 {
     *top_k = 5;
-    if (argc <= i || sqlite3_value_type(argv[i]) == SQLITE_NULL) return 0;
-    int t = sqlite3_value_type(argv[i]);
-    sqlite3_int64 k = sqlite3_value_int64(argv[i]);
-    if (t == SQLITE_TEXT && argc == i + 1) {
-        fail(ctx, bert_errorf("%s: top_k must be a positive INTEGER such as 5, not TEXT; the model "
-                              "name goes third: %s(text, 5, '%s')", fn, fn, sqlite3_value_text(argv[i])));
+    *err = NULL;
+    if (!v || sqlite3_value_type(v) == SQLITE_NULL) return 0;
+    int t = sqlite3_value_type(v);
+    sqlite3_int64 k = sqlite3_value_int64(v);
+    if (t == SQLITE_TEXT && is_last) {
+        *err = bert_errorf("%s: top_k must be a positive INTEGER such as 5, not TEXT; the model "
+                           "name goes third: %s(text, 5, '%s')", fn, fn, sqlite3_value_text(v));
         return -1;
     }
     if (t != SQLITE_INTEGER || k < 1 || k > 1000000) {
-        fail(ctx, bert_errorf("%s: top_k must be a positive INTEGER such as 5", fn));
+        *err = bert_errorf("%s: top_k must be a positive INTEGER such as 5", fn);
         return -1;
     }
     *top_k = (int)k;
@@ -457,13 +453,13 @@ static void fn_fill_mask(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     const char *text;
     size_t len;
     int top_k;
+    char *err = NULL;
     if (text_arg(ctx, "bert_fill_mask", argv, 0, &text, &len) != 0) return;
-    if (top_k_arg(ctx, "bert_fill_mask", argc, argv, 1, &top_k) != 0) return;
+    if (glue_top_k(argc > 1 ? argv[1] : NULL, argc == 2, "bert_fill_mask", &top_k, &err) != 0) { fail(ctx, err); return; }
     if (!text) { sqlite3_result_null(ctx); return; }
     bert_entry *e = model_arg(ctx, argc, argv, 2);
     if (!e) return;
     fill_mask_result r;
-    char *err = NULL;
     if (pipeline_fill_mask(e, text, len, top_k, &r, glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
         fail(ctx, err);
         return;

@@ -9,6 +9,10 @@
 #include "encoder.h"
 #include "registry.h"
 
+/* sqlite-vec's subtype for a float32 vector BLOB, and SQLite's for JSON text. */
+#define BERT_SUBTYPE_FLOAT32 223
+#define BERT_SUBTYPE_JSON 74
+
 /* One per connection: its registered models.  Every function and module
  * registered on the connection holds a reference; the last one frees it. */
 typedef struct {
@@ -26,6 +30,11 @@ bert_interrupt_fn glue_interrupt_fn(void);
 /* Resolves the model named by a (possibly NULL) SQL value; the default when
  * NULL.  On failure returns NULL with *err (malloc'd). */
 bert_entry *glue_find_model(bert_connection *c, sqlite3_value *name, char **err);
+
+/* The top_k argument `v` of `fn` (absent or NULL: 5) into *top_k: 0, or -1
+ * with *err (malloc'd) unless it is a positive INTEGER.  A TEXT top_k that
+ * is the call's last argument (is_last) was most likely meant as the model. */
+int glue_top_k(sqlite3_value *v, int is_last, const char *fn, int *top_k, char **err);
 
 /* Appends `s` as a JSON string literal. */
 void glue_json_string(sqlite3_str *out, const char *s);

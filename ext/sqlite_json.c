@@ -6,23 +6,15 @@
  * hand-written JSON parser while the rest of ext/ stays ignorant of SQLite.
  */
 #include "sqlite_api.h"
+#include "buffer.h"
 #include "file.h"
 #include "json.h"
 #include "error.h"
 #include "path.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static char *dup_printf(const char *fmt, const char *a, const char *b)
-{
-    size_t n = strlen(fmt) + strlen(a) + strlen(b) + 1;
-    char *s = malloc(n);
-    if (s) snprintf(s, n, fmt, a, b);
-    return s;
-}
 
 static json_type type_from_name(const char *t)
 {
@@ -37,30 +29,16 @@ static json_type type_from_name(const char *t)
     }
 }
 
-typedef struct {
-    char *data;
-    size_t len, cap;
-} arena;
+#define NO_STRING ((size_t)-1)
 
-/* Appends a NUL-terminated copy; returns its offset or (size_t)-1. */
-static size_t arena_add(arena *a, const char *s, size_t n)
+/* Appends a NUL-terminated copy to the arena; returns its offset or NO_STRING. */
+static size_t arena_add(bert_text *arena, const char *s, size_t n)
 {
-    if (a->len + n + 1 > a->cap) {
-        size_t cap = a->cap ? a->cap : 4096;
-        while (a->len + n + 1 > cap) cap *= 2;
-        char *p = realloc(a->data, cap);
-        if (!p) return (size_t)-1;
-        a->data = p;
-        a->cap = cap;
-    }
-    size_t off = a->len;
-    memcpy(a->data + off, s, n);
-    a->data[off + n] = '\0';
-    a->len += n + 1;
+    size_t off = arena->len;
+    if (bert_text_add(arena, s, n) != 0) return NO_STRING;
+    arena->len++;   /* past the NUL bert_text keeps after the text: it ends this string */
     return off;
 }
-
-#define NO_STRING ((size_t)-1)
 
 typedef struct {
     json_node node;
@@ -81,7 +59,7 @@ static int find_by_id(const raw_node *raw, int count, long long id)
 
 static int fail(char **err, const char *msg, const char *detail)
 {
-    if (err) *err = dup_printf("%s%s", msg, detail ? detail : "");
+    if (err) *err = bert_errorf("%s%s", msg, detail ? detail : "");
     return -1;
 }
 
@@ -94,8 +72,9 @@ int json_parse(const char *text, size_t len, json_doc **out, char **err)
     sqlite3 *db = NULL;
     sqlite3_stmt *stmt = NULL;
     raw_node *raw = NULL;
-    int count = 0, cap = 0, rc = -1;
-    arena strings = {0};
+    int count = 0, rc = -1;
+    size_t cap = 0;
+    bert_text strings = {0};
     json_doc *doc = NULL;
 
     if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, NULL) != SQLITE_OK) {
@@ -111,13 +90,9 @@ int json_parse(const char *text, size_t len, json_doc **out, char **err)
     sqlite3_bind_text(stmt, 1, text, (int)len, SQLITE_STATIC);
     int step;
     while ((step = sqlite3_step(stmt)) == SQLITE_ROW) {
-        if (count == cap) {
-            int ncap = cap ? cap * 2 : 64;
-            raw_node *p = realloc(raw, (size_t)ncap * sizeof *raw);
-            if (!p) { fail(err, "out of memory parsing JSON", NULL); goto done; }
-            raw = p;
-            cap = ncap;
-        }
+        raw_node *grown = bert_grow(raw, &cap, (size_t)count + 1, sizeof *raw);
+        if (!grown) { fail(err, "out of memory parsing JSON", NULL); goto done; }
+        raw = grown;
         raw_node *r = &raw[count];
         memset(r, 0, sizeof *r);
         r->id = sqlite3_column_int64(stmt, 0);
@@ -155,8 +130,8 @@ int json_parse(const char *text, size_t len, json_doc **out, char **err)
         goto done;
     }
     doc->count = count;
-    doc->strings = strings.data;
-    strings.data = NULL;
+    doc->strings = strings.s;
+    strings.s = NULL;
     int *last_child = malloc((size_t)count * sizeof *last_child);
     if (!last_child) { fail(err, "out of memory parsing JSON", NULL); goto done; }
     for (int i = 0; i < count; i++) {
@@ -180,7 +155,7 @@ int json_parse(const char *text, size_t len, json_doc **out, char **err)
     rc = 0;
 done:
     json_free(doc);
-    free(strings.data);
+    free(strings.s);
     free(raw);
     sqlite3_finalize(stmt);
     sqlite3_close(db);
@@ -203,12 +178,12 @@ int json_parse_file(const char *path, json_doc **out, int *missing, char **err)
     char *perr = NULL;
     int rc = json_parse(buf, len, out, &perr);
     free(buf);
-    if (rc != 0 && err) *err = dup_printf("%s: %s", path, perr ? perr : "out of memory");
+    if (rc != 0 && err) *err = bert_errorf("%s: %s", path, perr ? perr : "out of memory");
     free(perr);
     return rc;
 }
 
-int json_read_model_file(const char *dir, const char *name, json_doc **doc, char **err)
+int json_read_model_file(const char *dir, const char *name, int allow_array, json_doc **doc, char **err)
 {
     *doc = NULL;
     *err = NULL;
@@ -219,6 +194,11 @@ int json_read_model_file(const char *dir, const char *name, json_doc **doc, char
     if (json_parse_file(path, doc, &missing, &perr) != 0) {
         rc = missing ? 0 : -1;
         if (!missing) *err = bert_errorf("%s; fix the file or remove it", perr ? perr : "out of memory");
+    } else if ((*doc)->nodes[0].type != JSON_OBJECT && (!allow_array || (*doc)->nodes[0].type != JSON_ARRAY)) {
+        *err = bert_errorf("%s is not a JSON object%s; fix or delete the file", path, allow_array ? " nor an array" : "");
+        json_free(*doc);
+        *doc = NULL;
+        rc = -1;
     }
     free(perr);
     free(path);

@@ -11,6 +11,7 @@
  */
 #include "sqlite_glue.h"
 
+#include "buffer.h"
 #include "error.h"
 #include "json.h"
 #include "pipeline.h"
@@ -153,8 +154,8 @@ static int cursor_close(sqlite3_vtab_cursor *c)
 static void models_clear(models_cursor *c)
 {
     for (int i = 0; i < c->count; i++) {
-        sqlite3_free(c->rows[i].name);
-        sqlite3_free(c->rows[i].path);
+        free(c->rows[i].name);
+        free(c->rows[i].path);
         sqlite3_free(c->rows[i].labels);
     }
     sqlite3_free(c->rows);
@@ -181,7 +182,7 @@ static int model_task(const bert_entry *e, model_row *r)
     int loaded_config = 0;
     if (e->model) {
         r->task = bert_model_task(e->model);
-        if (e->model->cls_w) hc = &e->model->head;
+        if (bert_model_has_classifier(e->model)) hc = &e->model->head;
     } else if (bert_head_config_load(e->path, &own, &err) == 0) {
         loaded_config = 1;
         r->task = own.architecture_task;
@@ -220,8 +221,8 @@ static int models_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
     for (const bert_entry *e = ((glue_vtab *)cur->pVtab)->conn->registry.head; e; e = e->next) {
         const bert_model *m = e->model;
         model_row *r = &c->rows[c->count++];
-        r->name = sqlite3_mprintf("%s", e->name);
-        r->path = sqlite3_mprintf("%s", e->path);
+        r->name = bert_strdup(e->name);
+        r->path = bert_strdup(e->path);
         if (!r->name || !r->path) return SQLITE_NOMEM;   /* models_clear frees the rest */
         r->loaded = m != NULL;
         r->hidden = e->cfg.hidden_size;
@@ -231,8 +232,8 @@ static int models_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
         r->max_length = e->max_length;
         r->normalize = e->normalize;
         r->pooling = bert_pooling_name(e->pooling);
-        r->has_mlm = m ? m->mlm_decoder_w != NULL && m->mlm_dense_w != NULL : -1;
-        r->has_nsp = m ? m->nsp_w != NULL && m->pooler_w != NULL : -1;
+        r->has_mlm = m ? bert_model_has_mlm_head(m) : -1;
+        r->has_nsp = m ? bert_model_has_nsp_head(m) : -1;
         r->dtype = m ? m->dtype : NULL;
         r->refs = m ? weight_cache_refs(m) : 0;
         r->encoder_calls = e->encoder_calls;
@@ -357,16 +358,12 @@ static int fill_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, i
         vtab_error(&v->base, bert_errorf("bert_fill_mask_each: the text must be TEXT"));
         return SQLITE_ERROR;
     }
-    int top_k = 5;
-    if (args[1] && sqlite3_value_type(args[1]) != SQLITE_NULL) {
-        sqlite3_int64 k = sqlite3_value_int64(args[1]);
-        if (sqlite3_value_type(args[1]) != SQLITE_INTEGER || k < 1 || k > 1000000) {
-            vtab_error(&v->base, bert_errorf("bert_fill_mask_each: top_k must be a positive INTEGER such as 5"));
-            return SQLITE_ERROR;
-        }
-        top_k = (int)k;
-    }
+    int top_k;
     char *err = NULL;
+    if (glue_top_k(args[1], 0, "bert_fill_mask_each", &top_k, &err) != 0) {
+        vtab_error(&v->base, err);
+        return SQLITE_ERROR;
+    }
     bert_entry *e = glue_find_model(v->conn, args[2], &err);
     if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
     const char *text = (const char *)sqlite3_value_text(args[0]);
@@ -462,7 +459,7 @@ static void embed_reset(embed_cursor *c)
     json_free(c->doc);
     free(c->items);
     free(c->vectors);
-    sqlite3_free(c->model);
+    free(c->model);
     c->doc = NULL;
     c->items = NULL;
     c->vectors = NULL;
@@ -564,7 +561,7 @@ static int embed_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, 
     bert_entry *e = glue_find_model(v->conn, args[1], &err);
     if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
     c->dim = e->cfg.hidden_size;
-    c->model = sqlite3_mprintf("%s", e->name);
+    c->model = bert_strdup(e->name);
     c->vectors = malloc((size_t)EMBED_CHUNK * (size_t)c->dim * sizeof(float));
     if (!c->model || !c->vectors) return SQLITE_NOMEM;
     return c->count > 0 ? embed_chunk(c) : SQLITE_OK;
@@ -595,7 +592,7 @@ static int embed_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     case E_EMBEDDING:
         sqlite3_result_blob(ctx, c->vectors + (size_t)(c->row - c->chunk_start) * (size_t)dim,
                             dim * (int)sizeof(float), SQLITE_TRANSIENT);
-        sqlite3_result_subtype(ctx, 223);
+        sqlite3_result_subtype(ctx, BERT_SUBTYPE_FLOAT32);
         break;
     default: break;
     }
@@ -656,8 +653,8 @@ static void rerank_reset(rerank_cursor *c)
     json_free(c->doc);
     free(c->items);
     free(c->scores);
-    sqlite3_free(c->model);
-    sqlite3_free(c->query);
+    free(c->model);
+    free(c->query);
     c->doc = NULL;
     c->items = NULL;
     c->scores = NULL;
@@ -718,7 +715,7 @@ static int rerank_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
     }
     const char *query = (const char *)sqlite3_value_text(args[0]);
     if (!query) return SQLITE_NOMEM;
-    c->query = sqlite3_mprintf("%s", query);
+    c->query = bert_strdup(query);
     if (!c->query) return SQLITE_NOMEM;
     c->query_len = strlen(c->query);
     int rc = read_items(v, "bert_rerank_each", args[1], &c->doc, &c->items, &c->count);
@@ -726,7 +723,7 @@ static int rerank_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
     char *err = NULL;
     bert_entry *e = glue_find_model(v->conn, args[2], &err);
     if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
-    c->model = sqlite3_mprintf("%s", e->name);
+    c->model = bert_strdup(e->name);
     c->scores = malloc((size_t)EMBED_CHUNK * sizeof *c->scores);
     if (!c->model || !c->scores) return SQLITE_NOMEM;
     return c->count > 0 ? rerank_chunk(c) : SQLITE_OK;

@@ -14,6 +14,7 @@
  */
 #include "tokenizer.h"
 
+#include "buffer.h"
 #include "error.h"
 #include "file.h"
 #include "json.h"
@@ -74,12 +75,9 @@ struct bert_tokenizer {
 int bert_ids_push(bert_ids *v, int32_t id)
 {
     if (v->len == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 64;
-        if (cap > SIZE_MAX / sizeof *v->ids) return -1;
-        int32_t *p = realloc(v->ids, cap * sizeof *p);
+        int32_t *p = bert_grow(v->ids, &v->cap, v->len + 1, sizeof *p);
         if (!p) return -1;
         v->ids = p;
-        v->cap = cap;
     }
     v->ids[v->len++] = id;
     return 0;
@@ -93,15 +91,6 @@ void bert_ids_free(bert_ids *v)
 }
 
 /* ---- loading ------------------------------------------------------------- */
-
-static char *dup_text(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (!d) return NULL;
-    memcpy(d, s, n);
-    d[n] = '\0';
-    return d;
-}
 
 /* vocab.txt of the largest published vocabularies is a few MB. */
 #define VOCAB_MAX_BYTES ((size_t)1 << 30)
@@ -147,20 +136,16 @@ static void load_state_free(load_state *ls)
 static int set_name(char **slot, const char *value)
 {
     if (*slot || !value) return 0;
-    *slot = dup_text(value, strlen(value));
+    *slot = bert_strdup(value);
     return *slot ? 0 : -1;
 }
 
 static int add_extra(load_state *ls, const char *name)
 {
-    if (ls->n_extra == ls->extra_cap) {
-        size_t cap = ls->extra_cap ? 2 * ls->extra_cap : 16;
-        char **p = realloc(ls->extra, cap * sizeof *p);
-        if (!p) return -1;
-        ls->extra = p;
-        ls->extra_cap = cap;
-    }
-    if (!(ls->extra[ls->n_extra] = dup_text(name, strlen(name)))) return -1;
+    char **p = bert_grow(ls->extra, &ls->extra_cap, ls->n_extra + 1, sizeof *p);
+    if (!p) return -1;
+    ls->extra = p;
+    if (!(ls->extra[ls->n_extra] = bert_strdup(name))) return -1;
     ls->n_extra++;
     return 0;
 }
@@ -186,15 +171,11 @@ static int add_token(bert_tokenizer *t, const char *text, size_t len, int32_t id
                            text, (long)id, (long)t->vocab.count);
         return -1;
     }
-    if (t->n_added == t->added_cap) {
-        size_t cap = t->added_cap ? 2 * t->added_cap : 16;
-        added_token *p = realloc(t->added, cap * sizeof *p);
-        if (!p) goto oom;
-        t->added = p;
-        t->added_cap = cap;
-    }
+    added_token *grown = bert_grow(t->added, &t->added_cap, t->n_added + 1, sizeof *grown);
+    if (!grown) goto oom;
+    t->added = grown;
     added_token *a = &t->added[t->n_added];
-    if (!(a->text = dup_text(text, len))) goto oom;
+    if (!(a->text = bert_strndup(text, len))) goto oom;
     if (vocab_append(&t->added_index, text, len) != (int32_t)t->n_added) {
         free(a->text);
         goto oom;
@@ -232,23 +213,29 @@ static int read_bool_or_null(const json_doc *doc, int node, int fallback)
     return json_bool(doc, node, fallback);
 }
 
-/* Reads an optional JSON object file of the model directory: 1 read, 0 absent, -1 error. */
-static int read_object(const char *dir, const char *name, json_doc **doc, char **err)
+/* model_max_length, 0 when absent or unbounded.  transformers writes
+ * int(1e30) for "no limit" (and truncates only below int(1e20)); a limit
+ * past INT_MAX is past every max_position_embeddings, which caps it anyway. */
+static int model_max_length_of(const json_doc *doc)
 {
-    int rc = json_read_model_file(dir, name, doc, err);
-    if (rc == 1 && (*doc)->nodes[0].type != JSON_OBJECT) {
-        *err = bert_errorf("%s/%s is not a JSON object; fix or delete the file", dir, name);
-        json_free(*doc);
-        *doc = NULL;
-        rc = -1;
-    }
-    return rc;
+    double v = json_real(doc, json_member(doc, 0, "model_max_length"), 0);
+    return v >= 1 && v <= INT_MAX ? (int)v : 0;
+}
+
+int bert_tokenizer_model_max_length(const char *model_dir)
+{
+    json_doc *doc = NULL;
+    char *err = NULL;
+    int v = json_read_model_file(model_dir, "tokenizer_config.json", 0, &doc, &err) == 1 ? model_max_length_of(doc) : 0;
+    free(err);
+    json_free(doc);
+    return v;
 }
 
 static int read_tokenizer_config(bert_tokenizer *t, const char *dir, load_state *ls, char **err)
 {
     json_doc *doc = NULL;
-    int rc = read_object(dir, "tokenizer_config.json", &doc, err);
+    int rc = json_read_model_file(dir, "tokenizer_config.json", 0, &doc, err);
     if (rc <= 0) return rc;
     rc = -1;
     bert_tokenizer_settings *s = &t->settings;
@@ -256,10 +243,7 @@ static int read_tokenizer_config(bert_tokenizer *t, const char *dir, load_state 
     s->strip_accents = read_bool_or_null(doc, json_member(doc, 0, "strip_accents"), s->strip_accents);
     s->chinese_chars = json_bool(doc, json_member(doc, 0, "tokenize_chinese_chars"), s->chinese_chars);
     t->cleanup_spaces = json_bool(doc, json_member(doc, 0, "clean_up_tokenization_spaces"), t->cleanup_spaces);
-    int mml = json_member(doc, 0, "model_max_length");
-    double v = json_real(doc, mml, 0);
-    /* transformers writes a huge number for "no limit". */
-    s->model_max_length = v >= 1 && v <= INT_MAX ? (int)v : 0;
+    s->model_max_length = model_max_length_of(doc);
     if (read_token_names(doc, ls) != 0) { *err = bert_errorf("out of memory loading the tokenizer"); goto done; }
     /* transformers 4.x saves every added token here, keyed by id. */
     int dec = json_member(doc, 0, "added_tokens_decoder");
@@ -282,7 +266,7 @@ done:
 static int read_special_tokens_map(const char *dir, load_state *ls, char **err)
 {
     json_doc *doc = NULL;
-    int rc = read_object(dir, "special_tokens_map.json", &doc, err);
+    int rc = json_read_model_file(dir, "special_tokens_map.json", 0, &doc, err);
     if (rc <= 0) return rc;
     rc = 0;
     if (read_token_names(doc, ls) != 0) {
@@ -302,7 +286,7 @@ static int unsupported(char **err, const char *path, const char *what, const cha
 
 static int set_prefix(char **slot, size_t *len, const char *value)
 {
-    char *p = dup_text(value, strlen(value));
+    char *p = bert_strdup(value);
     if (!p) return -1;
     free(*slot);
     *slot = p;
@@ -317,7 +301,7 @@ static int set_prefix(char **slot, size_t *len, const char *value)
 static int read_tokenizer_json(bert_tokenizer *t, const char *dir, load_state *ls, char **err)
 {
     json_doc *doc = NULL;
-    int rc = read_object(dir, "tokenizer.json", &doc, err);
+    int rc = json_read_model_file(dir, "tokenizer.json", 0, &doc, err);
     if (rc <= 0) return rc;
     rc = -1;
     char *path = path_join(dir, "tokenizer.json");
@@ -454,7 +438,7 @@ static int build_token_sets(bert_tokenizer *t)
         const added_token *a = &t->added[i];
         token_set *set = a->normalized ? &t->norm : &t->raw;
         added_token copy = *a;
-        copy.text = a->normalized ? normalize_text(t, a->text, a->len, &copy.len) : dup_text(a->text, a->len);
+        copy.text = a->normalized ? normalize_text(t, a->text, a->len, &copy.len) : bert_strndup(a->text, a->len);
         if (!copy.text) return -1;
         if (copy.len == 0) { free(copy.text); continue; }
         set->tokens[set->n++] = copy;
@@ -509,7 +493,7 @@ static int mark_specials(bert_tokenizer *t)
             renamed[a->id] = 1;
             added_token *r = &t->renamed.tokens[t->renamed.n];
             *r = *a;
-            if (!(r->text = dup_text(a->text, a->len))) goto done;
+            if (!(r->text = bert_strndup(a->text, a->len))) goto done;
             t->renamed.n++;
         }
     }
@@ -727,11 +711,9 @@ static void append_to_word(encoder *e, int32_t cp)
     /* Past the length limit the word is [UNK] whatever follows: count only. */
     if (e->word_chars++ > (size_t)e->tok->settings.max_input_chars_per_word) return;
     if (e->word_len + 4 > e->word_cap) {
-        size_t cap = e->word_cap ? e->word_cap * 2 : 256;
-        char *p = realloc(e->word, cap);
+        char *p = bert_grow(e->word, &e->word_cap, e->word_len + 4, 1);
         if (!p) { e->failed = 1; return; }
         e->word = p;
-        e->word_cap = cap;
     }
     e->word_len += utext_encode(cp, e->word + e->word_len);
 }
@@ -756,11 +738,9 @@ static void emit(encoder *e, int32_t cp)
 {
     if (!e->collect) { pre_tokenize(e, cp); return; }
     if (e->normalized_len + 4 > e->normalized_cap) {
-        size_t cap = e->normalized_cap ? e->normalized_cap * 2 : 256;
-        char *p = realloc(e->normalized, cap);
+        char *p = bert_grow(e->normalized, &e->normalized_cap, e->normalized_len + 4, 1);
         if (!p) { e->failed = 1; return; }
         e->normalized = p;
-        e->normalized_cap = cap;
     }
     e->normalized_len += utext_encode(cp, e->normalized + e->normalized_len);
 }
@@ -813,11 +793,9 @@ static void strip_accents(encoder *e, int32_t cp)
     for (int i = 0; i < n; i++) {
         if (utext_combining_class(d[i]) != 0) {
             if (e->n_marks == e->marks_cap) {
-                size_t cap = e->marks_cap ? e->marks_cap * 2 : 16;
-                int32_t *p = realloc(e->marks, cap * sizeof *p);
+                int32_t *p = bert_grow(e->marks, &e->marks_cap, e->n_marks + 1, sizeof *p);
                 if (!p) { e->failed = 1; return; }
                 e->marks = p;
-                e->marks_cap = cap;
             }
             e->marks[e->n_marks++] = d[i];
         } else {
@@ -995,35 +973,13 @@ static char *normalize_text(const bert_tokenizer *t, const char *s, size_t len, 
     e.tok = t;
     e.collect = 1;
     normalize_all(&e, (const unsigned char *)s, len);
-    char *text = e.failed ? NULL : dup_text(e.normalized ? e.normalized : "", e.normalized_len);
+    char *text = e.failed ? NULL : bert_strndup(e.normalized ? e.normalized : "", e.normalized_len);
     *out_len = e.normalized_len;
     encoder_free(&e);
     return text;
 }
 
 /* ---- decoding ------------------------------------------------------------ */
-
-typedef struct {
-    char *s;
-    size_t len, cap;
-    int failed;
-} text_buf;
-
-static void buf_add(text_buf *b, const char *s, size_t n)
-{
-    if (b->failed) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *p = realloc(b->s, cap);
-        if (!p) { b->failed = 1; return; }
-        b->s = p;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-}
 
 typedef struct {
     const char *from, *to;
@@ -1065,8 +1021,8 @@ static size_t replace_all(char *s, size_t from, size_t len, const replacement *r
 
 char *bert_tokenizer_decode(const bert_tokenizer *tok, const int32_t *ids, size_t n, int skip_special)
 {
-    text_buf b = {0};
-    buf_add(&b, "", 0);
+    bert_text b = {0};
+    bert_text_add(&b, "", 0);
     int first = 1;
     for (size_t i = 0; i < n && !b.failed; i++) {
         size_t tl;
@@ -1074,18 +1030,18 @@ char *bert_tokenizer_decode(const bert_tokenizer *tok, const int32_t *ids, size_
         if (!token || (skip_special && tok->special_id[ids[i]])) continue;
         size_t at = b.len;
         if (!tok->decoder_wordpiece) {
-            if (!first) buf_add(&b, " ", 1);
-            buf_add(&b, token, tl);
+            if (!first) bert_text_add(&b, " ", 1);
+            bert_text_add(&b, token, tl);
         } else {
             size_t pl = tok->decoder_prefix_len;
             if (first) {
-                buf_add(&b, token, tl);
+                bert_text_add(&b, token, tl);
             } else if (tl >= pl && memcmp(token, tok->decoder_prefix, pl) == 0) {
                 /* replacen(prefix, "", 1): the first occurrence, here at the start. */
-                buf_add(&b, token + pl, tl - pl);
+                bert_text_add(&b, token + pl, tl - pl);
             } else {
-                buf_add(&b, " ", 1);
-                buf_add(&b, token, tl);
+                bert_text_add(&b, " ", 1);
+                bert_text_add(&b, token, tl);
             }
             /* The decoder cleans each token (with its leading space) alone. */
             if (tok->decoder_cleanup && !b.failed)

@@ -42,6 +42,10 @@ typedef struct {
 int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err);
 void bert_tokenizer_free(bert_tokenizer *tok);
 
+/* The model_max_length of `model_dir`/tokenizer_config.json as the
+ * tokenizer's settings read it, without loading the tokenizer. */
+int bert_tokenizer_model_max_length(const char *model_dir);
+
 /* Appends the ids of `text` (len bytes, need not be NUL-terminated, may hold
  * invalid UTF-8, which is read as U+FFFD) to `out`, WITHOUT [CLS]/[SEP] and
  * without truncation.  Special tokens written in the text are kept whole.

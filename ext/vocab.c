@@ -6,6 +6,8 @@
  */
 #include "vocab.h"
 
+#include "buffer.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,25 +69,17 @@ static int rehash(bert_vocab *v, uint32_t nslots)
 
 static int reserve(bert_vocab *v, int32_t ids, size_t bytes)
 {
-    if (ids > v->cap) {
-        int32_t cap = v->cap ? v->cap : 1024;
-        while (cap < ids) cap *= 2;
-        size_t *offset = realloc(v->offset, (size_t)cap * sizeof *offset);
-        if (!offset) return -1;
-        v->offset = offset;
-        uint32_t *length = realloc(v->length, (size_t)cap * sizeof *length);
-        if (!length) return -1;
-        v->length = length;
-        v->cap = cap;
-    }
-    if (bytes > v->text_cap) {
-        size_t cap = v->text_cap ? v->text_cap : 4096;
-        while (cap < bytes) cap *= 2;
-        char *text = realloc(v->text, cap);
-        if (!text) return -1;
-        v->text = text;
-        v->text_cap = cap;
-    }
+    size_t offset_cap = v->cap;
+    size_t *offset = bert_grow(v->offset, &offset_cap, (size_t)ids, sizeof *offset);
+    if (!offset) return -1;
+    v->offset = offset;
+    /* length follows offset to the same capacity, which v->cap records. */
+    uint32_t *length = bert_grow(v->length, &v->cap, offset_cap, sizeof *length);
+    if (!length) return -1;
+    v->length = length;
+    char *text = bert_grow(v->text, &v->text_cap, bytes, 1);
+    if (!text) return -1;
+    v->text = text;
     return 0;
 }
 

@@ -17,7 +17,8 @@ typedef struct {
     size_t text_len, text_cap;
     size_t *offset;      /* id -> start of its token in text */
     uint32_t *length;    /* id -> its length in bytes */
-    int32_t count, cap;
+    int32_t count;
+    size_t cap;          /* room in offset and length */
     int32_t *slots;      /* hash table of ids, -1 for an empty slot */
     uint32_t mask;       /* slot count - 1 (a power of two) */
     size_t max_length;   /* the longest token, in bytes */

@@ -3,11 +3,11 @@
  */
 #include "weight_cache.h"
 
+#include "error.h"
 #include "path.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,14 +26,6 @@ typedef struct cache_entry {
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static cache_entry *cache_head;
 
-static char *format_error(const char *fmt, const char *a, const char *b)
-{
-    size_t n = strlen(fmt) + strlen(a) + strlen(b) + 1;
-    char *s = malloc(n);
-    if (s) snprintf(s, n, fmt, a, b);
-    return s;
-}
-
 const bert_model *weight_cache_acquire(const char *model_dir, char **err)
 {
     *err = NULL;
@@ -41,9 +33,9 @@ const bert_model *weight_cache_acquire(const char *model_dir, char **err)
     if (!path) return NULL;
     struct stat st;
     if (stat(path, &st) != 0) {
-        *err = format_error("cannot open %s: %s; the model directory needs its model.safetensors "
-                            "(pytorch_model.bin is not supported: convert it to safetensors)",
-                            path, strerror(errno));
+        *err = bert_errorf("cannot open %s: %s; the model directory needs its model.safetensors "
+                           "(pytorch_model.bin is not supported: convert it to safetensors)",
+                           path, strerror(errno));
         free(path);
         return NULL;
     }
