@@ -191,7 +191,7 @@ int bert_head_config_default_labels(bert_head_config *hc, int n)
     for (int i = 0; i < n; i++) {
         char name[32];
         snprintf(name, sizeof name, "LABEL_%d", i);
-        if (!(hc->labels[i] = strdup(name))) return -1;   /* freed with the rest */
+        if (!(hc->labels[i] = bert_strdup(name))) return -1;   /* freed with the rest */
     }
     return 0;
 }
@@ -217,7 +217,7 @@ static int read_id2label(const json_doc *doc, int node, const char *path, bert_h
                                "name; \"%s\" is not such an entry", path, n - 1, key ? key : "?");
             return -1;
         }
-        if (!(hc->labels[id] = strdup(label))) { *err = bert_errorf("out of memory reading %s", path); return -1; }
+        if (!(hc->labels[id] = bert_strdup(label))) { *err = bert_errorf("out of memory reading %s", path); return -1; }
     }
     return 0;
 }
@@ -775,10 +775,17 @@ int bert_model_load(const char *model_dir, bert_model **out, char **err)
         return -1;
     }
     m->priv = priv;
-    if (bert_config_load(model_dir, &m->cfg, err) != 0 || bert_head_config_load(model_dir, &m->head, err) != 0)
-        goto fail;
+    if (bert_config_load(model_dir, &m->cfg, err) != 0) goto fail;
     const bert_config *c = &m->cfg;
     if (bert_safetensors_open(path, &priv->st, err) != 0) goto fail;
+    /* The head settings matter only to a checkpoint with a classifier: an
+     * odd id2label in a fill-mask model's config.json is no reason to fail. */
+    if (bert_head_config_load(model_dir, &m->head, err) != 0) {
+        if (bert_safetensors_find(priv->st, "classifier.weight")) goto fail;
+        free(*err);
+        *err = NULL;
+        memset(&m->head, 0, sizeof m->head);
+    }
     m->file_size = bert_safetensors_size(priv->st);
 
     m->layers = calloc((size_t)c->num_layers, sizeof *m->layers);
@@ -838,10 +845,10 @@ void bert_model_free(bert_model *m)
 const char *bert_model_task(const bert_model *m)
 {
     if (!m) return NULL;
-    if (m->cls_w) return "sequence_classification";
-    if (m->tok_w) return "token_classification";
-    if (m->qa_w) return "question_answering";
-    if (m->mlm_dense_w && m->mlm_decoder_w && m->mlm_bias) return "fill_mask";
-    if (m->nsp_w && m->pooler_w) return "next_sentence";
+    if (bert_model_has_classifier(m)) return "sequence_classification";
+    if (bert_model_has_token_head(m)) return "token_classification";
+    if (bert_model_has_qa_head(m)) return "question_answering";
+    if (bert_model_has_mlm_head(m)) return "fill_mask";
+    if (bert_model_has_nsp_head(m)) return "next_sentence";
     return NULL;
 }

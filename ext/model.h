@@ -134,6 +134,12 @@ static inline int bert_model_has_nsp_head(const bert_model *m)
     return m->nsp_w && m->nsp_b && m->pooler_w && m->pooler_b;
 }
 
+/* Sequence classification: BERT's classifier on the pooler, DistilBERT's after pre_classifier. */
+static inline int bert_model_has_classifier(const bert_model *m)
+{
+    return m->cls_w && m->cls_b && (m->cfg.distilbert ? m->pre_cls_w && m->pre_cls_b : m->pooler_w && m->pooler_b);
+}
+
 static inline int bert_model_has_token_head(const bert_model *m)
 {
     return m->tok_w && m->tok_b;

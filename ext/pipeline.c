@@ -404,7 +404,7 @@ done:
 static int need_classifier(bert_entry *e, const char *fn, char **err)
 {
     if (bert_entry_need_model(e, err) != 0) return -1;
-    if (e->model->cls_w) return 0;
+    if (bert_model_has_classifier(e->model)) return 0;
     *err = bert_errorf("model '%s' has no sequence-classification head (classifier.*): %s needs a "
                        "checkpoint saved as BertForSequenceClassification or "
                        "DistilBertForSequenceClassification (a fine-tuned classifier or cross-encoder); "

@@ -184,7 +184,7 @@ static int model_task(const bert_entry_info *e, model_row *r)
     int loaded_config = 0;
     if (e->model) {
         r->task = bert_model_task(e->model);
-        if (e->model->cls_w || e->model->tok_w) hc = &e->model->head;
+        if (bert_model_has_classifier(e->model) || bert_model_has_token_head(e->model)) hc = &e->model->head;
     } else if (bert_head_config_load(e->path, &own, &err) == 0) {
         loaded_config = 1;
         r->task = own.architecture_task;
@@ -648,8 +648,8 @@ static void rerank_reset(rerank_cursor *c)
     bert_json_free(c->doc);
     free(c->items);
     free(c->scores);
-    sqlite3_free(c->model);
-    sqlite3_free(c->query);
+    free(c->model);
+    free(c->query);
     c->doc = NULL;
     c->items = NULL;
     c->scores = NULL;
@@ -710,7 +710,7 @@ static int rerank_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
     }
     const char *query = (const char *)sqlite3_value_text(args[0]);
     if (!query) return SQLITE_NOMEM;
-    c->query = sqlite3_mprintf("%s", query);
+    c->query = bert_strdup(query);
     if (!c->query) return SQLITE_NOMEM;
     c->query_len = strlen(c->query);
     int rc = read_items(v, "bert_rerank_each", args[1], &c->doc, &c->items, &c->count);
@@ -718,7 +718,7 @@ static int rerank_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
     char *err = NULL;
     bert_entry *e = bert_glue_find_model(v->conn, args[2], &err);
     if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
-    c->model = sqlite3_mprintf("%s", bert_entry_name(e));
+    c->model = bert_strdup(bert_entry_name(e));
     c->scores = malloc((size_t)EMBED_CHUNK * sizeof *c->scores);
     if (!c->model || !c->scores) return SQLITE_NOMEM;
     return c->count > 0 ? rerank_chunk(c) : SQLITE_OK;
