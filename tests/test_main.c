@@ -40,6 +40,7 @@ long t_allocations(void)
 #define SUITES(X) \
     X(json) \
     X(tokenizer) \
+    X(offsets) \
     X(golden) \
     X(model) \
     X(kernels) \
