@@ -85,19 +85,6 @@ int bert_pipeline_rerank_batch(bert_entry *e, const char *query, size_t qlen, co
  * the question-answering pipeline's doc_stride rule, min(128, half a window). */
 size_t bert_pipeline_ner_stride(int max_length);
 
-/* Where a word piece came from in the text it was cut from. */
-typedef struct {
-    int64_t start, end;           /* characters (code points), end exclusive */
-    size_t byte_start, byte_end;  /* bytes */
-    int64_t word;                 /* pre-tokenizer word: the pieces of one word share it */
-} span_offset;
-
-/* The text's word pieces (no [CLS]/[SEP]), at most max_pieces, appended to
- * ids, with their offsets in *at (grown as needed, *cap its size).  0, or
- * -1 out of memory. */
-int bert_pipeline_pieces_with_offsets(bert_entry *e, const char *text, size_t len, size_t max_pieces, bert_ids *ids,
-                                 span_offset **at, size_t *cap);
-
 /* bert_ner: the token-classification pipeline with the entry's aggregation;
  * windows of max_length overlapping by pipeline_ner_stride for longer texts. */
 int bert_pipeline_ner(bert_entry *e, const char *text, size_t len, ner_entities *out,

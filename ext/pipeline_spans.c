@@ -19,25 +19,16 @@
 
 /* ---- pieces with offsets --------------------------------------------------------- */
 
-/* Character offsets come from the tokenizer (tokenizer.c), which does not
- * record them yet: until it does, every function that needs them says so. */
-int bert_pipeline_pieces_with_offsets(bert_entry *e, const char *text, size_t len, size_t max_pieces, bert_ids *ids,
-                                 span_offset **at, size_t *cap)
-{
-    (void)e; (void)text; (void)len; (void)max_pieces; (void)ids; (void)at; (void)cap;
-    return -2;
-}
-
+/* A text's word pieces and where each came from. */
 typedef struct {
     bert_ids ids;
-    span_offset *at;      /* [ids.len] */
-    size_t cap;
+    bert_spans spans;     /* one per id */
 } span_pieces;
 
 static void span_pieces_free(span_pieces *p)
 {
     bert_ids_free(&p->ids);
-    free(p->at);
+    bert_spans_free(&p->spans);
 }
 
 /* The text's word pieces (no [CLS]/[SEP]) with their offsets, at most
@@ -54,17 +45,18 @@ static int tokenize_pieces(bert_entry *e, const char *text, size_t len, size_t m
         *err = bert_errorf("model '%s': vocab.txt lacks [CLS] or [SEP], which BERT inputs need", e->name);
         return -1;
     }
-    int rc = bert_pipeline_pieces_with_offsets(e, text, len, max_pieces + 1, &out->ids, &out->at, &out->cap);
-    if (rc == -2) {
-        *err = bert_errorf("this build's tokenizer does not record character offsets yet, which bert_ner and "
-                           "bert_answer need");
-        return -1;
-    }
-    if (rc != 0) {
+    if (bert_tokenizer_encode_spans(e->tokenizer, text, len, max_pieces + 1, &out->ids, &out->spans,
+                                    &e->tokenizing) != 0) {
         *err = bert_errorf("out of memory tokenizing a text of %zu bytes", len);
         return -1;
     }
-    return out->ids.len > max_pieces ? 1 : 0;
+    if (out->ids.len > max_pieces) return 1;
+    /* Bytes as whole characters the way substr counts them, so that an
+     * answer or an [UNK]'s word is exactly substr's span even in ill-formed
+     * UTF-8. */
+    for (size_t i = 0; i < out->spans.len; i++)
+        bert_text_char_bytes(text, len, &out->spans.at[i].byte_start, &out->spans.at[i].byte_end);
+    return 0;
 }
 
 static void too_long(const char *fn, const char *what, size_t max_pieces, char **err)
@@ -184,11 +176,11 @@ static int ner_window(bert_entry *e, int w, const float *hidden, int len, void *
     window_at(j->p->ids.len, j->width, j->stride, w, &a, &b);
     if (bert_token_logits(j->m, e->scratch, hidden, len, j->logits, err) != 0) return -1;
     for (size_t i = a; i < b; i++) {
-        const span_offset *o = &j->p->at[i];
+        const bert_token_span *o = &j->p->spans.at[i];
         j->window_pieces[i - a] = (ner_piece){
             .token = bert_tokenizer_token(e->tokenizer, j->p->ids.ids[i]),
             .is_unk = j->p->ids.ids[i] == j->unk,
-            .start = o->start, .end = o->end, .byte_start = o->byte_start, .byte_end = o->byte_end,
+            .start = o->start, .end = o->end, .byte_start = (size_t)o->byte_start, .byte_end = (size_t)o->byte_end,
             .index = (int)(i + 1)};
         if (!j->window_pieces[i - a].token) j->window_pieces[i - a].token = "";
     }
@@ -290,8 +282,8 @@ static int qa_window(bert_entry *e, int w, const float *hidden, int len, void *a
     window_at(j->c->ids.len, j->width, j->stride, w, &a, &b);
     if (bert_qa_logits(e->model, e->scratch, hidden, len, j->start, j->end, err) != 0) return -1;
     for (size_t i = a; i < b; i++) {
-        const span_offset *o = &j->c->at[i];
-        j->window_pieces[i - a] = (qa_piece){o->start, o->end, o->byte_start, o->byte_end, o->word};
+        const bert_token_span *o = &j->c->spans.at[i];
+        j->window_pieces[i - a] = (qa_piece){o->start, o->end, (size_t)o->byte_start, (size_t)o->byte_end, o->word};
     }
     if (bert_qa_window_answers(j->start, j->end, len, (int)j->q->ids.len + 2, j->window_pieces, (int)(b - a), j->top_k,
                           BERT_QA_MAX_ANSWER_LEN, j->context, j->out) != 0) {

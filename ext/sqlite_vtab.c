@@ -7,6 +7,8 @@
  *   SELECT * FROM bert_rerank_each(query, json [, model]); -- batched cross-encoder
  *   SELECT * FROM bert_ner_each(text [, model]);        -- named entities
  *   SELECT * FROM bert_answer_each(question, context [, top_k [, model]]);
+ *   SELECT * FROM bert_tokenize_offsets(text [, model]); -- pieces with character offsets
+ *   SELECT * FROM bert_chunks(text [, max_tokens [, overlap [, model]]]);
  *
  * All of them are eponymous virtual tables in the style of SQLite's
  * ext/misc/series.c: hidden columns carry the arguments.
@@ -14,6 +16,7 @@
 #include "sqlite_glue.h"
 
 #include "buffer.h"
+#include "chunks.h"
 #include "error.h"
 #include "json.h"
 #include "pipeline.h"
@@ -995,6 +998,338 @@ static sqlite3_module answer_module = {
 };
 
 
+/* ---- bert_tokenize_offsets ------------------------------------------------------ */
+
+enum { O_INDEX, O_TOKEN, O_ID, O_START, O_END, O_WORD, O_INPUT, O_MODEL };
+
+typedef struct {
+    sqlite3_vtab_cursor base;
+    bert_ids ids;
+    bert_spans spans;
+    /* Token texts copied when the scan starts: a function in the same query
+     * may unload the model (and its vocabulary) before a row is read. */
+    char *names;
+    size_t *name_at;
+    size_t row;
+} offsets_cursor;
+
+static int offsets_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                           sqlite3_vtab **out, char **err)
+{
+    (void)argc; (void)argv;
+    return vtab_connect(db, aux,
+        "CREATE TABLE x(\"index\" INTEGER, token TEXT, id INTEGER, start INTEGER, \"end\" INTEGER, word INTEGER, "
+        "input HIDDEN, model HIDDEN)", out, err);
+}
+
+static int offsets_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
+{
+    (void)v;
+    return plan_arguments(info, O_INPUT, 2, 1);
+}
+
+static int offsets_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+    (void)v;
+    return cursor_open(sizeof(offsets_cursor), out);
+}
+
+static void offsets_reset(offsets_cursor *c)
+{
+    bert_ids_free(&c->ids);
+    bert_spans_free(&c->spans);
+    free(c->names);
+    free(c->name_at);
+    c->names = NULL;
+    c->name_at = NULL;
+    c->row = 0;
+}
+
+static int offsets_close(sqlite3_vtab_cursor *cur)
+{
+    offsets_reset((offsets_cursor *)cur);
+    return cursor_close(cur);
+}
+
+/* The TEXT argument of a table function; 1 with *text NULL for NULL (no
+ * rows), 0 with the text, -1 after setting the error. */
+static int text_argument(glue_vtab *v, sqlite3_value *arg, const char *fn, const char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    int t = sqlite3_value_type(arg);
+    if (t == SQLITE_NULL) return 1;
+    if (t != SQLITE_TEXT) {
+        vtab_error(&v->base, bert_errorf("%s: the text must be TEXT; cast it with CAST(x AS TEXT)", fn));
+        return -1;
+    }
+    *text = (const char *)sqlite3_value_text(arg);
+    *len = (size_t)sqlite3_value_bytes(arg);
+    if (!*text) { vtab_error(&v->base, NULL); return -1; }
+    return 0;
+}
+
+static int offsets_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
+{
+    (void)idx_str; (void)argc;
+    offsets_cursor *c = (offsets_cursor *)cur;
+    glue_vtab *v = (glue_vtab *)cur->pVtab;
+    offsets_reset(c);
+    sqlite3_value *args[2];
+    unpack_arguments(idx, 2, argv, args);
+    const char *text;
+    size_t len;
+    int got = text_argument(v, args[0], "bert_tokenize_offsets", &text, &len);
+    if (got != 0) return got > 0 ? SQLITE_OK : SQLITE_ERROR;
+    char *err = NULL;
+    bert_entry *e = bert_glue_find_model(v->conn, args[1], &err);
+    if (!e || bert_tokenize_offsets(e, text, len, &c->ids, &c->spans, &err) != 0) {
+        vtab_error(&v->base, err);
+        return SQLITE_ERROR;
+    }
+    const bert_tokenizer *tok = bert_entry_tokenizer(e);
+    size_t bytes = 0;
+    for (size_t i = 0; i < c->ids.len; i++) bytes += strlen(bert_tokenizer_token(tok, c->ids.ids[i])) + 1;
+    c->names = malloc(bytes ? bytes : 1);
+    c->name_at = malloc((c->ids.len + 1) * sizeof *c->name_at);
+    if (!c->names || !c->name_at) { vtab_error(&v->base, NULL); return SQLITE_NOMEM; }
+    for (size_t i = 0, at = 0; i < c->ids.len; i++) {
+        const char *name = bert_tokenizer_token(tok, c->ids.ids[i]);
+        size_t n = strlen(name) + 1;
+        memcpy(c->names + at, name, n);
+        c->name_at[i] = at;
+        at += n;
+    }
+    return SQLITE_OK;
+}
+
+static int offsets_next(sqlite3_vtab_cursor *cur)
+{
+    ((offsets_cursor *)cur)->row++;
+    return SQLITE_OK;
+}
+
+static int offsets_eof(sqlite3_vtab_cursor *cur)
+{
+    const offsets_cursor *c = (const offsets_cursor *)cur;
+    return c->row >= c->ids.len;
+}
+
+static int offsets_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+    const offsets_cursor *c = (const offsets_cursor *)cur;
+    const bert_token_span *s = &c->spans.at[c->row];
+    switch (col) {
+    case O_INDEX: sqlite3_result_int64(ctx, (sqlite3_int64)c->row); break;
+    case O_TOKEN: sqlite3_result_text(ctx, c->names + c->name_at[c->row], -1, SQLITE_TRANSIENT); break;
+    case O_ID: sqlite3_result_int(ctx, c->ids.ids[c->row]); break;
+    case O_START: sqlite3_result_int64(ctx, s->start); break;
+    case O_END: sqlite3_result_int64(ctx, s->end); break;
+    case O_WORD: if (s->word >= 0) sqlite3_result_int64(ctx, s->word); break;   /* NULL for [CLS]/[SEP] */
+    default: break;
+    }
+    return SQLITE_OK;
+}
+
+static int offsets_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+    *rowid = (sqlite3_int64)((offsets_cursor *)cur)->row + 1;
+    return SQLITE_OK;
+}
+
+static sqlite3_module offsets_module = {
+    .xConnect = offsets_connect, .xBestIndex = offsets_best_index, .xDisconnect = vtab_disconnect,
+    .xOpen = offsets_open, .xClose = offsets_close, .xFilter = offsets_filter, .xNext = offsets_next,
+    .xEof = offsets_eof, .xColumn = offsets_column, .xRowid = offsets_rowid,
+};
+
+/* ---- bert_chunks ---------------------------------------------------------------- */
+
+enum { C_CHUNK_INDEX, C_TEXT, C_START, C_END, C_TOKENS, C_INPUT, C_MAX_TOKENS, C_OVERLAP, C_MODEL };
+
+typedef struct {
+    sqlite3_vtab_cursor base;
+    char *text;              /* a copy: the argument's value does not outlive xFilter */
+    size_t len;
+    bert_spans spans;        /* every piece of the text */
+    bert_chunker chunker;
+    size_t first, end;       /* the current chunk's pieces */
+    sqlite3_int64 row;
+    int eof;
+} chunks_cursor;
+
+static int chunks_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                          sqlite3_vtab **out, char **err)
+{
+    (void)argc; (void)argv;
+    return vtab_connect(db, aux,
+        "CREATE TABLE x(chunk_index INTEGER, text TEXT, start INTEGER, \"end\" INTEGER, tokens INTEGER, "
+        "input HIDDEN, max_tokens HIDDEN, overlap HIDDEN, model HIDDEN)", out, err);
+}
+
+static int chunks_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
+{
+    (void)v;
+    return plan_arguments(info, C_INPUT, 4, 1);
+}
+
+static int chunks_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+    (void)v;
+    return cursor_open(sizeof(chunks_cursor), out);
+}
+
+static void chunks_reset(chunks_cursor *c)
+{
+    free(c->text);
+    c->text = NULL;
+    c->len = 0;
+    bert_spans_free(&c->spans);
+    memset(&c->chunker, 0, sizeof c->chunker);
+    c->row = 0;
+    c->eof = 1;
+}
+
+static int chunks_close(sqlite3_vtab_cursor *cur)
+{
+    chunks_reset((chunks_cursor *)cur);
+    return cursor_close(cur);
+}
+
+/* An INTEGER argument, or `fallback` when absent or NULL.  0, or -1 when it
+ * has another type. */
+static int integer_argument(sqlite3_value *arg, sqlite3_int64 fallback, sqlite3_int64 *out)
+{
+    *out = fallback;
+    if (!arg || sqlite3_value_type(arg) == SQLITE_NULL) return 0;
+    if (sqlite3_value_type(arg) != SQLITE_INTEGER) return -1;
+    *out = sqlite3_value_int64(arg);
+    return 0;
+}
+
+static int chunks_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
+{
+    (void)idx_str; (void)argc;
+    chunks_cursor *c = (chunks_cursor *)cur;
+    glue_vtab *v = (glue_vtab *)cur->pVtab;
+    chunks_reset(c);
+    sqlite3_value *args[4];
+    unpack_arguments(idx, 4, argv, args);
+    const char *text;
+    size_t len;
+    int got = text_argument(v, args[0], "bert_chunks", &text, &len);
+    if (got < 0) return SQLITE_ERROR;
+    sqlite3_int64 max_tokens, overlap;
+    if (integer_argument(args[1], -1, &max_tokens) != 0) {
+        /* bert_chunks(text, 'name') puts the model where max_tokens goes. */
+        if (sqlite3_value_type(args[1]) == SQLITE_TEXT && !args[2] && !args[3])
+            vtab_error(&v->base, bert_errorf("bert_chunks: max_tokens must be an INTEGER, not TEXT; the model "
+                                             "name goes last: bert_chunks(text, NULL, 0, '%s')",
+                                             sqlite3_value_text(args[1])));
+        else
+            vtab_error(&v->base, bert_errorf("bert_chunks: max_tokens must be a positive INTEGER such as 256, "
+                                             "or NULL for the model's max_length - 2"));
+        return SQLITE_ERROR;
+    }
+    if (args[1] && sqlite3_value_type(args[1]) != SQLITE_NULL && max_tokens < 1) {
+        vtab_error(&v->base, bert_errorf("bert_chunks: max_tokens is %lld; give a positive INTEGER such as 256, "
+                                         "or NULL for the model's max_length - 2", (long long)max_tokens));
+        return SQLITE_ERROR;
+    }
+    if (integer_argument(args[2], 0, &overlap) != 0) {
+        if (sqlite3_value_type(args[2]) == SQLITE_TEXT && !args[3])
+            vtab_error(&v->base, bert_errorf("bert_chunks: overlap must be an INTEGER, not TEXT; the model "
+                                             "name goes last: bert_chunks(text, max_tokens, 0, '%s')",
+                                             sqlite3_value_text(args[2])));
+        else
+            vtab_error(&v->base, bert_errorf("bert_chunks: overlap must be an INTEGER from 0 to max_tokens - 1, "
+                                             "such as 32"));
+        return SQLITE_ERROR;
+    }
+    char *err = NULL;
+    bert_entry *e = bert_glue_find_model(v->conn, args[3], &err);
+    if (!e || bert_entry_need_tokenizer(e, &err) != 0) {
+        vtab_error(&v->base, err);
+        return SQLITE_ERROR;
+    }
+    sqlite3_int64 most = bert_chunks_max_tokens(e);
+    if (most < 1) {
+        vtab_error(&v->base, bert_errorf("bert_chunks: model '%s' has max_length %lld, too short for a chunk; "
+                                         "register it with a larger max_length", bert_entry_name(e), most + 2));
+        return SQLITE_ERROR;
+    }
+    if (max_tokens < 0) max_tokens = most;
+    if (max_tokens > most) {
+        vtab_error(&v->base, bert_errorf("bert_chunks: max_tokens %lld is more than model '%s' reads at once "
+                                         "(max_length %lld - 2 for [CLS] and [SEP] = %lld); give at most %lld",
+                                         (long long)max_tokens, bert_entry_name(e), most + 2, most, most));
+        return SQLITE_ERROR;
+    }
+    if (overlap < 0 || overlap >= max_tokens) {
+        vtab_error(&v->base, bert_errorf("bert_chunks: overlap %lld must be from 0 to max_tokens - 1 (%lld); "
+                                         "give a smaller overlap or a larger max_tokens",
+                                         (long long)overlap, (long long)max_tokens - 1));
+        return SQLITE_ERROR;
+    }
+    if (got > 0) return SQLITE_OK;   /* NULL text: no rows */
+    c->text = malloc(len ? len : 1);
+    if (!c->text) { vtab_error(&v->base, NULL); return SQLITE_NOMEM; }
+    memcpy(c->text, text, len);
+    c->len = len;
+    if (bert_chunks_tokenize(e, c->text, c->len, &c->spans, &err) != 0) {
+        vtab_error(&v->base, err);
+        return SQLITE_ERROR;
+    }
+    bert_chunker_init(&c->chunker, c->spans.at, c->spans.len, (size_t)max_tokens, (size_t)overlap);
+    c->eof = !bert_chunker_next(&c->chunker, &c->first, &c->end);
+    return SQLITE_OK;
+}
+
+static int chunks_next(sqlite3_vtab_cursor *cur)
+{
+    chunks_cursor *c = (chunks_cursor *)cur;
+    c->row++;
+    c->eof = !bert_chunker_next(&c->chunker, &c->first, &c->end);
+    return SQLITE_OK;
+}
+
+static int chunks_eof(sqlite3_vtab_cursor *cur)
+{
+    return ((chunks_cursor *)cur)->eof;
+}
+
+static int chunks_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+    const chunks_cursor *c = (const chunks_cursor *)cur;
+    const bert_token_span *first = &c->spans.at[c->first], *last = &c->spans.at[c->end - 1];
+    switch (col) {
+    case C_CHUNK_INDEX: sqlite3_result_int64(ctx, c->row); break;
+    case C_TEXT: {
+        int64_t from = first->byte_start, to = last->byte_end;
+        bert_text_char_bytes(c->text, c->len, &from, &to);
+        sqlite3_result_text64(ctx, c->text + from, (sqlite3_uint64)(to - from), SQLITE_TRANSIENT, SQLITE_UTF8);
+        break;
+    }
+    case C_START: sqlite3_result_int64(ctx, first->start); break;
+    case C_END: sqlite3_result_int64(ctx, last->end); break;
+    case C_TOKENS: sqlite3_result_int64(ctx, (sqlite3_int64)(c->end - c->first)); break;
+    default: break;
+    }
+    return SQLITE_OK;
+}
+
+static int chunks_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+    *rowid = ((chunks_cursor *)cur)->row + 1;
+    return SQLITE_OK;
+}
+
+static sqlite3_module chunks_module = {
+    .xConnect = chunks_connect, .xBestIndex = chunks_best_index, .xDisconnect = vtab_disconnect,
+    .xOpen = chunks_open, .xClose = chunks_close, .xFilter = chunks_filter, .xNext = chunks_next,
+    .xEof = chunks_eof, .xColumn = chunks_column, .xRowid = chunks_rowid,
+};
+
 int bert_glue_register_vtabs(sqlite3 *db, bert_connection *c)
 {
     int rc = sqlite3_create_module_v2(db, "bert_models", &models_module, bert_connection_retain(c),
@@ -1013,6 +1348,12 @@ int bert_glue_register_vtabs(sqlite3 *db, bert_connection *c)
                                       bert_connection_release);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_module_v2(db, "bert_answer_each", &answer_module, bert_connection_retain(c),
+                                      bert_connection_release);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_module_v2(db, "bert_tokenize_offsets", &offsets_module, bert_connection_retain(c),
+                                      bert_connection_release);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_module_v2(db, "bert_chunks", &chunks_module, bert_connection_retain(c),
                                       bert_connection_release);
     return rc;
 }

@@ -40,8 +40,10 @@ long t_allocations(void)
 #define SUITES(X) \
     X(json) \
     X(tokenizer) \
+    X(offsets) \
     X(golden) \
     X(heads) \
+    X(ner_qa) \
     X(model) \
     X(kernels) \
     X(sql) \
