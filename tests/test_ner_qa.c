@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define GOLDEN_DIR "tests/golden/"
 #define MODELS_DIR "build/models/"
@@ -460,6 +461,50 @@ static void errors(sqlite3 *db)
     }
 }
 
+/* A token classifier whose config.json names fewer labels than its weights
+ * hold must not load: the error names the tensor and both shapes. */
+static void shape_mismatch(sqlite3 *db)
+{
+    t_case("a token-classification head that disagrees with config.json is a clear load error");
+    char dir[] = "/tmp/bert-ner-XXXXXX";
+    if (!T_CHECK(mkdtemp(dir) != NULL, "cannot make a temporary directory")) return;
+    char path[512], target[512];
+    const char *files[] = {"model.safetensors", "vocab.txt", "tokenizer_config.json"};
+    char *cwd = getcwd(NULL, 0);
+    int ok = cwd != NULL;
+    for (int i = 0; ok && i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        snprintf(target, sizeof target, "%s/" MODELS_DIR "ner-short-f16/%s", cwd, files[i]);
+        ok = symlink(target, path) == 0;
+    }
+    const char *last = "\"5\": \"DATE\"";
+    char *config = t_read_file(MODELS_DIR "ner-short-f16/config.json", NULL);
+    char *at = config ? strstr(config, last) : NULL;
+    ok = ok && at != NULL;
+    if (ok) {
+        /* id2label with five labels: "0" to "4". */
+        char *comma = at;
+        while (comma > config && *comma != ',') comma--;
+        memmove(comma, at + strlen(last), strlen(at + strlen(last)) + 1);
+        snprintf(path, sizeof path, "%s/config.json", dir);
+        FILE *f = fopen(path, "w");
+        ok = f && fputs(config, f) >= 0;
+        if (f) ok &= fclose(f) == 0;
+    }
+    if (T_CHECK(ok, "cannot prepare the mismatched model in %s", dir)) {
+        char sql[600];
+        snprintf(sql, sizeof sql, "SELECT bert_ner('a', bert_load('mismatch', '%s'))", dir);
+        t_expect_error(db, sql, NULL, "classifier.weight", "[6, 96]", "5 labels", NULL);
+    }
+    free(config);
+    free(cwd);
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, i < 3 ? files[i] : "config.json");
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 void suite_ner_qa(void)
 {
     static span_models h;
@@ -497,5 +542,6 @@ void suite_ner_qa(void)
                     m->worst);
     }
     errors(db);
+    shape_mismatch(db);
     sqlite3_close(db);
 }
