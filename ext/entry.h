@@ -1,6 +1,6 @@
 /*
  * entry.h - the inside of a registered model, for registry.c, which owns
- * it, and pipeline.c, which computes with it.  Everything else sees a
+ * it, and pipeline.c and chunks.c, which compute with it.  Everything else sees a
  * bert_entry through registry.h only.
  */
 #ifndef BERT_ENTRY_H

@@ -664,7 +664,7 @@ typedef struct {
 #define MARK_INSERTED ((int32_t)1 << 30)
 #define MARK_CODE_POINT(m) ((m) & (MARK_INSERTED - 1))
 
-/* Room for n elements of `size` bytes in a span array (spans on only). */
+/* Room for n spans in a span array (with offsets on only). */
 static int span_room(encode_pass *p, source_span **a, size_t *cap, size_t n)
 {
     if (n <= *cap) return 0;
@@ -721,20 +721,24 @@ static void push_spanning(encode_pass *p, int32_t id, const source_span *first, 
 }
 
 /* Drops the ids (and spans) appended after out->len was `mark`. */
-static void roll_back(encode_pass *p, size_t mark)
+static inline void roll_back(encode_pass *p, size_t mark)
 {
     p->out->len = mark;
     if (p->sp) p->sp->out->len = p->sp->spans_base + (mark - p->sp->ids_base);
 }
 
 /* Greedy longest-match-first WordPiece over one word; a word with any part
- * left unmatched, or longer than max_input_chars_per_word, is one [UNK]. */
-static void wordpiece(encode_pass *p, const char *w, size_t len, size_t chars)
+ * left unmatched, or longer than max_input_chars_per_word, is one [UNK].
+ * `spans` is a constant at each call (and equals p->sp != NULL), so the
+ * encode without offsets runs the loop it always ran. */
+static inline __attribute__((always_inline)) void wordpiece(encode_pass *p, const char *w, size_t len, size_t chars,
+                                                           const int spans)
 {
     const bert_tokenizer *t = p->tok;
-    span_state *sp = p->sp;
+    span_state *sp = spans ? p->sp : NULL;
     if (chars > (size_t)t->settings.max_input_chars_per_word) {
-        push_spanning(p, t->unk, sp ? &sp->word_first : NULL, sp ? &sp->word_last : NULL);
+        if (spans) push_spanning(p, t->unk, &sp->word_first, &sp->word_last);
+        else push(p, t->unk);
         return;
     }
     size_t mark = p->out->len;
@@ -758,10 +762,11 @@ static void wordpiece(encode_pass *p, const char *w, size_t len, size_t chars)
              * did even when the limit stopped them. */
             roll_back(p, mark);
             p->full = 0;
-            push_spanning(p, t->unk, sp ? &sp->word_first : NULL, sp ? &sp->word_last : NULL);
+            if (spans) push_spanning(p, t->unk, &sp->word_first, &sp->word_last);
+            else push(p, t->unk);
             return;
         }
-        if (sp) push_spanning(p, id, &sp->word[start], &sp->word[end - 1]);
+        if (spans) push_spanning(p, id, &sp->word[start], &sp->word[end - 1]);
         else push(p, id);
         start = end;
     }
@@ -770,10 +775,14 @@ static void wordpiece(encode_pass *p, const char *w, size_t len, size_t chars)
 static void end_word(encode_pass *p)
 {
     if (p->word_chars == 0) return;
-    wordpiece(p, p->buf.word, p->word_len, p->word_chars);
+    if (p->sp) {
+        wordpiece(p, p->buf.word, p->word_len, p->word_chars, 1);
+        p->sp->word_no++;
+    } else {
+        wordpiece(p, p->buf.word, p->word_len, p->word_chars, 0);
+    }
     p->word_len = 0;
     p->word_chars = 0;
-    if (p->sp) p->sp->word_no++;
 }
 
 /* Grows the word buffer (and with offsets its spans) to hold `need` bytes. */
@@ -926,7 +935,7 @@ static void strip_accents(encode_pass *p, int32_t cp)
 }
 
 /* clean_text and handle_chinese_chars, on one character of the input. */
-static void normalize(encode_pass *p, int32_t cp)
+static inline __attribute__((always_inline)) void normalize(encode_pass *p, int32_t cp)
 {
     const bert_tokenizer *t = p->tok;
     if (t->clean_text) {

@@ -72,7 +72,8 @@ typedef struct {
      * valid UTF-8 a character is a code point (as Python and the Rust
      * library's Node binding count); in ill-formed UTF-8 a character starts
      * at every byte except a continuation byte (10xxxxxx) that follows a
-     * byte >= 0xC0 or its continuation bytes. */
+     * byte >= 0xC0 or its continuation bytes.  (SQLite's substr and length
+     * stop at a NUL character; these offsets count on past it.) */
     int64_t start, end;
     /* The bytes the token was decoded from.  In valid UTF-8 they are the
      * bytes of characters start..end; in ill-formed UTF-8 the characters

@@ -358,6 +358,71 @@ done:
     bert_json_free(d);
 }
 
+/* Random texts of marks, ideographs, special tokens, controls and stray
+ * bytes: the spans are well formed whatever the input (ids as without
+ * offsets, each span inside the text and non-empty, starts in order, words
+ * numbered without gaps), with the normalizer and without. */
+static void random_texts(void)
+{
+    t_case("offsets of random texts (marks, ideographs, specials, ill-formed bytes) are well formed");
+    bert_tokenizer *toks[2] = {make_tokenizer(NULL, "{\"do_lower_case\": true}", NULL),
+                               make_tokenizer(NULL, "{\"do_lower_case\": false, \"strip_accents\": true}", NULL)};
+    if (!toks[0] || !toks[1]) goto done;
+    static const char *const parts[] = {"a", "Z", "x", " ", "  ", "\t", "\n", "!", ",", "-", "\xcc\x81", "\xcc\xa3",
+                                        "\xf0\x9d\x85\xa5", "\xf0\x9d\x85\xad", "\xc3\xa9", "\xc4\xb0", "\xe4\xb8\xad",
+                                        "\xe6\x96\x87", "[MASK]", "[SEP]", "\xc2\xad", "\x01", "\x80", "\xc3", "\xe2\x82",
+                                        "\xff", "\xf0\x9f\x8d\x95", "un", "want", "ed", "\xe1\xba\x9e", "\xef\xbf\xbd"};
+    const size_t n_parts = sizeof parts / sizeof *parts;
+    unsigned long long seed = 12345;
+    bert_ids ids = {0}, plain = {0};
+    bert_spans spans = {0};
+    char text[400];
+    int bad = 0, tokens = 0;
+    for (int round = 0; round < 4000; round++) {
+        size_t len = 0;
+        int count = (int)(seed % 40);
+        for (int k = 0; k < count; k++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            const char *part = parts[(seed >> 33) % n_parts];
+            size_t pl = strlen(part);
+            if (len + pl >= sizeof text) break;
+            memcpy(text + len, part, pl);
+            len += pl;
+        }
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        const bert_tokenizer *tok = toks[round & 1];
+        ids.len = spans.len = plain.len = 0;
+        bert_tokenizer_encode_spans(tok, text, len, SIZE_MAX, &ids, &spans, NULL);
+        bert_tokenizer_encode(tok, text, len, SIZE_MAX, &plain, NULL);
+        /* SQLite's count of the characters, by its rule, as the reference. */
+        long long chars = 0;
+        for (size_t i = 0, absorb = 0; i < len; i++)
+            if (((unsigned char)text[i] & 0xC0) != 0x80 || !absorb) {
+                chars++;
+                absorb = (unsigned char)text[i] >= 0xC0;
+            }
+        int ok = ids.len == plain.len && spans.len == ids.len &&
+                 (ids.len == 0 || memcmp(ids.ids, plain.ids, ids.len * sizeof *ids.ids) == 0);
+        for (size_t i = 0; ok && i < spans.len; i++) {
+            const bert_token_span *s = &spans.at[i];
+            ok = s->start >= 0 && s->start < s->end && s->end <= chars && s->byte_start >= 0 &&
+                 s->byte_start < s->byte_end && s->byte_end <= (int64_t)len &&
+                 (i == 0 ? s->word == 0
+                         : s->start >= spans.at[i - 1].start &&
+                               (s->word == spans.at[i - 1].word || s->word == spans.at[i - 1].word + 1));
+            tokens++;
+        }
+        if (!ok && bad++ < 3) T_CHECK(0, "round %d, %zu bytes: ids or spans ill formed", round, len);
+    }
+    T_CHECK(bad == 0 && tokens > 20000, "%d of 4000 texts ill formed, %d tokens", bad, tokens);
+    bert_ids_free(&ids);
+    bert_ids_free(&plain);
+    bert_spans_free(&spans);
+done:
+    bert_tokenizer_free(toks[0]);
+    bert_tokenizer_free(toks[1]);
+}
+
 /* ---- bert_tokenize_offsets ------------------------------------------------------- */
 
 /* The bytes of characters [start, end) of a UTF-8 text, counted by code
@@ -710,6 +775,7 @@ void suite_offsets(void)
     case_offsets();
     limits_and_parity();
     ill_formed();
+    random_texts();
     tokenize_offsets_sql();
     tokenize_offsets_edges();
     chunker_golden();
