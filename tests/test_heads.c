@@ -32,8 +32,8 @@ typedef struct {
     char name[64];
     int usable;
     int n_labels;
-    double classify_diff, rerank_diff, each_diff;
-    int n_classify, n_rerank, n_each;
+    double classify_diff, rerank_diff, each_diff, embed_diff;
+    int n_classify, n_rerank, n_each, n_embed;
     int failures;
 } head_model;
 
@@ -274,6 +274,38 @@ static void classify_line(heads *h, const json_doc *d, sqlite3 *db)
     sqlite3_free(err);
 }
 
+/* ---- DistilBERT's encoder --------------------------------------------------------- */
+
+static void distil_embedding_line(heads *h, const json_doc *d, sqlite3 *db)
+{
+    head_model *m = find(h, member_str(d, 0, "model"));
+    if (!m || !m->usable) return;
+    const char *text = member_str(d, 0, "text");
+    const char *args[] = {text, m->name};
+    char *err = NULL;
+    sqlite3_stmt *st = run(db, "SELECT bert_embed(?1, ?2)", args, 2, &err);
+    char what[300];
+    snprintf(what, sizeof what, "bert_embed failed: %s", err ? err : "");
+    int want = json_member(d, 0, "mean"), n = json_length(d, want);
+    if (check(m, st != NULL && sqlite3_column_bytes(st, 0) == 4 * n, what, text)) {
+        const unsigned char *blob = sqlite3_column_blob(st, 0);
+        double worst = 0;
+        int i = 0;
+        for (int c = d->nodes[want].first_child; c >= 0; c = d->nodes[c].next_sibling, i++) {
+            float f;
+            memcpy(&f, blob + 4 * i, 4);
+            double diff = fabs(f - json_real(d, c, NAN));
+            if (!(diff <= worst)) worst = diff;
+        }
+        if (!(worst <= m->embed_diff)) m->embed_diff = worst;
+        snprintf(what, sizeof what, "bert_embed differs from the reference's mean pooling by %.2e", worst);
+        check(m, worst <= TOL, what, text);
+        m->n_embed++;
+    }
+    sqlite3_finalize(st);
+    sqlite3_free(err);
+}
+
 /* ---- reranking ------------------------------------------------------------------ */
 
 static void rerank_line(heads *h, const json_doc *d, sqlite3 *db)
@@ -486,6 +518,8 @@ void suite_heads(void)
 
     t_case("bert_classify, bert_classify_pair and bert_label match the text-classification pipeline");
     each_line(GOLDEN_DIR "classify.jsonl", classify_line, h, db);
+    t_case("bert_embed on DistilBERT matches the reference encoder (mean pooling)");
+    each_line(GOLDEN_DIR "distil_embeddings.jsonl", distil_embedding_line, h, db);
     t_case("bert_rerank matches the CrossEncoder's score, with its activation");
     each_line(GOLDEN_DIR "rerank.jsonl", rerank_line, h, db);
     t_case("bert_rerank_each scores every document of a JSON array or object in packed batches");
@@ -497,13 +531,15 @@ void suite_heads(void)
                m->classify_diff, m->n_classify);
         if (m->n_rerank) printf("  rerank %.1e (%d)  rerank_each %.1e (%d)", m->rerank_diff, m->n_rerank,
                                 m->each_diff, m->n_each);
+        if (m->n_embed) printf("  embed %.1e (%d)", m->embed_diff, m->n_embed);
         if (m->failures) printf("  FAILURES %d", m->failures);
         printf("\n");
     }
     t_case("every classifier golden was checked");
     for (int i = 0; i < h->n; i++) {
         const head_model *m = &h->models[i];
-        T_CHECK(m->usable && m->n_classify > 0 && (m->n_labels != 1 || (m->n_rerank > 0 && m->n_each > 0)),
+        T_CHECK(m->usable && m->n_classify > 0 && (m->n_labels != 1 || (m->n_rerank > 0 && m->n_each > 0)) &&
+                    (strcmp(m->name, "distil-cls") != 0 || m->n_embed > 0),
                 "%s: some golden checks never ran", m->name);
     }
 

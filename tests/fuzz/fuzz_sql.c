@@ -43,6 +43,10 @@ static const char *const statements[] = {
     "SELECT bert_similarity(bert_embed(?1, ?3), bert_embed(?2, ?3)), bert_similarity(?1, bert_embed(?2, ?3), ?3)",
     "SELECT bert_token_ids(?1, ?3), bert_fill_mask(?1 || ?2, 2, 'mlm')",
     "SELECT * FROM bert_models",
+    "SELECT bert_classify(?1, ?2), bert_label(?1, ?2), bert_classify_pair(?1, ?2, ?3)",
+    "SELECT bert_rerank(?1, ?2, ?3)",
+    "SELECT key, value, score FROM bert_rerank_each(?1, ?2, ?3)",
+    "SELECT key, value, score FROM bert_rerank_each(?1, json_array(?2, ?3), ?4)",
     /* Unloading a startup model would change what later inputs see. */
     "SELECT bert_unload(?1) WHERE ?1 IS NULL OR ?1 NOT IN ('default', 'mlm', 'pre', 'st', 'strict', 'three')",
 };

@@ -31,7 +31,8 @@ independent references only:
 Transformers' PretrainedConfig gives the labels: id2label when config.json has
 it (its size is num_labels), else num_labels (default 2) with LABEL_<i>.
 
-Writes OUT_DIR/heads_models.json, classify.jsonl and rerank.jsonl, and
+Writes OUT_DIR/heads_models.json, classify.jsonl, rerank.jsonl and
+distil_embeddings.jsonl (the DistilBERT encoder's mean-pooled output), and
 prints the self-checks: reference against nn.TransformerEncoderLayer, padded
 batch against single runs, float32 against float64 compute, and the smallest
 gap between neighbouring scores (the order must not hang on float noise).
@@ -186,6 +187,15 @@ def main():
                                      "type_ids": types, "truncated": full > len(ids), "logit": r7(logit),
                                      "activation": act, "score": r7(score)})
 
+    # DistilBERT's encoder alone: bert_embed's default mean pooling.
+    emb_lines = []
+    m = models["distil-cls"]
+    for t in inputs["classify"]:
+        ids = ids_of[(t, None, m.max_length)][0]
+        hidden, _ = ref.encode(m, [ids])
+        emb_lines.append({"model": "distil-cls", "text": t, "ids": ids,
+                          "mean": [r7(x) for x in ref.pool(m, hidden, None, "mean")[0].tolist()]})
+
     small = [g for g in gaps if g[0] < MIN_SCORE_GAP]
     if small:
         sys.exit(f"neighbouring scores too close to order reliably: {small}")
@@ -194,7 +204,8 @@ def main():
     with open(os.path.join(out_dir, "heads_models.json"), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1, ensure_ascii=False)
         f.write("\n")
-    for fname, lines in (("classify.jsonl", cls_lines), ("rerank.jsonl", rr_lines)):
+    for fname, lines in (("classify.jsonl", cls_lines), ("rerank.jsonl", rr_lines),
+                         ("distil_embeddings.jsonl", emb_lines)):
         with open(os.path.join(out_dir, fname), "w", encoding="utf-8") as f:
             for line in lines:
                 f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
