@@ -286,7 +286,7 @@ static void distil_embedding_line(heads *h, const json_doc *d, sqlite3 *db)
     sqlite3_stmt *st = run(db, "SELECT bert_embed(?1, ?2)", args, 2, &err);
     char what[300];
     snprintf(what, sizeof what, "bert_embed failed: %s", err ? err : "");
-    int want = json_member(d, 0, "mean"), n = json_length(d, want);
+    int want = bert_json_member(d, 0, "mean"), n = bert_json_length(d, want);
     if (check(m, st != NULL && sqlite3_column_bytes(st, 0) == 4 * n, what, text)) {
         const unsigned char *blob = sqlite3_column_blob(st, 0);
         double worst = 0;
@@ -294,7 +294,7 @@ static void distil_embedding_line(heads *h, const json_doc *d, sqlite3 *db)
         for (int c = d->nodes[want].first_child; c >= 0; c = d->nodes[c].next_sibling, i++) {
             float f;
             memcpy(&f, blob + 4 * i, 4);
-            double diff = fabs(f - json_real(d, c, NAN));
+            double diff = fabs(f - bert_json_real(d, c, NAN));
             if (!(diff <= worst)) worst = diff;
         }
         if (!(worst <= m->embed_diff)) m->embed_diff = worst;
