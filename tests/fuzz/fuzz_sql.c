@@ -43,6 +43,9 @@ static const char *const statements[] = {
     "SELECT bert_similarity(bert_embed(?1, ?3), bert_embed(?2, ?3)), bert_similarity(?1, bert_embed(?2, ?3), ?3)",
     "SELECT bert_token_ids(?1, ?3), bert_fill_mask(?1 || ?2, 2, 'mlm')",
     "SELECT * FROM bert_models",
+    "SELECT \"index\", token, id, start, \"end\", word FROM bert_tokenize_offsets(?1, ?2)",
+    "SELECT chunk_index, text, start, \"end\", tokens FROM bert_chunks(?1, ?2, ?3, ?4)",
+    "SELECT count(*), sum(tokens) FROM bert_chunks(?1 || ?2 || ?1, 3, 1)",
     /* Unloading a startup model would change what later inputs see. */
     "SELECT bert_unload(?1) WHERE ?1 IS NULL OR ?1 NOT IN ('default', 'mlm', 'pre', 'st', 'strict', 'three')",
 };
