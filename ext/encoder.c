@@ -269,6 +269,7 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
     const int H = c->hidden_size, FF = c->intermediate_size;
     size_t total;
     int longest;
+    if (!m->type_emb) type_ids = NULL;   /* DistilBERT: no segments, whatever the pair */
     if (check_inputs(m, ids, type_ids, lengths, n_seqs, &total, &longest, err) != 0) return NULL;
     const int T = (int)total;
 
@@ -295,9 +296,13 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
         for (int p = 0; p < lengths[i]; p++, t++) {
             const float *we = m->word_emb + (size_t)ids[t] * H;
             const float *pe = m->pos_emb + (size_t)p * H;
-            const float *te = m->type_emb + (size_t)(type_ids ? type_ids[t] : 0) * H;
             float *row = x + (size_t)t * H;
-            for (int j = 0; j < H; j++) row[j] = we[j] + pe[j] + te[j];
+            if (m->type_emb) {
+                const float *te = m->type_emb + (size_t)(type_ids ? type_ids[t] : 0) * H;
+                for (int j = 0; j < H; j++) row[j] = we[j] + pe[j] + te[j];
+            } else {
+                for (int j = 0; j < H; j++) row[j] = we[j] + pe[j];
+            }
         }
     add_layer_norm(s->plan.isa, x, x, NULL, m->emb_ln_w, m->emb_ln_b, T, H, c->layer_norm_eps);
 
@@ -410,5 +415,72 @@ int bert_nsp_probability(const bert_model *m, const float *cls_hidden, double *p
     }
     /* softmax([l0, l1])[0], "B follows A" in Hugging Face's labelling */
     *prob = 1.0 / (1.0 + exp(l1 - l0));
+    return 0;
+}
+
+int bert_classifier_logits(const bert_model *m, bert_scratch *s, const float *first_hidden, float *out,
+                           char **err)
+{
+    *err = NULL;
+    if (!m || !m->cls_w || !m->cls_b) {
+        *err = bert_errorf("this model has no sequence-classification head (classifier.*)");
+        return -1;
+    }
+    if (!s || !first_hidden || !out) { *err = bert_errorf("bert_classifier_logits: missing argument"); return -1; }
+    const int H = m->cfg.hidden_size, L = m->head.num_labels;
+    if (reserve(&s->head, &s->head_cap, (size_t)H) != 0) {
+        *err = bert_errorf("out of memory: the classifier head needs %zu bytes", (size_t)H * sizeof(float));
+        return -1;
+    }
+    float *pooled = s->head;
+    if (m->cfg.distilbert) {
+        /* DistilBertForSequenceClassification: pre_classifier, ReLU, on the first token. */
+        memcpy(pooled, m->pre_cls_b, (size_t)H * sizeof *pooled);
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, H, H, 1.0f, m->pre_cls_w, H, first_hidden, 1, 1.0f, pooled, 1);
+        for (int j = 0; j < H; j++) pooled[j] = pooled[j] > 0 ? pooled[j] : 0;
+    } else {
+        /* BertForSequenceClassification: the pooler's tanh(dense(first token)). */
+        memcpy(pooled, m->pooler_b, (size_t)H * sizeof *pooled);
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, H, H, 1.0f, m->pooler_w, H, first_hidden, 1, 1.0f, pooled, 1);
+        for (int j = 0; j < H; j++) pooled[j] = tanhf(pooled[j]);
+    }
+    memcpy(out, m->cls_b, (size_t)L * sizeof *out);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, L, H, 1.0f, m->cls_w, H, pooled, 1, 1.0f, out, 1);
+    return 0;
+}
+
+int bert_token_logits(const bert_model *m, bert_scratch *s, const float *hidden, int n, float *out, char **err)
+{
+    *err = NULL;
+    if (!m || !bert_model_has_token_head(m)) {
+        *err = bert_errorf("this model has no token-classification head (classifier.* per token)");
+        return -1;
+    }
+    if (!s || !hidden || !out || n < 1) { *err = bert_errorf("bert_token_logits: missing argument"); return -1; }
+    /* BertForTokenClassification: dropout (the identity at inference), then
+     * the classifier on every token's hidden state. */
+    bert_linear(plan_threads(s), out, hidden, m->tok_w, m->tok_b, n, m->head.num_labels, m->cfg.hidden_size);
+    return 0;
+}
+
+int bert_qa_logits(const bert_model *m, bert_scratch *s, const float *hidden, int n, float *start, float *end,
+                   char **err)
+{
+    *err = NULL;
+    if (!m || !bert_model_has_qa_head(m)) {
+        *err = bert_errorf("this model has no question-answering head (qa_outputs.*)");
+        return -1;
+    }
+    if (!s || !hidden || !start || !end || n < 1) { *err = bert_errorf("bert_qa_logits: missing argument"); return -1; }
+    if (reserve(&s->head, &s->head_cap, 2 * (size_t)n) != 0) {
+        *err = bert_errorf("out of memory: the question-answering head needs %zu bytes", 2 * (size_t)n * sizeof(float));
+        return -1;
+    }
+    /* qa_outputs gives [n x 2]; transformers splits it into start and end. */
+    bert_linear(plan_threads(s), s->head, hidden, m->qa_w, m->qa_b, n, 2, m->cfg.hidden_size);
+    for (int i = 0; i < n; i++) {
+        start[i] = s->head[2 * (size_t)i];
+        end[i] = s->head[2 * (size_t)i + 1];
+    }
     return 0;
 }

@@ -49,4 +49,20 @@ int bert_mlm_logits(const bert_model *m, bert_scratch *s, const float *hidden,
  * pooler or the NSP head. */
 int bert_nsp_probability(const bert_model *m, const float *cls_hidden, double *prob);
 
+/* A sequence-classification head's logits, out[head.num_labels], from the
+ * first row of one sequence's hidden states: BERT's classifier on the
+ * pooler's tanh(dense(h0)), DistilBERT's on ReLU(pre_classifier(h0)).
+ * -1 with *err when the model has no such head or memory ran out. */
+int bert_classifier_logits(const bert_model *m, bert_scratch *s, const float *first_hidden, float *out,
+                           char **err);
+
+/* A token-classification head's logits for n consecutive rows of hidden
+ * states: out[n x head.num_labels].  -1 with *err without such a head. */
+int bert_token_logits(const bert_model *m, bert_scratch *s, const float *hidden, int n, float *out, char **err);
+
+/* A question-answering head's start and end logits for n consecutive rows
+ * of hidden states: start[n], end[n].  -1 with *err without such a head. */
+int bert_qa_logits(const bert_model *m, bert_scratch *s, const float *hidden, int n, float *start, float *end,
+                   char **err);
+
 #endif

@@ -1,6 +1,6 @@
 /*
  * entry.h - the inside of a registered model, for registry.c, which owns
- * it, and pipeline.c, which computes with it.  Everything else sees a
+ * it, and pipeline.c and chunks.c, which compute with it.  Everything else sees a
  * bert_entry through registry.h only.
  */
 #ifndef BERT_ENTRY_H
@@ -23,6 +23,7 @@ struct bert_entry {
     int max_length;
     int truncate;
     int threads;
+    bert_aggregation aggregation; /* how bert_ner groups pieces */
     bert_tokenizer *tokenizer;   /* NULL until first needed */
     const bert_model *model;     /* NULL until first needed; shared, see weight_cache.h */
     bert_scratch *scratch;       /* this connection's buffers for this model */

@@ -13,9 +13,6 @@
 /* Bytes currently held by the scratch buffers. */
 size_t bert_scratch_bytes(const bert_scratch *s);
 
-/* Follows a dotted path of member names from `node` ("pooling.mode"). -1 when absent. */
-int bert_json_path(const json_doc *doc, int node, const char *dotted);
-
 /* Validates an in-memory image of a file, which must outlive the result.
  * `label` names it in error messages. */
 int bert_safetensors_parse(const unsigned char *buf, size_t size, const char *label, st_file **out, char **err);

@@ -67,6 +67,10 @@ void bert_json_free(json_doc *doc);
 /* The child of object node `obj` named `key`, or -1. */
 int bert_json_member(const json_doc *doc, int obj, const char *key);
 
+/* Follows a dotted path of member names from `node` ("pooling.mode"); -1
+ * when absent.  config.json's sentence_transformers.activation_fn needs it. */
+int bert_json_path(const json_doc *doc, int node, const char *dotted);
+
 
 /* Typed reads with a fallback for absent (-1) or mistyped nodes. */
 long long bert_json_int(const json_doc *doc, int node, long long fallback);

@@ -87,15 +87,16 @@ int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
 
     int type_node = bert_json_member(doc, 0, "model_type");
     const char *type = bert_json_str(doc, type_node, NULL);
-    if (type_node >= 0 && (!type || strcmp(type, "bert") != 0)) {
-        *err = bert_errorf("%s: model_type is \"%s\" but only BERT models (model_type \"bert\") are "
-                           "supported", path, type ? type : "(not a string)");
+    if (type_node >= 0 && (!type || (strcmp(type, "bert") != 0 && strcmp(type, "distilbert") != 0))) {
+        *err = bert_errorf("%s: model_type is \"%s\" but only BERT and DistilBERT models (model_type "
+                           "\"bert\" or \"distilbert\") are supported", path, type ? type : "(not a string)");
         goto done;
     }
+    cfg->distilbert = type && strcmp(type, "distilbert") == 0;
     /* Without model_type, the sizes themselves are what make it a BERT. */
     int need_sizes = type_node < 0;
 
-    size_field sizes[] = {
+    size_field bert_sizes[] = {
         {"vocab_size", 30522, MAX_VOCAB, &cfg->vocab_size},
         {"hidden_size", 768, MAX_HIDDEN, &cfg->hidden_size},
         {"num_hidden_layers", 12, MAX_LAYERS, &cfg->num_layers},
@@ -104,7 +105,19 @@ int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
         {"max_position_embeddings", 512, MAX_POSITIONS, &cfg->max_position_embeddings},
         {"type_vocab_size", 2, MAX_TYPE_VOCAB, &cfg->type_vocab_size},
     };
-    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    /* DistilBertConfig's names and defaults; it has no segment embeddings. */
+    size_field distil_sizes[] = {
+        {"vocab_size", 30522, MAX_VOCAB, &cfg->vocab_size},
+        {"dim", 768, MAX_HIDDEN, &cfg->hidden_size},
+        {"n_layers", 6, MAX_LAYERS, &cfg->num_layers},
+        {"n_heads", 12, MAX_HIDDEN, &cfg->num_heads},
+        {"hidden_dim", 3072, MAX_INTERMEDIATE, &cfg->intermediate_size},
+        {"max_position_embeddings", 512, MAX_POSITIONS, &cfg->max_position_embeddings},
+    };
+    size_field *sizes = cfg->distilbert ? distil_sizes : bert_sizes;
+    size_t n_sizes = cfg->distilbert ? sizeof distil_sizes / sizeof *distil_sizes
+                                     : sizeof bert_sizes / sizeof *bert_sizes;
+    for (size_t i = 0; i < n_sizes; i++) {
         int node = bert_json_member(doc, 0, sizes[i].key);
         int optional = !need_sizes || strcmp(sizes[i].key, "type_vocab_size") == 0;
         if (node < 0 && !optional) {
@@ -125,7 +138,9 @@ int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
         goto done;
     }
 
-    int eps_node = bert_json_member(doc, 0, "layer_norm_eps");
+    /* DistilBERT's LayerNorms use eps 1e-12, fixed in its code; its
+     * activation is under "activation". */
+    int eps_node = cfg->distilbert ? -1 : bert_json_member(doc, 0, "layer_norm_eps");
     double eps = eps_node < 0 ? 1e-12 : bert_json_real(doc, eps_node, -1);
     if (!(eps > 0 && eps < 1)) {
         *err = bert_errorf("%s: layer_norm_eps must be a number between 0 and 1 (BERT uses 1e-12)", path);
@@ -133,7 +148,7 @@ int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
     }
     cfg->layer_norm_eps = (float)eps;
 
-    int act_node = bert_json_member(doc, 0, "hidden_act");
+    int act_node = bert_json_member(doc, 0, cfg->distilbert ? "activation" : "hidden_act");
     const char *act = act_node < 0 ? "gelu" : bert_json_str(doc, act_node, "");
     if (strcmp(act, "gelu") == 0)
         cfg->hidden_act = BERT_ACT_GELU;
@@ -149,6 +164,144 @@ int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
     }
     rc = 0;
 done:
+    bert_json_free(doc);
+    free(path);
+    return rc;
+}
+
+/* ------------------------------------------------ sequence-classification head */
+
+#define MAX_LABELS 100000
+
+void bert_head_config_free(bert_head_config *hc)
+{
+    if (!hc) return;
+    if (hc->labels)
+        for (int i = 0; i < hc->num_labels; i++) free(hc->labels[i]);
+    free(hc->labels);
+    hc->labels = NULL;
+}
+
+int bert_head_config_default_labels(bert_head_config *hc, int n)
+{
+    if (hc->labels) return 0;
+    hc->labels = calloc((size_t)n, sizeof *hc->labels);
+    if (!hc->labels) return -1;
+    hc->num_labels = n;
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "LABEL_%d", i);
+        if (!(hc->labels[i] = bert_strdup(name))) return -1;   /* freed with the rest */
+    }
+    return 0;
+}
+
+/* id2label: {"0": "negative", "1": "positive"}, every id from 0 to n-1 once. */
+static int read_id2label(const json_doc *doc, int node, const char *path, bert_head_config *hc, char **err)
+{
+    int n = bert_json_length(doc, node);
+    if (doc->nodes[node].type != JSON_OBJECT || n < 1 || n > MAX_LABELS) {
+        *err = bert_errorf("%s: id2label must be an object such as {\"0\": \"negative\", \"1\": "
+                           "\"positive\"} with 1 to %d labels", path, MAX_LABELS);
+        return -1;
+    }
+    hc->labels = calloc((size_t)n, sizeof *hc->labels);
+    if (!hc->labels) { *err = bert_errorf("out of memory reading %s", path); return -1; }
+    hc->num_labels = n;
+    for (int c = doc->nodes[node].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
+        const char *key = doc->nodes[c].key, *label = bert_json_str(doc, c, NULL);
+        char *end = NULL;
+        long id = key ? strtol(key, &end, 10) : -1;
+        if (!key || !*key || *end || id < 0 || id >= n || hc->labels[id] || !label) {
+            *err = bert_errorf("%s: id2label must number its labels 0 to %d, each once, with a string "
+                               "name; \"%s\" is not such an entry", path, n - 1, key ? key : "?");
+            return -1;
+        }
+        if (!(hc->labels[id] = bert_strdup(label))) { *err = bert_errorf("out of memory reading %s", path); return -1; }
+    }
+    return 0;
+}
+
+static bert_ce_activation ce_activation(const char *name)
+{
+    static const struct { const char *name; bert_ce_activation a; } known[] = {
+        {"torch.nn.modules.activation.Sigmoid", BERT_CE_SIGMOID},
+        {"torch.nn.Sigmoid", BERT_CE_SIGMOID},
+        {"torch.nn.modules.linear.Identity", BERT_CE_IDENTITY},
+        {"torch.nn.Identity", BERT_CE_IDENTITY},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (strcmp(name, known[i].name) == 0) return known[i].a;
+    /* CrossEncoder imports only "torch." paths (others need
+     * trust_remote_code) and falls back to its default. */
+    return strncmp(name, "torch.", 6) == 0 ? BERT_CE_UNSUPPORTED : BERT_CE_DEFAULT;
+}
+
+int bert_head_config_load(const char *model_dir, bert_head_config *hc, char **err)
+{
+    *err = NULL;
+    memset(hc, 0, sizeof *hc);
+    json_doc *doc = NULL;
+    char *path = bert_path_join(model_dir, "config.json");
+    if (!path) { *err = bert_errorf("out of memory"); return -1; }
+    int found = bert_json_read_model_file(model_dir, "config.json", 0, &doc, err), rc = -1;
+    if (found <= 0) {
+        if (found == 0) *err = bert_errorf("%s does not exist", path);
+        free(path);
+        return -1;
+    }
+    if (doc->nodes[0].type != JSON_OBJECT) {
+        *err = bert_errorf("%s is not a JSON object", path);
+        goto done;
+    }
+    int id2label = bert_json_member(doc, 0, "id2label");
+    if (id2label >= 0 && doc->nodes[id2label].type != JSON_NULL) {
+        if (read_id2label(doc, id2label, path, hc, err) != 0) goto done;
+    } else {
+        int node = bert_json_member(doc, 0, "num_labels");
+        long long n = node < 0 ? 0 : bert_json_int(doc, node, -1);
+        if (n < 0 || n > MAX_LABELS || (node >= 0 && n == 0)) {
+            *err = bert_errorf("%s: num_labels must be an integer from 1 to %d", path, MAX_LABELS);
+            goto done;
+        }
+        if (n > 0 && bert_head_config_default_labels(hc, (int)n) != 0) {
+            *err = bert_errorf("out of memory reading %s", path);
+            goto done;
+        }
+    }
+    int pt = bert_json_member(doc, 0, "problem_type");
+    const char *problem = pt < 0 ? NULL : bert_json_str(doc, pt, NULL);
+    if (pt >= 0 && doc->nodes[pt].type != JSON_NULL) {
+        if (problem && strcmp(problem, "single_label_classification") == 0) hc->problem = BERT_PROBLEM_SINGLE_LABEL;
+        else if (problem && strcmp(problem, "multi_label_classification") == 0) hc->problem = BERT_PROBLEM_MULTI_LABEL;
+        else if (problem && strcmp(problem, "regression") == 0) hc->problem = BERT_PROBLEM_REGRESSION;
+        else {
+            *err = bert_errorf("%s: problem_type \"%s\" is not one of \"single_label_classification\", "
+                               "\"multi_label_classification\" or \"regression\"", path,
+                               problem ? problem : "(not a string)");
+            goto done;
+        }
+    }
+    /* sentence-transformers 4 and later, then the name older versions used. */
+    int act = bert_json_path(doc, 0, "sentence_transformers.activation_fn");
+    if (act < 0) act = bert_json_member(doc, 0, "sbert_ce_default_activation_function");
+    const char *act_name = act < 0 ? NULL : bert_json_str(doc, act, NULL);
+    if (act_name) {
+        hc->activation = ce_activation(act_name);
+        snprintf(hc->activation_name, sizeof hc->activation_name, "%s", act_name);
+    }
+    int arch = bert_json_member(doc, 0, "architectures");
+    if (arch >= 0 && doc->nodes[arch].type == JSON_ARRAY) {
+        const char *first = bert_json_str(doc, doc->nodes[arch].first_child, "");
+        if (ends_with(first, "ForSequenceClassification")) hc->architecture_task = "sequence_classification";
+        else if (ends_with(first, "ForMaskedLM") || ends_with(first, "ForPreTraining")) hc->architecture_task = "fill_mask";
+        else if (ends_with(first, "ForNextSentencePrediction")) hc->architecture_task = "next_sentence";
+        else if (ends_with(first, "ForTokenClassification")) hc->architecture_task = "token_classification";
+        else if (ends_with(first, "ForQuestionAnswering")) hc->architecture_task = "question_answering";
+    }
+    rc = 0;
+done:
+    if (rc != 0) bert_head_config_free(hc);
     bert_json_free(doc);
     free(path);
     return rc;
@@ -422,6 +575,26 @@ static int materialize(binder *b, model_priv *priv, bert_model *m)
     return 0;
 }
 
+/* DistilBERT's names for the same post-LayerNorm block (modeling_distilbert.py). */
+static const char *distil_name(const char *bert_name)
+{
+    static const char *const map[][2] = {
+        {"attention.self.query", "attention.q_lin"},
+        {"attention.self.key", "attention.k_lin"},
+        {"attention.self.value", "attention.v_lin"},
+        {"attention.output.dense", "attention.out_lin"},
+        {"attention.output.LayerNorm", "sa_layer_norm"},
+        {"intermediate.dense", "ffn.lin1"},
+        {"output.dense", "ffn.lin2"},
+        {"output.LayerNorm", "output_layer_norm"},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
+        size_t n = strlen(map[i][0]);
+        if (strncmp(bert_name, map[i][0], n) == 0 && bert_name[n] == '.') return map[i][1];
+    }
+    return NULL;
+}
+
 static int bind_layer(binder *b, bert_layer_weights *w, int l, const bert_config *c)
 {
     static const char *const hh = "hidden_size x hidden_size", *const h = "hidden_size",
@@ -453,7 +626,11 @@ static int bind_layer(binder *b, bert_layer_weights *w, int l, const bert_config
     };
     char name[160];
     for (size_t k = 0; k < sizeof t / sizeof *t; k++) {
-        snprintf(name, sizeof name, "encoder.layer.%d.%s", l, t[k].name);
+        if (c->distilbert)
+            snprintf(name, sizeof name, "transformer.layer.%d.%s%s", l, distil_name(t[k].name),
+                     strrchr(t[k].name, '.'));
+        else
+            snprintf(name, sizeof name, "encoder.layer.%d.%s", l, t[k].name);
         if (bind(b, t[k].dst, name, 1, 1, t[k].d0, t[k].d1, t[k].why) != 0) return -1;
     }
     return 0;
@@ -468,8 +645,79 @@ static int all_present(binder *b, const char *const *names, int in_bert)
     return 1;
 }
 
+/* Whether classifier.* runs on every token (BertForTokenClassification,
+ * DistilBertForTokenClassification) rather than on the whole sequence.
+ * config.json's architectures decide, as the class does in transformers;
+ * without them, a classifier with neither a pooler (BERT) nor a
+ * pre_classifier (DistilBERT) can only be per token. */
+static int classifier_per_token(binder *b, const bert_model *m)
+{
+    const char *arch = m->head.architecture_task;
+    if (arch && strcmp(arch, "token_classification") == 0) return 1;
+    if (arch && strcmp(arch, "sequence_classification") == 0) return 0;
+    if (m->cfg.distilbert) return !lookup(b, "pre_classifier.weight", 0);
+    return !lookup(b, "pooler.dense.weight", 1);
+}
+
+/* The classifier's rows must be config.json's labels; when config.json
+ * names none, the rows decide.  Binds classifier.* to *w and *bias. */
+static int bind_label_rows(binder *b, bert_model *m, const st_tensor *t, const float **w, const float **bias)
+{
+    const int H = m->cfg.hidden_size;
+    int rows = m->head.num_labels;
+    char why[96];
+    if (rows > 0) {
+        snprintf(why, sizeof why, "%d label%s in id2label or num_labels, x hidden_size", rows, rows == 1 ? "" : "s");
+    } else {
+        rows = t->ndim == 2 && t->shape[0] >= 1 && t->shape[0] <= MAX_LABELS ? (int)t->shape[0] : 1;
+        snprintf(why, sizeof why, "no labels named, so the classifier's %d rows, x hidden_size", rows);
+    }
+    if (bind(b, w, "classifier.weight", 0, 1, rows, H, why) ||
+        bind(b, bias, "classifier.bias", 0, 1, rows, 0, "the classifier's labels"))
+        return -1;
+    if (bert_head_config_default_labels(&m->head, rows) != 0) {
+        *b->err = bert_errorf("out of memory loading %s", b->file);
+        return -1;
+    }
+    return 0;
+}
+
+/* BertForSequenceClassification's classifier on the pooler's output, or
+ * DistilBertForSequenceClassification's pre_classifier + classifier; or,
+ * when the classifier runs per token, the token-classification head. */
+static int bind_classifier(binder *b, bert_model *m)
+{
+    const int H = m->cfg.hidden_size;
+    const st_tensor *w = lookup(b, "classifier.weight", 0);
+    if (!w || !lookup(b, "classifier.bias", 0)) return 0;
+    if (classifier_per_token(b, m)) return bind_label_rows(b, m, w, &m->tok_w, &m->tok_b);
+    static const char *const pooler[] = {"pooler.dense.weight", "pooler.dense.bias", NULL};
+    static const char *const pre[] = {"pre_classifier.weight", "pre_classifier.bias", NULL};
+    if (m->cfg.distilbert ? !all_present(b, pre, 0) : !all_present(b, pooler, 1)) return 0;
+    if (bind_label_rows(b, m, w, &m->cls_w, &m->cls_b)) return -1;
+    if (m->cfg.distilbert &&
+        (bind(b, &m->pre_cls_w, pre[0], 0, 1, H, H, "dim x dim") ||
+         bind(b, &m->pre_cls_b, pre[1], 0, 1, H, 0, "dim")))
+        return -1;
+    return 0;
+}
+
+/* BertForQuestionAnswering / DistilBertForQuestionAnswering: qa_outputs, a
+ * start and an end logit per token. */
+static int bind_qa(binder *b, bert_model *m)
+{
+    static const char *const qa[] = {"qa_outputs.weight", "qa_outputs.bias", NULL};
+    if (!all_present(b, qa, 0)) return 0;
+    const int H = m->cfg.hidden_size;
+    if (bind(b, &m->qa_w, qa[0], 0, 1, 2, H, "start and end logits, x hidden_size") ||
+        bind(b, &m->qa_b, qa[1], 0, 1, 2, 0, "start and end logits"))
+        return -1;
+    return 0;
+}
+
 static int bind_heads(binder *b, bert_model *m)
 {
+    if (m->cfg.distilbert) return bind_classifier(b, m) || bind_qa(b, m) ? -1 : 0;
     const int H = m->cfg.hidden_size, V = m->cfg.vocab_size;
     static const char *const pooler[] = {"pooler.dense.weight", "pooler.dense.bias", NULL};
     if (all_present(b, pooler, 1)) {
@@ -503,7 +751,7 @@ static int bind_heads(binder *b, bert_model *m)
             bind(b, &m->nsp_b, nsp[1], 0, 1, 2, 0, "2"))
             return -1;
     }
-    return 0;
+    return bind_classifier(b, m) || bind_qa(b, m) ? -1 : 0;
 }
 
 static const char *dtype_label(st_dtype t)
@@ -530,6 +778,14 @@ int bert_model_load(const char *model_dir, bert_model **out, char **err)
     if (bert_config_load(model_dir, &m->cfg, err) != 0) goto fail;
     const bert_config *c = &m->cfg;
     if (bert_safetensors_open(path, &priv->st, err) != 0) goto fail;
+    /* The head settings matter only to a checkpoint with a classifier: an
+     * odd id2label in a fill-mask model's config.json is no reason to fail. */
+    if (bert_head_config_load(model_dir, &m->head, err) != 0) {
+        if (bert_safetensors_find(priv->st, "classifier.weight")) goto fail;
+        free(*err);
+        *err = NULL;
+        memset(&m->head, 0, sizeof m->head);
+    }
     m->file_size = bert_safetensors_size(priv->st);
 
     m->layers = calloc((size_t)c->num_layers, sizeof *m->layers);
@@ -540,15 +796,17 @@ int bert_model_load(const char *model_dir, bert_model **out, char **err)
     }
     b.st = priv->st;
     b.file = path;
-    b.prefix = bert_safetensors_find(priv->st, "bert.embeddings.word_embeddings.weight") ? "bert." : "";
+    b.prefix = bert_safetensors_find(priv->st, "bert.embeddings.word_embeddings.weight") ? "bert."
+             : bert_safetensors_find(priv->st, "distilbert.embeddings.word_embeddings.weight") ? "distilbert." : "";
 
     const int H = c->hidden_size;
     if (bind(&b, &m->word_emb, "embeddings.word_embeddings.weight", 1, 1, c->vocab_size, H,
              "vocab_size x hidden_size") ||
         bind(&b, &m->pos_emb, "embeddings.position_embeddings.weight", 1, 1,
              c->max_position_embeddings, H, "max_position_embeddings x hidden_size") ||
-        bind(&b, &m->type_emb, "embeddings.token_type_embeddings.weight", 1, 1, c->type_vocab_size,
-             H, "type_vocab_size x hidden_size") ||
+        (!c->distilbert &&   /* DistilBERT has no segment embeddings */
+         bind(&b, &m->type_emb, "embeddings.token_type_embeddings.weight", 1, 1, c->type_vocab_size,
+              H, "type_vocab_size x hidden_size")) ||
         bind(&b, &m->emb_ln_w, "embeddings.LayerNorm.weight", 1, 1, H, 0, "hidden_size") ||
         bind(&b, &m->emb_ln_b, "embeddings.LayerNorm.bias", 1, 1, H, 0, "hidden_size"))
         goto fail;
@@ -579,6 +837,18 @@ void bert_model_free(bert_model *m)
         free(priv->converted);
         free(priv);
     }
+    bert_head_config_free(&m->head);
     free(m->layers);
     free(m);
+}
+
+const char *bert_model_task(const bert_model *m)
+{
+    if (!m) return NULL;
+    if (bert_model_has_classifier(m)) return "sequence_classification";
+    if (bert_model_has_token_head(m)) return "token_classification";
+    if (bert_model_has_qa_head(m)) return "question_answering";
+    if (bert_model_has_mlm_head(m)) return "fill_mask";
+    if (bert_model_has_nsp_head(m)) return "next_sentence";
+    return NULL;
 }

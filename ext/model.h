@@ -16,19 +16,55 @@
 typedef enum { BERT_ACT_GELU, BERT_ACT_GELU_TANH, BERT_ACT_RELU } bert_activation;
 
 typedef struct {
+    int distilbert;             /* model_type "distilbert": its names, no segments, no pooler */
     int vocab_size;
     int hidden_size;
     int num_layers;
     int num_heads;
     int intermediate_size;
     int max_position_embeddings;
-    int type_vocab_size;
+    int type_vocab_size;        /* 0 for DistilBERT, which has no segment embeddings */
     float layer_norm_eps;
     bert_activation hidden_act;
 } bert_config;
 
-/* Reads and validates `model_dir`/config.json. 0, or -1 with *err (malloc'd). */
+/* Reads and validates `model_dir`/config.json (BertConfig's keys, or
+ * DistilBertConfig's: dim, n_layers, n_heads, hidden_dim, activation).
+ * 0, or -1 with *err (malloc'd). */
 int bert_config_load(const char *model_dir, bert_config *cfg, char **err);
+
+/* transformers' problem_type, which decides the text-classification
+ * pipeline's function: softmax, sigmoid or none. */
+typedef enum {
+    BERT_PROBLEM_UNSET,                  /* by the number of labels */
+    BERT_PROBLEM_SINGLE_LABEL,           /* "single_label_classification" */
+    BERT_PROBLEM_MULTI_LABEL,            /* "multi_label_classification" */
+    BERT_PROBLEM_REGRESSION              /* "regression" */
+} bert_problem_type;
+
+/* sentence-transformers' CrossEncoder activation (config.json
+ * sentence_transformers.activation_fn). */
+typedef enum { BERT_CE_DEFAULT, BERT_CE_SIGMOID, BERT_CE_IDENTITY, BERT_CE_UNSUPPORTED } bert_ce_activation;
+
+/* What config.json says about a sequence-classification head. */
+typedef struct {
+    int num_labels;                /* id2label's size, else num_labels; 0 when config.json says neither */
+    char **labels;                 /* num_labels names in id order (LABEL_<i> when not given); owned */
+    bert_problem_type problem;
+    bert_ce_activation activation;
+    char activation_name[96];      /* as written, for messages */
+    const char *architecture_task; /* what config.json's architectures announce, as bert_model_task; static */
+} bert_head_config;
+
+/* Reads the head settings of `model_dir`/config.json.  0, or -1 with *err
+ * naming the file, the key and the fix (id2label that does not number its
+ * labels 0..n-1, an unknown problem_type). */
+int bert_head_config_load(const char *model_dir, bert_head_config *hc, char **err);
+void bert_head_config_free(bert_head_config *hc);
+
+/* The label names for a head of n labels: hc's, or LABEL_<i> made up when
+ * config.json named none (hc->num_labels 0).  0, or -1 out of memory. */
+int bert_head_config_default_labels(bert_head_config *hc, int n);
 
 typedef enum { BERT_POOL_MEAN, BERT_POOL_CLS, BERT_POOL_MAX, BERT_POOL_POOLER } bert_pooling;
 
@@ -63,6 +99,17 @@ typedef struct bert_model {
     const float *mlm_dense_w, *mlm_dense_b, *mlm_ln_w, *mlm_ln_b;
     const float *mlm_decoder_w, *mlm_bias;
     const float *nsp_w, *nsp_b;          /* [2 x H], [2]; NULL when absent */
+    /* Sequence-classification head, NULL when absent: BERT's classifier on
+     * the pooler's output, DistilBERT's pre_classifier -> ReLU -> classifier
+     * on the first token. */
+    const float *cls_w, *cls_b;          /* [num_labels x H], [num_labels] */
+    const float *pre_cls_w, *pre_cls_b;  /* DistilBERT only: [H x H], [H] */
+    /* Token-classification head (classifier.* on every token's hidden
+     * state), NULL when absent; its labels are head's. */
+    const float *tok_w, *tok_b;          /* [num_labels x H], [num_labels] */
+    /* Question-answering head (qa_outputs.*), NULL when absent. */
+    const float *qa_w, *qa_b;            /* [2 x H] (start, end), [2] */
+    bert_head_config head;               /* labels etc.; head.num_labels = rows of cls_w or tok_w when bound */
     const char *dtype;                   /* "float32", "float16" or "bfloat16" */
     size_t file_size;                    /* bytes of model.safetensors */
     size_t converted_bytes;              /* bytes allocated for converted tensors */
@@ -86,5 +133,26 @@ static inline int bert_model_has_nsp_head(const bert_model *m)
 {
     return m->nsp_w && m->nsp_b && m->pooler_w && m->pooler_b;
 }
+
+/* Sequence classification: BERT's classifier on the pooler, DistilBERT's after pre_classifier. */
+static inline int bert_model_has_classifier(const bert_model *m)
+{
+    return m->cls_w && m->cls_b && (m->cfg.distilbert ? m->pre_cls_w && m->pre_cls_b : m->pooler_w && m->pooler_b);
+}
+
+static inline int bert_model_has_token_head(const bert_model *m)
+{
+    return m->tok_w && m->tok_b;
+}
+
+static inline int bert_model_has_qa_head(const bert_model *m)
+{
+    return m->qa_w && m->qa_b;
+}
+
+/* What the model's heads make it, as bert_models' `task` column says:
+ * "sequence_classification", "token_classification", "question_answering",
+ * "fill_mask", "next_sentence", or NULL for a bare encoder. */
+const char *bert_model_task(const bert_model *m);
 
 #endif

@@ -46,6 +46,7 @@ int bert_options_parse(const char *text, bert_options *out, char **err)
     out->max_length = 0;
     out->truncate = 1;
     out->threads = 0;
+    out->aggregation = -1;
     if (!text || !*text) return 0;
 
     json_doc *doc = NULL;
@@ -93,9 +94,17 @@ int bert_options_parse(const char *text, bert_options *out, char **err)
                 goto done;
             }
             out->threads = (int)v;
+        } else if (strcmp(key, "aggregation") == 0) {
+            const char *s = bert_json_str(doc, c, NULL);
+            out->aggregation = s ? bert_aggregation_parse(s) : -1;
+            if (out->aggregation < 0) {
+                *err = bert_errorf("option \"aggregation\" must be one of \"none\", \"simple\", \"first\", "
+                                   "\"average\", \"max\" (how bert_ner groups word pieces into entities)");
+                goto done;
+            }
         } else {
             *err = bert_errorf("unknown bert_load option \"%s\": the options are pooling, normalize, "
-                               "max_length, truncate and threads", key);
+                               "max_length, truncate, threads and aggregation", key);
             goto done;
         }
     }
@@ -112,6 +121,7 @@ static int resolve_settings(bert_entry *e, char **err)
     e->normalize = o->normalize >= 0 ? o->normalize : e->st.normalize;
     e->truncate = o->truncate;
     e->threads = o->threads;
+    e->aggregation = o->aggregation >= 0 ? (bert_aggregation)o->aggregation : BERT_AGG_DEFAULT;
     int limit = e->cfg.max_position_embeddings;
     int max_length = limit;
     /* Read at registration, so max_length is known before the tokenizer is loaded. */
@@ -155,16 +165,17 @@ static char *effective_options(const bert_entry *e)
 {
     char threads[32] = "";
     if (e->threads > 0) snprintf(threads, sizeof threads, ", \"threads\": %d", e->threads);
-    return bert_errorf("{\"pooling\": \"%s\", \"normalize\": %s, \"max_length\": %d, \"truncate\": %s%s}",
+    return bert_errorf("{\"pooling\": \"%s\", \"normalize\": %s, \"max_length\": %d, \"truncate\": %s%s, "
+                       "\"aggregation\": \"%s\"}",
                        bert_pooling_name(e->pooling), e->normalize ? "true" : "false", e->max_length,
-                       e->truncate ? "true" : "false", threads);
+                       e->truncate ? "true" : "false", threads, bert_aggregation_name(e->aggregation));
 }
 
 static int same_effect(const bert_entry *a, const bert_entry *b)
 {
     return a->dir_dev == b->dir_dev && a->dir_ino == b->dir_ino && a->pooling == b->pooling &&
            a->normalize == b->normalize && a->max_length == b->max_length &&
-           a->truncate == b->truncate && a->threads == b->threads;
+           a->truncate == b->truncate && a->threads == b->threads && a->aggregation == b->aggregation;
 }
 
 static char *conflict_error(const bert_entry *old, const bert_entry *e)

@@ -11,6 +11,7 @@
 #define BERT_REGISTRY_H
 
 #include "encoder.h"
+#include "entities.h"
 #include "model.h"
 #include "tokenizer.h"
 
@@ -21,6 +22,7 @@ typedef struct {
     int max_length;   /* tokens incl. [CLS] and [SEP], 0 for the model's own */
     int truncate;     /* 1 (default): cut silently; 0: error on longer input */
     int threads;      /* OpenBLAS threads, 0 for the default */
+    int aggregation;  /* bert_aggregation of bert_ner, -1 for the default ("simple") */
 } bert_options;
 
 /* A registered model: opaque outside registry.c and pipeline.c (entry.h). */

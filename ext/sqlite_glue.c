@@ -9,6 +9,7 @@
 #include "sqlite_glue.h"
 #include "sqlite_bert.h"
 
+#include "buffer.h"
 #include "error.h"
 #include "pipeline.h"
 
@@ -132,7 +133,7 @@ static bert_entry *model_arg(sqlite3_context *ctx, int argc, sqlite3_value **arg
 }
 
 /* Appends `s` as a JSON string literal. */
-static void json_string(sqlite3_str *out, const char *s)
+void bert_glue_json_string(sqlite3_str *out, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
     sqlite3_str_appendchar(out, 1, '"');
@@ -232,7 +233,7 @@ static void tokenize_common(sqlite3_context *ctx, int argc, sqlite3_value **argv
     for (size_t i = 0; i < ids.len; i++) {
         if (i) sqlite3_str_appendchar(s, 1, ',');
         if (as_ids) sqlite3_str_appendf(s, "%d", (int)ids.ids[i]);
-        else json_string(s, bert_tokenizer_token(bert_entry_tokenizer(e), ids.ids[i]));
+        else bert_glue_json_string(s, bert_tokenizer_token(bert_entry_tokenizer(e), ids.ids[i]));
     }
     sqlite3_str_appendchar(s, 1, ']');
     bert_ids_free(&ids);
@@ -439,9 +440,9 @@ static void fill_mask_json(sqlite3_str *s, const fill_mask_result *r)
             const fill_mask_candidate *c = &r->items[m * r->top_k + k];
             if (k) sqlite3_str_appendchar(s, 1, ',');
             sqlite3_str_appendf(s, "{\"score\":%!.8g,\"token\":%d,\"token_str\":", c->score, (int)c->token);
-            json_string(s, c->token_str);
+            bert_glue_json_string(s, c->token_str);
             sqlite3_str_appendall(s, ",\"sequence\":");
-            json_string(s, c->sequence);
+            bert_glue_json_string(s, c->sequence);
             sqlite3_str_appendchar(s, 1, '}');
         }
         sqlite3_str_appendchar(s, 1, ']');
@@ -489,6 +490,152 @@ static void fn_next_sentence(sqlite3_context *ctx, int argc, sqlite3_value **arg
     sqlite3_result_double(ctx, p);
 }
 
+/* ---- fine-tuned task heads ------------------------------------------------------ */
+
+/* bert_classify(text [, model]), bert_classify_pair(text, pair [, model]) and
+ * bert_label(text [, model]) share this: the scores of every label. */
+static int classify_common(sqlite3_context *ctx, const char *fn, int argc, sqlite3_value **argv, int pair,
+                           classify_result *r)
+{
+    const char *text, *second = NULL;
+    size_t len, second_len = 0;
+    if (text_arg(ctx, fn, argv, 0, &text, &len) != 0) return -1;
+    if (pair && text_arg(ctx, fn, argv, 1, &second, &second_len) != 0) return -1;
+    if (!text || (pair && !second)) { sqlite3_result_null(ctx); return -1; }
+    bert_entry *e = model_arg(ctx, argc, argv, pair ? 2 : 1);
+    if (!e) return -1;
+    char *err = NULL;
+    if (bert_pipeline_classify(e, text, len, second, second_len, r, bert_glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+        fail(ctx, err);
+        return -1;
+    }
+    return 0;
+}
+
+static void classify_json(sqlite3_context *ctx, const classify_result *r)
+{
+    sqlite3_str *s = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+    sqlite3_str_appendchar(s, 1, '[');
+    for (int i = 0; i < r->n; i++) {
+        int label = r->order[i];
+        if (i) sqlite3_str_appendchar(s, 1, ',');
+        sqlite3_str_appendall(s, "{\"label\":");
+        bert_glue_json_string(s, r->labels[label]);
+        sqlite3_str_appendf(s, ",\"score\":%!.9g}", r->scores[label]);
+    }
+    sqlite3_str_appendchar(s, 1, ']');
+    result_json(ctx, s);
+}
+
+static void fn_classify(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    classify_result r;
+    if (classify_common(ctx, "bert_classify", argc, argv, 0, &r) != 0) return;
+    classify_json(ctx, &r);
+    bert_classify_result_free(&r);
+}
+
+static void fn_classify_pair(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    classify_result r;
+    if (classify_common(ctx, "bert_classify_pair", argc, argv, 1, &r) != 0) return;
+    classify_json(ctx, &r);
+    bert_classify_result_free(&r);
+}
+
+static void fn_label(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    classify_result r;
+    if (classify_common(ctx, "bert_label", argc, argv, 0, &r) != 0) return;
+    sqlite3_result_text(ctx, r.labels[r.order[0]], -1, SQLITE_TRANSIENT);
+    bert_classify_result_free(&r);
+}
+
+static void fn_rerank(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const char *query, *doc;
+    size_t qlen, dlen;
+    if (text_arg(ctx, "bert_rerank", argv, 0, &query, &qlen) != 0 ||
+        text_arg(ctx, "bert_rerank", argv, 1, &doc, &dlen) != 0) return;
+    if (!query || !doc) { sqlite3_result_null(ctx); return; }
+    bert_entry *e = model_arg(ctx, argc, argv, 2);
+    if (!e) return;
+    double score;
+    char *err = NULL;
+    if (bert_pipeline_rerank(e, query, qlen, doc, dlen, &score, bert_glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+        fail(ctx, err);
+        return;
+    }
+    sqlite3_result_double(ctx, score);
+}
+
+/* bert_ner(text [, model]): the token-classification pipeline's list, in its
+ * shape: "none" gives entity, score, index, word, start, end per piece, the
+ * other aggregations entity_group, score, word, start, end per entity. */
+static void fn_ner(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const char *text;
+    size_t len;
+    if (text_arg(ctx, "bert_ner", argv, 0, &text, &len) != 0) return;
+    if (!text) { sqlite3_result_null(ctx); return; }
+    bert_entry *e = model_arg(ctx, argc, argv, 1);
+    if (!e) return;
+    ner_entities r;
+    char *err = NULL;
+    if (bert_pipeline_ner(e, text, len, &r, bert_glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+        fail(ctx, err);
+        return;
+    }
+    int grouped = r.aggregation != BERT_AGG_NONE;
+    sqlite3_str *s = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+    sqlite3_str_appendchar(s, 1, '[');
+    for (size_t i = 0; i < r.n; i++) {
+        const ner_entity *x = &r.items[i];
+        sqlite3_str_appendall(s, i ? ",{" : "{");
+        sqlite3_str_appendall(s, grouped ? "\"entity_group\":" : "\"entity\":");
+        bert_glue_json_string(s, x->entity);
+        sqlite3_str_appendf(s, ",\"score\":%!.9g", x->score);
+        if (!grouped) sqlite3_str_appendf(s, ",\"index\":%d", x->index);
+        sqlite3_str_appendall(s, ",\"word\":");
+        bert_glue_json_string(s, x->word);
+        sqlite3_str_appendf(s, ",\"start\":%lld,\"end\":%lld}", (long long)x->start, (long long)x->end);
+    }
+    sqlite3_str_appendchar(s, 1, ']');
+    bert_ner_entities_free(&r);
+    result_json(ctx, s);
+}
+
+/* bert_answer(question, context [, model]): the question-answering
+ * pipeline's best answer, {"score", "start", "end", "answer"}. */
+static void fn_answer(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const char *question, *context;
+    size_t qlen, clen;
+    if (text_arg(ctx, "bert_answer", argv, 0, &question, &qlen) != 0 ||
+        text_arg(ctx, "bert_answer", argv, 1, &context, &clen) != 0) return;
+    if (!question || !context) { sqlite3_result_null(ctx); return; }
+    bert_entry *e = model_arg(ctx, argc, argv, 2);
+    if (!e) return;
+    qa_answers r;
+    char *err = NULL;
+    if (bert_pipeline_answer(e, question, qlen, context, clen, 1, &r, bert_glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+        fail(ctx, err);
+        return;
+    }
+    if (r.n == 0) { bert_qa_answers_free(&r); sqlite3_result_null(ctx); return; }
+    const qa_answer *a = &r.items[0];
+    char *answer = bert_strndup(context + a->byte_start, a->byte_end - a->byte_start);
+    if (!answer) { bert_qa_answers_free(&r); sqlite3_result_error_nomem(ctx); return; }
+    sqlite3_str *s = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+    sqlite3_str_appendf(s, "{\"score\":%!.9g,\"start\":%lld,\"end\":%lld,\"answer\":", a->score,
+                        (long long)a->start, (long long)a->end);
+    bert_glue_json_string(s, answer);
+    sqlite3_str_appendchar(s, 1, '}');
+    free(answer);
+    bert_qa_answers_free(&r);
+    result_json(ctx, s);
+}
+
 static void fn_version(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     (void)argc; (void)argv;
@@ -515,6 +662,12 @@ static const function_def functions[] = {
     {"bert_embed", 1, 2, PURE | RESULT_SUBTYPE_FLAG, fn_embed},
     {"bert_similarity", 2, 3, PURE, fn_similarity},
     {"bert_vector_to_json", 1, 1, PURE | SQLITE_INNOCUOUS | RESULT_SUBTYPE_FLAG, fn_vector_to_json},
+    {"bert_classify", 1, 2, PURE | RESULT_SUBTYPE_FLAG, fn_classify},
+    {"bert_classify_pair", 2, 3, PURE | RESULT_SUBTYPE_FLAG, fn_classify_pair},
+    {"bert_label", 1, 2, PURE, fn_label},
+    {"bert_rerank", 2, 3, PURE, fn_rerank},
+    {"bert_ner", 1, 2, PURE | RESULT_SUBTYPE_FLAG, fn_ner},
+    {"bert_answer", 2, 3, PURE | RESULT_SUBTYPE_FLAG, fn_answer},
     {"bert_fill_mask", 1, 3, PURE | RESULT_SUBTYPE_FLAG, fn_fill_mask},
     {"bert_next_sentence", 2, 3, PURE, fn_next_sentence},
 };

@@ -36,6 +36,9 @@ bert_entry *bert_glue_find_model(bert_connection *c, sqlite3_value *name, char *
  * is the call's last argument (is_last) was most likely meant as the model. */
 int bert_glue_top_k(sqlite3_value *v, int is_last, const char *fn, int *top_k, char **err);
 
+/* Appends `s` as a JSON string literal. */
+void bert_glue_json_string(sqlite3_str *out, const char *s);
+
 /* Registers the table-valued functions and the bert_models table. */
 int bert_glue_register_vtabs(sqlite3 *db, bert_connection *c);
 

@@ -613,6 +613,34 @@ void bert_tokenizer_free(bert_tokenizer *t)
 
 /* ---- encoding ------------------------------------------------------------ */
 
+/* The original text a normalized character came from: characters as SQLite
+ * counts them, and bytes. */
+typedef struct {
+    int64_t start, end;
+    int64_t byte_start, byte_end;
+} source_span;
+
+/* What an encode that records offsets carries besides the ids: spans
+ * parallel to the bytes of the word being built, of the held marks and of
+ * the kept normalized text, and where the reading of the text stands. */
+typedef struct {
+    bert_spans *out;
+    size_t ids_base, spans_base;  /* out->len of the ids and the spans when the call began */
+    source_span in;               /* the input character being normalized */
+    source_span cur;              /* the span the character being emitted takes */
+    source_span last;             /* NFD: the span the last character that was not inserted took */
+    source_span word_first, word_last;  /* the first and last character of the word */
+    source_span *word;            /* per byte of the word */
+    size_t word_cap;
+    source_span *marks;           /* per held mark that is not an insertion, in the order held */
+    size_t n_marks, marks_cap;
+    source_span *normalized;      /* per byte of the kept normalized text */
+    size_t normalized_cap;
+    int64_t chars;                /* SQLite characters read so far */
+    int absorb;                   /* the current character started with a byte >= 0xC0 */
+    int64_t word_no;              /* the pre-tokenizer word being built */
+} span_state;
+
 /* One text's way through the normalizer, the pre-tokenizer and WordPiece,
  * one character at a time. */
 typedef struct {
@@ -627,7 +655,42 @@ typedef struct {
     int failed;                 /* out of memory */
     size_t limit;               /* stop once out holds this many ids */
     int full;                   /* the limit was reached */
+    span_state *sp;             /* NULL: no offsets wanted */
 } encode_pass;
+
+/* A held mark that a decomposition inserted after its first character
+ * carries this flag: Hugging Face gives it the span of the character before
+ * it, where one that is not inserted takes the next input character's. */
+#define MARK_INSERTED ((int32_t)1 << 30)
+#define MARK_CODE_POINT(m) ((m) & (MARK_INSERTED - 1))
+
+/* Room for n spans in a span array (with offsets on only). */
+static int span_room(encode_pass *p, source_span **a, size_t *cap, size_t n)
+{
+    if (n <= *cap) return 0;
+    source_span *grown = bert_grow(*a, cap, n, sizeof *grown);
+    if (!grown) { p->failed = 1; return -1; }
+    *a = grown;
+    return 0;
+}
+
+/* Reads bytes s[0..n) of the text, counting characters as SQLite does;
+ * the span of the bytes is the characters they touch. */
+static source_span read_bytes(span_state *sp, const unsigned char *s, size_t n, int64_t at)
+{
+    source_span span = {0, 0, 0, 0};
+    for (size_t i = 0; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80 || !sp->absorb) {
+            sp->chars++;
+            sp->absorb = s[i] >= 0xC0;
+        }
+        if (i == 0) span.start = sp->chars - 1;
+    }
+    span.end = sp->chars;
+    span.byte_start = at;
+    span.byte_end = at + (int64_t)n;
+    return span;
+}
 
 static void push(encode_pass *p, int32_t id)
 {
@@ -636,13 +699,46 @@ static void push(encode_pass *p, int32_t id)
     if (bert_ids_push(p->out, id) != 0) p->failed = 1;
 }
 
+/* push, and with offsets on the span from `first`'s start to `last`'s end. */
+static void push_spanning(encode_pass *p, int32_t id, const source_span *first, const source_span *last)
+{
+    size_t before = p->out->len;
+    push(p, id);
+    span_state *sp = p->sp;
+    if (!sp || p->out->len == before) return;
+    bert_spans *v = sp->out;
+    if (v->len == v->cap) {
+        bert_token_span *grown = bert_grow(v->at, &v->cap, v->len + 1, sizeof *grown);
+        if (!grown) { p->failed = 1; return; }
+        v->at = grown;
+    }
+    bert_token_span *t = &v->at[v->len++];
+    t->start = first->start;
+    t->end = last->end;
+    t->byte_start = first->byte_start;
+    t->byte_end = last->byte_end;
+    t->word = sp->word_no;
+}
+
+/* Drops the ids (and spans) appended after out->len was `mark`. */
+static inline void roll_back(encode_pass *p, size_t mark)
+{
+    p->out->len = mark;
+    if (p->sp) p->sp->out->len = p->sp->spans_base + (mark - p->sp->ids_base);
+}
+
 /* Greedy longest-match-first WordPiece over one word; a word with any part
- * left unmatched, or longer than max_input_chars_per_word, is one [UNK]. */
-static void wordpiece(encode_pass *p, const char *w, size_t len, size_t chars)
+ * left unmatched, or longer than max_input_chars_per_word, is one [UNK].
+ * `spans` is a constant at each call (and equals p->sp != NULL), so the
+ * encode without offsets runs the loop it always ran. */
+static inline __attribute__((always_inline)) void wordpiece(encode_pass *p, const char *w, size_t len, size_t chars,
+                                                           const int spans)
 {
     const bert_tokenizer *t = p->tok;
+    span_state *sp = spans ? p->sp : NULL;
     if (chars > (size_t)t->settings.max_input_chars_per_word) {
-        push(p, t->unk);
+        if (spans) push_spanning(p, t->unk, &sp->word_first, &sp->word_last);
+        else push(p, t->unk);
         return;
     }
     size_t mark = p->out->len;
@@ -664,12 +760,14 @@ static void wordpiece(encode_pass *p, const char *w, size_t len, size_t chars)
         if (id < 0) {
             /* The word's pieces give way to one [UNK], which fits where they
              * did even when the limit stopped them. */
-            p->out->len = mark;
+            roll_back(p, mark);
             p->full = 0;
-            push(p, t->unk);
+            if (spans) push_spanning(p, t->unk, &sp->word_first, &sp->word_last);
+            else push(p, t->unk);
             return;
         }
-        push(p, id);
+        if (spans) push_spanning(p, id, &sp->word[start], &sp->word[end - 1]);
+        else push(p, id);
         start = end;
     }
 }
@@ -677,21 +775,41 @@ static void wordpiece(encode_pass *p, const char *w, size_t len, size_t chars)
 static void end_word(encode_pass *p)
 {
     if (p->word_chars == 0) return;
-    wordpiece(p, p->buf.word, p->word_len, p->word_chars);
+    if (p->sp) {
+        wordpiece(p, p->buf.word, p->word_len, p->word_chars, 1);
+        p->sp->word_no++;
+    } else {
+        wordpiece(p, p->buf.word, p->word_len, p->word_chars, 0);
+    }
     p->word_len = 0;
     p->word_chars = 0;
 }
 
-static void append_to_word(encode_pass *p, int32_t cp)
+/* Grows the word buffer (and with offsets its spans) to hold `need` bytes. */
+static int word_room(encode_pass *p, size_t need)
 {
-    /* Past the length limit the word is [UNK] whatever follows: count only. */
-    if (p->word_chars++ > (size_t)p->tok->settings.max_input_chars_per_word) return;
-    if (p->word_len + 4 > p->buf.word_cap) {
-        char *grown = bert_grow(p->buf.word, &p->buf.word_cap, p->word_len + 4, 1);
-        if (!grown) { p->failed = 1; return; }
+    if (need > p->buf.word_cap) {
+        char *grown = bert_grow(p->buf.word, &p->buf.word_cap, need, 1);
+        if (!grown) { p->failed = 1; return -1; }
         p->buf.word = grown;
     }
-    p->word_len += bert_utext_encode(cp, p->buf.word + p->word_len);
+    return p->sp ? span_room(p, &p->sp->word, &p->sp->word_cap, p->buf.word_cap) : 0;
+}
+
+static void append_to_word(encode_pass *p, int32_t cp)
+{
+    span_state *sp = p->sp;
+    if (sp) {
+        if (p->word_chars == 0) sp->word_first = sp->cur;
+        sp->word_last = sp->cur;
+    }
+    /* Past the length limit the word is [UNK] whatever follows: count only. */
+    if (p->word_chars++ > (size_t)p->tok->settings.max_input_chars_per_word) return;
+    if (p->word_len + 4 > p->buf.word_cap && word_room(p, p->word_len + 4) != 0) return;
+    size_t n = bert_utext_encode(cp, p->buf.word + p->word_len);
+    if (sp)
+        for (size_t i = 0; i < n; i++) sp->word[p->word_len + i] = sp->cur;
+    p->word_len += n;
 }
 
 /* BertPreTokenizer: whitespace ends a word, punctuation is a word alone. */
@@ -718,7 +836,12 @@ static void emit(encode_pass *p, int32_t cp)
         if (!grown) { p->failed = 1; return; }
         p->buf.normalized = grown;
     }
-    p->normalized_len += bert_utext_encode(cp, p->buf.normalized + p->normalized_len);
+    span_state *sp = p->sp;
+    if (sp && span_room(p, &sp->normalized, &sp->normalized_cap, p->buf.normalized_cap) != 0) return;
+    size_t n = bert_utext_encode(cp, p->buf.normalized + p->normalized_len);
+    if (sp)
+        for (size_t i = 0; i < n; i++) sp->normalized[p->normalized_len + i] = sp->cur;
+    p->normalized_len += n;
 }
 
 static void lowercase(encode_pass *p, int32_t cp)
@@ -728,6 +851,8 @@ static void lowercase(encode_pass *p, int32_t cp)
     int n = bert_utext_lowercase(cp, low);
     for (int i = 0; i < n; i++) emit(p, low[i]);
 }
+
+static int mark_class(int32_t m) { return bert_utext_combining_class(MARK_CODE_POINT(m)); }
 
 /* Canonical ordering of the held marks (a stable sort by combining class),
  * then strip_accents' removal of the nonspacing ones. */
@@ -739,9 +864,9 @@ static void flush_marks(encode_pass *p)
     if (n <= 32) {
         for (size_t i = 1; i < n; i++) {
             int32_t c = m[i];
-            int k = bert_utext_combining_class(c);
+            int k = mark_class(c);
             size_t j = i;
-            for (; j > 0 && bert_utext_combining_class(m[j - 1]) > k; j--) m[j] = m[j - 1];
+            for (; j > 0 && mark_class(m[j - 1]) > k; j--) m[j] = m[j - 1];
             m[j] = c;
         }
     } else {
@@ -749,21 +874,39 @@ static void flush_marks(encode_pass *p)
         int32_t *sorted = malloc(n * sizeof *sorted);
         size_t start[257] = {0};
         if (!sorted) { p->failed = 1; p->n_marks = 0; return; }
-        for (size_t i = 0; i < n; i++) start[bert_utext_combining_class(m[i]) + 1]++;
+        for (size_t i = 0; i < n; i++) start[mark_class(m[i]) + 1]++;
         for (int k = 1; k <= 256; k++) start[k] += start[k - 1];
-        for (size_t i = 0; i < n; i++) sorted[start[bert_utext_combining_class(m[i])]++] = m[i];
+        for (size_t i = 0; i < n; i++) sorted[start[mark_class(m[i])]++] = m[i];
         memcpy(m, sorted, n * sizeof *m);
         free(sorted);
     }
     p->n_marks = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!bert_utext_is_nonspacing_mark(m[i])) lowercase(p, m[i]);
+    span_state *sp = p->sp;
+    if (!sp) {
+        for (size_t i = 0; i < n; i++)
+            if (!bert_utext_is_nonspacing_mark(m[i])) lowercase(p, m[i]);
+        return;
+    }
+    /* Hugging Face aligns the reordered marks by position: each mark that
+     * is not an insertion takes the next held input span in order, an
+     * inserted one the span before it. */
+    source_span keep = sp->cur;
+    size_t next = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(m[i] & MARK_INSERTED) && next < sp->n_marks) sp->last = sp->marks[next++];
+        sp->cur = sp->last;
+        int32_t cp = MARK_CODE_POINT(m[i]);
+        if (!bert_utext_is_nonspacing_mark(cp)) lowercase(p, cp);
+    }
+    sp->n_marks = 0;
+    sp->cur = keep;
 }
 
 /* strip_accents: NFD, then drop category Mn. */
 static void strip_accents(encode_pass *p, int32_t cp)
 {
     if (!p->tok->strip) { lowercase(p, cp); return; }
+    span_state *sp = p->sp;
     int32_t d[UTEXT_MAX_DECOMPOSITION];
     int n = bert_utext_decompose(cp, d);
     for (int i = 0; i < n; i++) {
@@ -773,16 +916,26 @@ static void strip_accents(encode_pass *p, int32_t cp)
                 if (!grown) { p->failed = 1; return; }
                 p->buf.marks = grown;
             }
-            p->buf.marks[p->n_marks++] = d[i];
+            int32_t held = d[i];
+            if (sp && i > 0) held |= MARK_INSERTED;
+            if (sp && i == 0) {
+                if (span_room(p, &sp->marks, &sp->marks_cap, sp->n_marks + 1) != 0) return;
+                sp->marks[sp->n_marks++] = sp->in;
+            }
+            p->buf.marks[p->n_marks++] = held;
         } else {
             flush_marks(p);
+            if (sp) {
+                if (i == 0) sp->last = sp->in;
+                sp->cur = sp->last;
+            }
             if (!bert_utext_is_nonspacing_mark(d[i])) lowercase(p, d[i]);
         }
     }
 }
 
 /* clean_text and handle_chinese_chars, on one character of the input. */
-static void normalize(encode_pass *p, int32_t cp)
+static inline __attribute__((always_inline)) void normalize(encode_pass *p, int32_t cp)
 {
     const bert_tokenizer *t = p->tok;
     if (t->clean_text) {
@@ -803,25 +956,45 @@ static int is_ascii_word_char(unsigned char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
-/* Normalizes s[0..len) into the pre-tokenizer (or the kept text). */
-static void normalize_all(encode_pass *p, const unsigned char *s, size_t len)
+/* Normalizes s[0..len) (which starts `at` bytes into the text) into the
+ * pre-tokenizer (or the kept text).  `spans` is a constant at each call, so
+ * the encode without offsets keeps its loop as it was. */
+static inline __attribute__((always_inline)) void normalize_run(encode_pass *p, const unsigned char *s, size_t len,
+                                                               int64_t at, const int spans)
 {
     const bert_tokenizer *t = p->tok;
+    span_state *sp = p->sp;
     for (size_t i = 0; i < len && !p->failed && !p->full;) {
         /* ASCII letters and digits pass every stage unchanged but lowercasing. */
         unsigned char c = s[i];
         if (!p->collect && is_ascii_word_char(c) && p->n_marks == 0 &&
             p->word_chars < (size_t)t->settings.max_input_chars_per_word && p->word_len < p->buf.word_cap) {
+            if (spans) {
+                source_span one = {sp->chars, sp->chars + 1, at + (int64_t)i, at + (int64_t)i + 1};
+                sp->chars++;
+                sp->absorb = 0;
+                if (p->word_chars == 0) sp->word_first = one;
+                sp->word_last = one;
+                sp->word[p->word_len] = one;
+            }
             p->buf.word[p->word_len++] = (char)(c >= 'A' && c <= 'Z' && t->settings.lowercase ? c + 32 : c);
             p->word_chars++;
             i++;
             continue;
         }
         int32_t cp;
-        i += bert_utext_decode(s + i, len - i, &cp);
+        size_t n = bert_utext_decode(s + i, len - i, &cp);
+        if (spans) sp->cur = sp->in = read_bytes(sp, s + i, n, at + (int64_t)i);
+        i += n;
         normalize(p, cp);
     }
     flush_marks(p);
+}
+
+static void normalize_all(encode_pass *p, const unsigned char *s, size_t len, int64_t at)
+{
+    if (p->sp) normalize_run(p, s, len, at, 1);
+    else normalize_run(p, s, len, at, 0);
 }
 
 /* The longest token of `set` at s[0..len), or NULL. */
@@ -834,43 +1007,55 @@ static const added_token *match_token(const token_set *set, const unsigned char 
     return NULL;
 }
 
-/* Pre-tokenizes already normalized (valid UTF-8) text. */
-static void pre_tokenize_all(encode_pass *p, const unsigned char *s, size_t len)
+/* Pre-tokenizes s[0..len) of the kept normalized text (valid UTF-8), which
+ * starts at byte `from` of it. */
+static void pre_tokenize_all(encode_pass *p, const unsigned char *s, size_t len, size_t from)
 {
     for (size_t i = 0; i < len && !p->failed && !p->full;) {
         int32_t cp;
+        if (p->sp) p->sp->cur = p->sp->normalized[from + i];
         i += bert_utext_decode(s + i, len - i, &cp);
         pre_tokenize(p, cp);
     }
 }
 
-/* A stretch of text between raw-matched added tokens: normalize, then find
- * the normalized added tokens, pre-tokenize the rest and run WordPiece. */
-static void encode_segment(encode_pass *p, const unsigned char *s, size_t len)
+/* An added token ends the word before it and is a word of its own. */
+static void push_added(encode_pass *p, int32_t id, const source_span *first, const source_span *last)
+{
+    end_word(p);
+    push_spanning(p, id, first, last);
+    if (p->sp) p->sp->word_no++;
+}
+
+/* A stretch of text between raw-matched added tokens (at byte `at` of the
+ * text): normalize, then find the normalized added tokens, pre-tokenize the
+ * rest and run WordPiece. */
+static void encode_segment(encode_pass *p, const unsigned char *s, size_t len, int64_t at)
 {
     const token_set *norm = &p->tok->norm;
     if (norm->n == 0) {
-        normalize_all(p, s, len);
+        normalize_all(p, s, len, at);
         end_word(p);
         return;
     }
     p->collect = 1;
     p->normalized_len = 0;
-    normalize_all(p, s, len);
+    normalize_all(p, s, len, at);
     p->collect = 0;
     const unsigned char *n = (const unsigned char *)p->buf.normalized;
     size_t nlen = p->normalized_len, piece = 0;
     if (nlen == 0) return;   /* p->buf.normalized may be NULL: no pointer arithmetic on it */
+    span_state *sp = p->sp;
     for (size_t i = 0; i < nlen && !p->failed && !p->full;) {
         const added_token *a = match_token(norm, n + i, nlen - i);
         if (!a) { i++; continue; }
-        pre_tokenize_all(p, n + piece, i - piece);
-        end_word(p);
-        push(p, a->id);
+        pre_tokenize_all(p, n + piece, i - piece, piece);
+        if (sp) push_added(p, a->id, &sp->normalized[i], &sp->normalized[i + a->len - 1]);
+        else push_added(p, a->id, NULL, NULL);
         i += a->len;
         piece = i;
     }
-    pre_tokenize_all(p, n + piece, nlen - piece);
+    pre_tokenize_all(p, n + piece, nlen - piece, piece);
     end_word(p);
 }
 
@@ -883,8 +1068,15 @@ void bert_encode_buffers_free(bert_encode_buffers *b)
     memset(b, 0, sizeof *b);
 }
 
-int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
-                          bert_ids *out, bert_encode_buffers *keep)
+void bert_spans_free(bert_spans *v)
+{
+    free(v->at);
+    v->at = NULL;
+    v->len = v->cap = 0;
+}
+
+static int encode(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids, bert_ids *out,
+                  span_state *sp, bert_encode_buffers *keep)
 {
     encode_pass p;
     memset(&p, 0, sizeof p);
@@ -892,6 +1084,10 @@ int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t le
     p.tok = tok;
     p.out = out;
     p.limit = max_ids;
+    p.sp = sp;
+    /* The fast path writes into the word buffer while it has room, so the
+     * word's spans must have as much. */
+    if (sp) word_room(&p, p.buf.word_cap);
     const unsigned char *s = (const unsigned char *)text;
     size_t segment = 0;
     /* Added tokens start with an ASCII or lead byte, never inside a
@@ -900,15 +1096,68 @@ int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t le
     for (size_t i = 0; i < len && !p.failed && !p.full;) {
         const added_token *a = tok->raw.n ? match_token(&tok->raw, s + i, len - i) : NULL;
         if (!a) { i++; continue; }
-        encode_segment(&p, s + segment, i - segment);
-        push(&p, a->id);
+        encode_segment(&p, s + segment, i - segment, (int64_t)segment);
+        if (sp) {
+            source_span span = read_bytes(sp, s + i, a->len, (int64_t)i);
+            push_added(&p, a->id, &span, &span);
+        } else {
+            push_added(&p, a->id, NULL, NULL);
+        }
         i += a->len;
         segment = i;
     }
-    if (!p.failed && !p.full) encode_segment(&p, s + segment, len - segment);
+    if (!p.failed && !p.full) encode_segment(&p, s + segment, len - segment, (int64_t)segment);
     if (keep) *keep = p.buf;   /* the buffers, grown or not, go back to the caller */
     else bert_encode_buffers_free(&p.buf);
     return p.failed ? -1 : 0;
+}
+
+int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
+                          bert_ids *out, bert_encode_buffers *keep)
+{
+    return encode(tok, text, len, max_ids, out, NULL, keep);
+}
+
+int bert_tokenizer_encode_spans(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
+                                bert_ids *out, bert_spans *spans, bert_encode_buffers *keep)
+{
+    span_state sp;
+    memset(&sp, 0, sizeof sp);
+    sp.out = spans;
+    sp.ids_base = out->len;
+    sp.spans_base = spans->len;
+    int rc = encode(tok, text, len, max_ids, out, &sp, keep);
+    free(sp.word);
+    free(sp.marks);
+    free(sp.normalized);
+    if (rc != 0) {
+        /* Out of memory: nothing of this call stays, so ids and spans agree. */
+        out->len = sp.ids_base;
+        spans->len = sp.spans_base;
+    }
+    return rc;
+}
+
+void bert_text_char_bytes(const char *text, size_t len, int64_t *byte_start, int64_t *byte_end)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    /* A continuation byte belongs to the character before it when the
+     * nearest byte before it that is not a continuation byte is >= 0xC0. */
+    int64_t b = *byte_start;
+    if (b > 0 && b < (int64_t)len && (s[b] & 0xC0) == 0x80) {
+        int64_t lead = b - 1;
+        while (lead > 0 && (s[lead] & 0xC0) == 0x80) lead--;
+        if (s[lead] >= 0xC0) b = lead;
+    }
+    int64_t e = *byte_end;
+    if (e > 0 && e < (int64_t)len && (s[e] & 0xC0) == 0x80) {
+        int64_t lead = e - 1;
+        while (lead > 0 && (s[lead] & 0xC0) == 0x80) lead--;
+        if (s[lead] >= 0xC0)
+            while (e < (int64_t)len && (s[e] & 0xC0) == 0x80) e++;
+    }
+    *byte_start = b;
+    *byte_end = e;
 }
 
 /* An added token's content as the normalizer leaves it (malloc'd). */
@@ -918,7 +1167,7 @@ static char *normalize_text(const bert_tokenizer *t, const char *s, size_t len, 
     memset(&p, 0, sizeof p);
     p.tok = t;
     p.collect = 1;
-    normalize_all(&p, (const unsigned char *)s, len);
+    normalize_all(&p, (const unsigned char *)s, len, 0);
     char *text = p.failed ? NULL : bert_strndup(p.buf.normalized ? p.buf.normalized : "", p.normalized_len);
     *out_len = p.normalized_len;
     bert_encode_buffers_free(&p.buf);

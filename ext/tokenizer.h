@@ -60,6 +60,49 @@ void bert_encode_buffers_free(bert_encode_buffers *b);
 int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
                           bert_ids *out, bert_encode_buffers *keep);
 
+/* Where a token came from in the text it was read from, as Hugging Face's
+ * offset mapping gives it: a word piece spans its characters (a "##" piece
+ * without the prefix), a word that became one [UNK] the whole word, an
+ * added token its match; through lowercasing, accent stripping, CJK spacing
+ * and removed control characters every normalized character keeps the span
+ * of the original character it came from. */
+typedef struct {
+    /* Characters, end exclusive, counted as SQLite's substr and length
+     * count them, so substr(text, start + 1, end - start) is the span.  For
+     * valid UTF-8 a character is a code point (as Python and the Rust
+     * library's Node binding count); in ill-formed UTF-8 a character starts
+     * at every byte except a continuation byte (10xxxxxx) that follows a
+     * byte >= 0xC0 or its continuation bytes.  (SQLite's substr and length
+     * stop at a NUL character; these offsets count on past it.) */
+    int64_t start, end;
+    /* The bytes the token was decoded from.  In valid UTF-8 they are the
+     * bytes of characters start..end; in ill-formed UTF-8 the characters
+     * may take a few more continuation bytes (bert_text_char_bytes). */
+    int64_t byte_start, byte_end;
+    /* The pre-tokenizer word, from 0 in each call: the pieces of one word
+     * share it; an added token is a word of its own. */
+    int64_t word;
+} bert_token_span;
+
+/* A growable array of spans. Zero-initialise; free when done. */
+typedef struct {
+    bert_token_span *at;
+    size_t len, cap;
+} bert_spans;
+void bert_spans_free(bert_spans *v);
+
+/* bert_tokenizer_encode, also appending to `spans` the span of every id it
+ * appends to `out` (one for one: spans->len grows as out->len does).  The
+ * same pass; bert_tokenizer_encode does not pay for the spans. */
+int bert_tokenizer_encode_spans(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
+                                bert_ids *out, bert_spans *spans, bert_encode_buffers *keep);
+
+/* The bytes [*byte_start, *byte_end) widened to whole characters as SQLite
+ * counts them (see bert_token_span), so that they are exactly the bytes
+ * substr returns for the span's characters.  Looks only at the bytes next
+ * to the ends. */
+void bert_text_char_bytes(const char *text, size_t len, int64_t *byte_start, int64_t *byte_end);
+
 /* Hugging Face's decode(): joins "##" pieces, drops special tokens when
  * skip_special is set, applies clean_up_tokenization_spaces when the
  * tokenizer config asks for it (the default).  Returns a malloc'd string. */

@@ -13,9 +13,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* A model is its weights file and its config.json: the config decides the
+ * sizes and the heads' labels, and two directories may share one weights
+ * file (links into a download cache) with different configs. */
 typedef struct cache_entry {
-    dev_t dev;
-    ino_t ino;
+    dev_t dev, config_dev;
+    ino_t ino, config_ino;
     bert_model *model;
     int refs;
     struct cache_entry *next;
@@ -38,10 +41,16 @@ const bert_model *bert_weight_cache_acquire(const char *model_dir, char **err)
         return NULL;
     }
     free(path);
+    struct stat cst;
+    char *config = bert_path_join(model_dir, "config.json");
+    if (!config) return NULL;
+    int have_config = stat(config, &cst) == 0;
+    free(config);
+    if (!have_config) memset(&cst, 0, sizeof cst);   /* bert_model_load reports it */
 
     pthread_mutex_lock(&cache_lock);
     for (cache_entry *e = cache_head; e; e = e->next) {
-        if (e->dev == st.st_dev && e->ino == st.st_ino) {
+        if (e->dev == st.st_dev && e->ino == st.st_ino && e->config_dev == cst.st_dev && e->config_ino == cst.st_ino) {
             e->refs++;
             pthread_mutex_unlock(&cache_lock);
             return e->model;
@@ -58,6 +67,8 @@ const bert_model *bert_weight_cache_acquire(const char *model_dir, char **err)
     }
     e->dev = st.st_dev;
     e->ino = st.st_ino;
+    e->config_dev = cst.st_dev;
+    e->config_ino = cst.st_ino;
     e->model = m;
     e->refs = 1;
     e->next = cache_head;

@@ -34,3 +34,25 @@ SELECT rank, token_str, round(score, 4) AS score, sequence
 FROM bert_fill_mask_each('She put the cup [MASK] the table.', 5);
 SELECT rank, token_str, round(score, 4) AS score
 FROM bert_fill_mask_each('The [MASK] was barking at the cat.', 5);
+
+-- 5. Classify: a fine-tuned head (model/demo-source tells which public-domain
+-- source a sentence comes from), scored as Hugging Face's text-classification
+-- pipeline scores it.
+SELECT bert_load('source', 'model/demo-source') AS classifier;
+SELECT column1 AS sentence, bert_label(column1, 'source') AS source FROM (VALUES
+  ('Call me Ishmael.'),
+  ('And the LORD spake unto Moses, saying, Speak unto the children of Israel.'),
+  ('I urge the Congress to pass this bill without delay.'),
+  ('You will meet a tall dark stranger.'));
+SELECT key + 1 AS rank, value ->> 'label' AS label, round(value ->> 'score', 3) AS score
+FROM json_each(bert_classify('The whale breached beside the ship.', 'source'));
+
+-- 6. Rerank: a cross-encoder reads both texts at once (model/demo-reranker:
+-- how likely two sentences come from the same document).
+SELECT bert_load('reranker', 'model/demo-reranker') AS cross_encoder;
+SELECT round(score, 3) AS score, value AS candidate
+FROM bert_rerank_each('I ask the Congress to reduce taxes and balance the budget.',
+                      json_array('The revenues of the Treasury exceeded the estimates.',
+                                 'And God said, Let there be light.',
+                                 'A penny saved is a penny earned.'), 'reranker')
+ORDER BY score DESC;

@@ -45,11 +45,14 @@ long t_allocations(void)
     X(harness) \
     X(json) \
     X(tokenizer) \
+    X(offsets) \
     X(golden) \
     X(safetensors) \
     X(config) \
     X(loader) \
     X(encoder) \
+    X(heads) \
+    X(ner_qa) \
     X(kernels) \
     X(sql) \
     X(threads) \

@@ -267,6 +267,14 @@ if [ -f "$here/bench_tokenizer.c" ]; then
     fi
 fi
 
+# Cross-encoder reranking: pairs per second, row by row and in packed
+# batches, against ONNX Runtime (tests/bench/rerank_bench.py).
+if [ $have_torch = 1 ]; then
+    step "rerank"
+    $python "$here/rerank_bench.py" --threads "$threads" > "$out/rerank.txt" 2>> "$log" ||
+        echo "(rerank_bench.py failed: see $log)" >> "$out/rerank.txt"
+fi
+
 rm -f "$out/step.txt"
 step "done"
 echo
@@ -277,4 +285,5 @@ if [ -s "$extra" ]; then
     cat "$extra"
     { echo; cat "$extra"; } >> "$out/results.txt"
 fi
-echo "(written to $out/results.txt; details of the runs in $log)"
+[ -f "$out/rerank.txt" ] && { echo; cat "$out/rerank.txt"; }
+echo "(written to $out/results.txt and $out/rerank.txt; details of the runs in $log)"

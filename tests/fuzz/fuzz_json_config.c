@@ -3,7 +3,7 @@
  * of bert_load, as arbitrary bytes.
  *
  * Input: one byte choosing what the rest becomes ('0' + n), then the text:
- *   0 config.json                 bert_config_load
+ *   0 config.json                 bert_config_load, bert_head_config_load
  *   1 modules.json                bert_st_config_load
  *   2 1_Pooling/config.json       bert_st_config_load
  *   3 sentence_bert_config.json   bert_st_config_load
@@ -71,10 +71,26 @@ static void config(void)
     if (rc != 0) return;
     if (c.vocab_size < 1 || c.hidden_size < 1 || c.num_layers < 1 || c.num_heads < 1 ||
         c.hidden_size % c.num_heads != 0 || c.intermediate_size < 1 || c.max_position_embeddings < 1 ||
-        c.type_vocab_size < 1 || !(c.layer_norm_eps > 0 && c.layer_norm_eps < 1))
+        (c.distilbert ? c.type_vocab_size != 0 : c.type_vocab_size < 1) ||   /* DistilBERT: no segments */
+        !(c.layer_norm_eps > 0 && c.layer_norm_eps < 1))
         fuzz_die("bert_config_load accepted sizes %d %d %d %d %d %d %d eps %g", c.vocab_size, c.hidden_size,
                  c.num_layers, c.num_heads, c.intermediate_size, c.max_position_embeddings,
                  c.type_vocab_size, (double)c.layer_norm_eps);
+}
+
+/* The classifier settings of the same config.json: labels numbered 0..n-1, all named. */
+static void head_config(void)
+{
+    bert_head_config hc;
+    char *err = NULL;
+    int rc = bert_head_config_load(model_dir, &hc, &err);
+    expect_message(rc, err, "bert_head_config_load");
+    if (rc != 0) return;
+    if (hc.num_labels < 0 || (hc.num_labels > 0 && !hc.labels))
+        fuzz_die("bert_head_config_load accepted %d labels without names", hc.num_labels);
+    for (int i = 0; i < hc.num_labels; i++)
+        if (!hc.labels[i]) fuzz_die("bert_head_config_load left label %d unnamed", i);
+    bert_head_config_free(&hc);
 }
 
 static void st_config(void)
@@ -162,7 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char path[512];
         snprintf(path, sizeof path, "%s/%s", model_dir, files[which]);
         fuzz_write(path, text, len);
-        if (which == 0) config();
+        if (which == 0) { config(); head_config(); }
         else if (which <= 3) st_config();
         else tokenizer();
         reset_dir();

@@ -43,8 +43,18 @@ static const char *const statements[] = {
     "SELECT bert_similarity(bert_embed(?1, ?3), bert_embed(?2, ?3)), bert_similarity(?1, bert_embed(?2, ?3), ?3)",
     "SELECT bert_token_ids(?1, ?3), bert_fill_mask(?1 || ?2, 2, 'mlm')",
     "SELECT * FROM bert_models",
+    "SELECT bert_classify(?1, ?2), bert_label(?1, ?2), bert_classify_pair(?1, ?2, ?3)",
+    "SELECT bert_rerank(?1, ?2, ?3)",
+    "SELECT key, value, score FROM bert_rerank_each(?1, ?2, ?3)",
+    "SELECT key, value, score FROM bert_rerank_each(?1, json_array(?2, ?3), ?4)",
+    "SELECT \"index\", token, id, start, \"end\", word FROM bert_tokenize_offsets(?1, ?2)",
+    "SELECT chunk_index, text, start, \"end\", tokens FROM bert_chunks(?1, ?2, ?3, ?4)",
+    "SELECT count(*), sum(tokens) FROM bert_chunks(?1 || ?2 || ?1, 3, 1)",
+    "SELECT bert_ner(?1, 'ner'), bert_answer(?1, ?2, 'qa'), bert_ner(?2, ?3)",
+    "SELECT entity, score, word, start, \"end\", \"index\" FROM bert_ner_each(?1 || ?2, 'ner')",
+    "SELECT rank, answer, score, start, \"end\" FROM bert_answer_each(?1, ?2, ?3, 'qa')",
     /* Unloading a startup model would change what later inputs see. */
-    "SELECT bert_unload(?1) WHERE ?1 IS NULL OR ?1 NOT IN ('default', 'mlm', 'pre', 'st', 'strict', 'three')",
+    "SELECT bert_unload(?1) WHERE ?1 IS NULL OR ?1 NOT IN ('default', 'mlm', 'pre', 'st', 'strict', 'three', 'ner', 'qa')",
 };
 #define N_STATEMENTS (sizeof statements / sizeof *statements)
 
@@ -56,6 +66,9 @@ static const char *const models[][3] = {
     {"st", "build/models/st-cls-relu", NULL},
     {"strict", "build/models/st-mean-f16", "{\"truncate\": false, \"max_length\": 16}"},
     {"three", "build/models/bert-plain-f32", "{\"max_length\": 3, \"pooling\": \"max\"}"},
+    /* Short windows, so that short inputs already run several. */
+    {"ner", "build/models/ner-short-f16", "{\"max_length\": 8, \"aggregation\": \"first\"}"},
+    {"qa", "build/models/qa-short-bf16", "{\"max_length\": 24}"},
 };
 #define N_MODELS (sizeof models / sizeof *models)
 

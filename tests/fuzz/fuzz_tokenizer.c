@@ -131,6 +131,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                  limit, some.len, want, all.len, at);
     }
 
+    /* With offsets: the same ids, one span each, inside the text, in order. */
+    bert_ids with = {0};
+    bert_spans spans = {0};
+    if (bert_tokenizer_encode_spans(tok, text, len, SIZE_MAX, &with, &spans, NULL) != 0) fuzz_die("encode_spans failed");
+    if (with.len != all.len || spans.len != all.len || (all.len && memcmp(with.ids, all.ids, all.len * sizeof *all.ids) != 0))
+        fuzz_die("the encode with offsets gave %zu ids and %zu spans, not the %zu ids without", with.len, spans.len, all.len);
+    for (size_t i = 0; i < spans.len; i++) {
+        const bert_token_span *sp = &spans.at[i];
+        if (sp->byte_start < 0 || sp->byte_start >= sp->byte_end || sp->byte_end > (int64_t)len || sp->start < 0 ||
+            sp->start >= sp->end || sp->end > (int64_t)len || (i > 0 && sp->start < spans.at[i - 1].start))
+            fuzz_die("span %zu: characters [%lld, %lld), bytes [%lld, %lld) of %zu bytes", i, (long long)sp->start,
+                     (long long)sp->end, (long long)sp->byte_start, (long long)sp->byte_end, len);
+    }
+    bert_ids_free(&with);
+    bert_spans_free(&spans);
+
     check_decode(tok, all.ids, all.len);
     /* Arbitrary ids, in range or not: decode skips what it does not know. */
     size_t n = len / sizeof(int32_t);

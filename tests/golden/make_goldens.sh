@@ -1,5 +1,7 @@
 #!/bin/sh
-# make_goldens.sh - regenerates the golden data in tests/golden/ from the
+# make_goldens.sh - regenerates the golden data in tests/golden/ (make_goldens.py,
+# then make_heads_goldens.py for the classifier heads and make_ner_qa_goldens.py
+# for token classification and question answering) from the
 # test models (tests/tools/make_test_models.sh) and independent references.
 #
 # Needs, besides cc:
@@ -23,3 +25,5 @@ fi
 models=${MODELS_DIR:-$root/build/models}
 "$root/tests/tools/make_test_models.sh" "$models"
 "${PYTHON:-/usr/bin/python3}" "$here/make_goldens.py" "$models" "$here" "$TOKENIZER_JSON"
+"${PYTHON:-/usr/bin/python3}" "$here/make_heads_goldens.py" "$models" "$here" "$TOKENIZER_JSON"
+"${PYTHON:-/usr/bin/python3}" "$here/make_ner_qa_goldens.py" "$models" "$here" "$TOKENIZER_JSON"

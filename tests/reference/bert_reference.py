@@ -3,8 +3,15 @@
 Hugging Face layout: reads config.json, model.safetensors (parsed by hand:
 float32, float16, bfloat16; BertModel names with or without "bert.", old
 LayerNorm gamma/beta) and the sentence-transformers files, and computes what
-transformers' BertModel, BertForMaskedLM and BertForPreTraining and
-sentence-transformers' Pooling/Normalize compute, on the CPU.
+transformers' BertModel, BertForMaskedLM, BertForPreTraining and
+BertForSequenceClassification, BertForTokenClassification (classifier on
+every token's hidden state), BertForQuestionAnswering (qa_outputs: start and
+end logits per token), DistilBertModel and DistilBertForSequenceClassification
+(modeling_distilbert.py: no segment embeddings, q scaled before the product,
+pre_classifier -> ReLU -> classifier on the first token),
+DistilBertForTokenClassification and DistilBertForQuestionAnswering (the same
+heads on DistilBERT's hidden states), and sentence-transformers'
+Pooling/Normalize compute, on the CPU.
 
 Needs only torch and numpy (Debian's python3-torch, python3-numpy). The
 forward pass mirrors transformers' modeling_bert.py operation by operation;
@@ -17,6 +24,9 @@ probability for a list of token ids:
     bert_reference.py MODEL_DIR --ids 101,7592,102 [--pooling mean|cls|max|pooler] [--normalize]
     bert_reference.py MODEL_DIR --ids 101,103,102 --fill-mask [--top-k 5]
     bert_reference.py MODEL_DIR --ids 101,7592,102,2088,102 --types 0,0,0,1,1 --nsp
+    bert_reference.py MODEL_DIR --ids 101,7592,102 --classify    (the classifier's logits)
+    bert_reference.py MODEL_DIR --ids 101,7592,102 --token-logits   (per token, token classification)
+    bert_reference.py MODEL_DIR --ids 101,2054,102,7592,102 --types 0,0,0,1,1 --qa-logits  (start, end)
     bert_reference.py MODEL_DIR --crosscheck     (compare with torch.nn.TransformerEncoderLayer)
 """
 import argparse
@@ -91,8 +101,9 @@ class Model:
     def __init__(self, model_dir):
         self.dir = model_dir
         self.config = read_json(os.path.join(model_dir, "config.json"))
-        if self.config is None or self.config.get("model_type") != "bert":
-            raise ValueError(f"{model_dir}: no BERT config.json")
+        if self.config is None or self.config.get("model_type") not in ("bert", "distilbert"):
+            raise ValueError(f"{model_dir}: no BERT or DistilBERT config.json")
+        self.distilbert = self.config["model_type"] == "distilbert"
         raw, self.header = read_safetensors(os.path.join(model_dir, "model.safetensors"))
         self.dtype = {v["dtype"] for k, v in self.header.items()
                       if k != "__metadata__" and v["dtype"] != "I64"}.pop()
@@ -100,16 +111,51 @@ class Model:
         for name, arr in raw.items():
             # transformers renames these when it loads old checkpoints.
             name = name.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta", "LayerNorm.bias")
-            if name.startswith("bert."):
-                name = name[len("bert."):]
+            for prefix in ("bert.", "distilbert."):
+                if name.startswith(prefix):
+                    name = name[len(prefix):]
             self.w[name] = torch.from_numpy(np.ascontiguousarray(arr))
         c = self.config
-        self.hidden = c["hidden_size"]
-        self.heads = c["num_attention_heads"]
-        self.layers = c["num_hidden_layers"]
-        self.eps = c.get("layer_norm_eps", 1e-12)
-        self.act = c.get("hidden_act", "gelu")
+        if self.distilbert:
+            # configuration_distilbert.py's keys; its LayerNorms use eps 1e-12, fixed in the code.
+            self.hidden, self.heads, self.layers = c["dim"], c["n_heads"], c["n_layers"]
+            self.intermediate = c["hidden_dim"]
+            self.eps = 1e-12
+            self.act = c.get("activation", "gelu")
+            if c.get("sinusoidal_pos_embds"):
+                raise ValueError("sinusoidal position embeddings are not supported")
+        else:
+            self.hidden = c["hidden_size"]
+            self.heads = c["num_attention_heads"]
+            self.layers = c["num_hidden_layers"]
+            self.intermediate = c["intermediate_size"]
+            self.eps = c.get("layer_norm_eps", 1e-12)
+            self.act = c.get("hidden_act", "gelu")
         self.has_pooler = "pooler.dense.weight" in self.w
+        self.has_classifier = "classifier.weight" in self.w
+        self.has_qa = "qa_outputs.weight" in self.w
+        # transformers decides the head by the class (config.json's
+        # architectures); without it, a classifier that has neither a pooler
+        # (BERT) nor a pre_classifier (DistilBERT) can only be per token.
+        archs = c.get("architectures") or [""]
+        if archs[0].endswith("ForTokenClassification"):
+            self.token_classification = self.has_classifier
+        elif archs[0].endswith("ForSequenceClassification"):
+            self.token_classification = False
+        else:
+            self.token_classification = self.has_classifier and not (
+                "pre_classifier.weight" in self.w if self.distilbert else "pooler.dense.weight" in self.w)
+        # PretrainedConfig: id2label decides the number of labels; without it
+        # num_labels (default 2) makes LABEL_<i>.
+        if "id2label" in c:
+            self.id2label = {int(k): v for k, v in c["id2label"].items()}
+        else:
+            self.id2label = {i: f"LABEL_{i}" for i in range(c.get("num_labels", 2))}
+        self.num_labels = len(self.id2label)
+        self.problem_type = c.get("problem_type")
+        if self.has_classifier and self.w["classifier.weight"].shape != (self.num_labels, self.hidden):
+            raise ValueError(f"classifier.weight is {tuple(self.w['classifier.weight'].shape)}, "
+                             f"config.json says {self.num_labels} labels")
         self.has_mlm = "cls.predictions.bias" in self.w
         self.has_nsp = "cls.seq_relationship.weight" in self.w
         if self.has_mlm:
@@ -168,13 +214,16 @@ def linear(x, m, prefix, compute):
 
 
 def layer_norm(x, m, prefix, compute):
-    return torch.nn.functional.layer_norm(x, (x.shape[-1],), m.t(prefix + ".weight", compute),
+    return torch.nn.functional.layer_norm(x, (m.hidden,), m.t(prefix + ".weight", compute),
                                           m.t(prefix + ".bias", compute), m.eps)
 
 
 def encode(m, ids, type_ids=None, attention_mask=None, compute=torch.float64):
     """BertModel.forward: ids [batch x seq] (lists or tensor, padded with any id
-    where attention_mask is 0).  Returns (last_hidden_state, pooler_output or None)."""
+    where attention_mask is 0).  Returns (last_hidden_state, pooler_output or None).
+    A DistilBERT checkpoint runs DistilBertModel.forward (type_ids ignored)."""
+    if m.distilbert:
+        return distil_encode(m, ids, attention_mask, compute), None
     ids = torch.as_tensor(ids, dtype=torch.long)
     if ids.dim() == 1:
         ids = ids[None]
@@ -213,6 +262,72 @@ def encode(m, ids, type_ids=None, attention_mask=None, compute=torch.float64):
     if m.has_pooler:
         pooled = torch.tanh(linear(x[:, 0], m, "pooler.dense", compute))
     return x, pooled
+
+
+def distil_encode(m, ids, attention_mask=None, compute=torch.float64):
+    """DistilBertModel.forward (modeling_distilbert.py): word + position
+    embeddings, LayerNorm; per block: attention with q scaled by
+    1/sqrt(head size) before the product and masked scores set to the dtype's
+    minimum, sa_layer_norm(attention + x), output_layer_norm(lin2(act(lin1)) + that)."""
+    ids = torch.as_tensor(ids, dtype=torch.long)
+    if ids.dim() == 1:
+        ids = ids[None]
+    batch, seq = ids.shape
+    mask = torch.ones_like(ids) if attention_mask is None else torch.as_tensor(attention_mask).reshape(batch, seq)
+    x = (m.t("embeddings.word_embeddings.weight", compute)[ids]
+         + m.t("embeddings.position_embeddings.weight", compute)[torch.arange(seq)][None])
+    x = layer_norm(x, m, "embeddings.LayerNorm", compute)
+    heads, hd = m.heads, m.hidden // m.heads
+    act = activation(m.act)
+    masked = (mask == 0).view(batch, 1, 1, seq)
+    for i in range(m.layers):
+        p = f"transformer.layer.{i}."
+
+        def split(t):
+            return t.view(batch, -1, heads, hd).transpose(1, 2)
+        q = split(linear(x, m, p + "attention.q_lin", compute)) / math.sqrt(hd)
+        k = split(linear(x, m, p + "attention.k_lin", compute))
+        v = split(linear(x, m, p + "attention.v_lin", compute))
+        scores = torch.matmul(q, k.transpose(2, 3))
+        scores = scores.masked_fill(masked.expand_as(scores), torch.finfo(compute).min)
+        ctx = torch.matmul(torch.softmax(scores, dim=-1), v).transpose(1, 2).reshape(batch, seq, m.hidden)
+        sa = layer_norm(linear(ctx, m, p + "attention.out_lin", compute) + x, m, p + "sa_layer_norm", compute)
+        ffn = linear(act(linear(sa, m, p + "ffn.lin1", compute)), m, p + "ffn.lin2", compute)
+        x = layer_norm(ffn + sa, m, p + "output_layer_norm", compute)
+    return x
+
+
+def classifier_logits(m, ids, type_ids=None, attention_mask=None, compute=torch.float64):
+    """The logits of BertForSequenceClassification (classifier on the pooler's
+    output) or DistilBertForSequenceClassification (pre_classifier, ReLU,
+    classifier on the first token's hidden state): [batch x num_labels]."""
+    if not m.has_classifier:
+        raise ValueError("this checkpoint has no sequence-classification head")
+    hidden, pooled = encode(m, ids, type_ids, attention_mask, compute)
+    if m.distilbert:
+        pooled = torch.relu(linear(hidden[:, 0], m, "pre_classifier", compute))
+    return linear(pooled, m, "classifier", compute)
+
+
+def token_logits(m, ids, type_ids=None, attention_mask=None, compute=torch.float64):
+    """BertForTokenClassification / DistilBertForTokenClassification: the
+    classifier (after a dropout that is the identity in eval mode) on every
+    token's last hidden state: [batch x seq x num_labels]."""
+    if not m.has_classifier:
+        raise ValueError("this checkpoint has no token-classification head")
+    hidden, _ = encode(m, ids, type_ids, attention_mask, compute)
+    return linear(hidden, m, "classifier", compute)
+
+
+def qa_logits(m, ids, type_ids=None, attention_mask=None, compute=torch.float64):
+    """BertForQuestionAnswering / DistilBertForQuestionAnswering: qa_outputs
+    on every token's last hidden state, split into (start_logits, end_logits),
+    each [batch x seq]."""
+    if not m.has_qa:
+        raise ValueError("this checkpoint has no question-answering head")
+    hidden, _ = encode(m, ids, type_ids, attention_mask, compute)
+    logits = linear(hidden, m, "qa_outputs", compute)
+    return logits[..., 0], logits[..., 1]
 
 
 def pool(m, hidden, pooled, mode, attention_mask=None):
@@ -279,21 +394,31 @@ def crosscheck(m, ids_list):
     H = m.hidden
     act = {"gelu": "gelu", "relu": "relu"}.get(m.act, activation(m.act))
     layers = []
+    if m.distilbert:
+        names = {"query": "attention.q_lin", "key": "attention.k_lin", "value": "attention.v_lin",
+                 "out": "attention.out_lin", "ln1": "sa_layer_norm", "lin1": "ffn.lin1", "lin2": "ffn.lin2",
+                 "ln2": "output_layer_norm", "layer": "transformer.layer."}
+    else:
+        names = {"query": "attention.self.query", "key": "attention.self.key", "value": "attention.self.value",
+                 "out": "attention.output.dense", "ln1": "attention.output.LayerNorm",
+                 "lin1": "intermediate.dense", "lin2": "output.dense", "ln2": "output.LayerNorm",
+                 "layer": "encoder.layer."}
     for i in range(m.layers):
-        p = f"encoder.layer.{i}."
-        layer = torch.nn.TransformerEncoderLayer(H, m.heads, m.config["intermediate_size"], dropout=0.0,
+        p = f"{names['layer']}{i}."
+
+        def w(key, part):
+            return m.w[p + names[key] + "." + part]
+        layer = torch.nn.TransformerEncoderLayer(H, m.heads, m.intermediate, dropout=0.0,
                                                  activation=act, layer_norm_eps=m.eps, batch_first=True,
                                                  norm_first=False).double().eval()
         sd = {
-            "self_attn.in_proj_weight": torch.cat([m.w[p + f"attention.self.{n}.weight"] for n in ("query", "key", "value")]),
-            "self_attn.in_proj_bias": torch.cat([m.w[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value")]),
-            "self_attn.out_proj.weight": m.w[p + "attention.output.dense.weight"],
-            "self_attn.out_proj.bias": m.w[p + "attention.output.dense.bias"],
-            "linear1.weight": m.w[p + "intermediate.dense.weight"], "linear1.bias": m.w[p + "intermediate.dense.bias"],
-            "linear2.weight": m.w[p + "output.dense.weight"], "linear2.bias": m.w[p + "output.dense.bias"],
-            "norm1.weight": m.w[p + "attention.output.LayerNorm.weight"],
-            "norm1.bias": m.w[p + "attention.output.LayerNorm.bias"],
-            "norm2.weight": m.w[p + "output.LayerNorm.weight"], "norm2.bias": m.w[p + "output.LayerNorm.bias"],
+            "self_attn.in_proj_weight": torch.cat([w(n, "weight") for n in ("query", "key", "value")]),
+            "self_attn.in_proj_bias": torch.cat([w(n, "bias") for n in ("query", "key", "value")]),
+            "self_attn.out_proj.weight": w("out", "weight"), "self_attn.out_proj.bias": w("out", "bias"),
+            "linear1.weight": w("lin1", "weight"), "linear1.bias": w("lin1", "bias"),
+            "linear2.weight": w("lin2", "weight"), "linear2.bias": w("lin2", "bias"),
+            "norm1.weight": w("ln1", "weight"), "norm1.bias": w("ln1", "bias"),
+            "norm2.weight": w("ln2", "weight"), "norm2.bias": w("ln2", "bias"),
         }
         layer.load_state_dict(sd)
         layers.append(layer)
@@ -305,8 +430,9 @@ def crosscheck(m, ids_list):
         pad[b, :len(ids)] = False
     emb = torch.nn.Embedding.from_pretrained
     x = (emb(m.w["embeddings.word_embeddings.weight"])(batch)
-         + emb(m.w["embeddings.position_embeddings.weight"])(torch.arange(seq))[None]
-         + emb(m.w["embeddings.token_type_embeddings.weight"])(torch.zeros_like(batch)))
+         + emb(m.w["embeddings.position_embeddings.weight"])(torch.arange(seq))[None])
+    if not m.distilbert:
+        x = x + emb(m.w["embeddings.token_type_embeddings.weight"])(torch.zeros_like(batch))
     ln = torch.nn.LayerNorm(H, eps=m.eps).double()
     ln.load_state_dict({"weight": m.w["embeddings.LayerNorm.weight"], "bias": m.w["embeddings.LayerNorm.bias"]})
     with torch.no_grad():
@@ -330,6 +456,9 @@ def main():
     ap.add_argument("--fill-mask", action="store_true")
     ap.add_argument("--top-k", type=int, default=5)
     ap.add_argument("--nsp", action="store_true")
+    ap.add_argument("--classify", action="store_true")
+    ap.add_argument("--token-logits", action="store_true")
+    ap.add_argument("--qa-logits", action="store_true")
     ap.add_argument("--float32", action="store_true", help="compute in float32 instead of float64")
     ap.add_argument("--crosscheck", action="store_true")
     a = ap.parse_args()
@@ -347,6 +476,13 @@ def main():
     types = [int(x) for x in a.types.split(",")] if a.types else None
     if a.fill_mask:
         print(json.dumps(fill_mask_topk(m, ids, 103, a.top_k, compute)))
+    elif a.classify:
+        print(json.dumps(classifier_logits(m, [ids], types and [types], compute=compute)[0].tolist()))
+    elif a.token_logits:
+        print(json.dumps(token_logits(m, [ids], types and [types], compute=compute)[0].tolist()))
+    elif a.qa_logits:
+        start, end = qa_logits(m, [ids], types and [types], compute=compute)
+        print(json.dumps({"start": start[0].tolist(), "end": end[0].tolist()}))
     elif a.nsp:
         _, pooled = encode(m, [ids], types and [types], compute=compute)
         print(json.dumps(nsp_probability(m, pooled, compute).item()))

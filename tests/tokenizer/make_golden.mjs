@@ -15,7 +15,18 @@
 //   golden_<config>.jsonl  first line {"configs": [tokenizer_config settings
 //                          that give these ids]}, then per corpus line the ids
 //                          of encode(text) with [CLS]/[SEP], no truncation
+//   offsets_<config>.jsonl per corpus line {"offsets": [[start, end] per id of
+//                          golden_<config>.jsonl, in code points, [CLS]/[SEP]
+//                          [0, 0]], "words": [the word index per id, null for
+//                          [CLS]/[SEP]]}: the Rust library's offset mapping
 //   hf_cases.jsonl         transformers' BertTokenizer unit-test cases
+//   offsets_cases.jsonl    offsets and word ids where the corpus cannot show
+//                          them: setup lines {"vocab" (a token list, or null
+//                          for the fixture's vocab.txt), "tokenizer_config",
+//                          "tokenizer_json" (or null)} each followed by case
+//                          lines {"text", "specials", "ids", "offsets", "words"}
+//                          (the BertTokenizer cases, marks reordered across
+//                          word pieces, added tokens raw and normalized)
 //   decode.jsonl           id sequences and transformers-style decode strings
 //   bytes.jsonl            ill-formed UTF-8 (hex), the code points it reads as, its ids
 //   added_tokens.jsonl     tokenizer.json files with settings and added tokens
@@ -77,6 +88,16 @@ for (const c of configs) {
         else first = rows;
     }
     goldens[c.name] = first;
+    // Offsets and word ids of the same encodings.  Encoded without
+    // truncation: tokenizers 0.23.1/0.23.2 stop at max_length when it is on.
+    const tok = rust(tokenizerJson(...c.settings[0]));
+    const offsetRows = [];
+    for (const [i, text] of corpus.entries()) {
+        const e = await tok.encode(text, null, { addSpecialTokens: true });
+        check(same(e.getIds(), first[i]), `${c.name}: offsets encoding of line ${i + 1} has other ids`);
+        offsetRows.push(JSON.stringify({ offsets: e.getOffsets(), words: e.getWordIds() }));
+    }
+    writeFileSync(join(out, `offsets_${c.name}.jsonl`), offsetRows.join('\n') + '\n');
     const header = { configs: c.settings.map(([l, s]) => ({ do_lower_case: l, strip_accents: s })) };
     const text = [JSON.stringify(header), ...first.map((r) => JSON.stringify(r))].join('\n') + '\n';
     writeFileSync(join(out, `golden_${c.name}.jsonl`), text);
@@ -127,8 +148,25 @@ function smallTokenizer(vocab, lower, strip, chinese = true) {
     return rust(j);
 }
 
+// offsets_cases.jsonl, gathered as the cases below run.
+const offsetLines = [];
+let offsetSetup = null;
+async function offsetCase(setup, tok, text, specials) {
+    const key = JSON.stringify(setup);
+    if (key !== offsetSetup) { offsetLines.push(key); offsetSetup = key; }
+    const e = await tok.encode(text, null, { addSpecialTokens: specials });
+    offsetLines.push(JSON.stringify({ text, specials, ids: e.getIds(), offsets: e.getOffsets(), words: e.getWordIds() }));
+}
+const smallSetup = (vocab, config) => ({
+    vocab: vocab || null,
+    tokenizer_config: JSON.stringify({ do_lower_case: config.do_lower_case, strip_accents: config.strip_accents,
+        tokenize_chinese_chars: config.tokenize_chinese_chars ?? true }),
+    tokenizer_json: null,
+});
+
 async function hfCase(name, vocab, config, text, stated) {
     const tok = smallTokenizer(vocab, config.do_lower_case, config.strip_accents, config.tokenize_chinese_chars ?? true);
+    await offsetCase(smallSetup(vocab, config), tok, text, false);
     const toks = await tokens(tok, text);
     if (stated) check(same(toks, stated), `${name}: ${JSON.stringify(toks)} vs stated ${JSON.stringify(stated)}`);
     hfCases.push({ name, vocab: vocab || 'fixture', config, text, tokens: toks, ids: await ids(tok, text, false) });
@@ -186,6 +224,19 @@ const reorderVocab = [...SPECIALS, 'a', 'a\u{1D165}\u{1D16D}', 'a\u{1D16D}\u{1D1
 for (const text of ['a\u{1D16D}\u{1D165}', 'a\u{1D165}\u{1D16D}', 'a\u{1D16D}\u0301\u{1D165}', 'a\u0898\u{1D165}', 'a\u{1D165}\u0898', '\u00e1\u{1D16D}\u{1D165}'])
     for (const strip of [true, false])
         await hfCase(`extra: canonical order, strip_accents ${strip}`, reorderVocab, { do_lower_case: true, strip_accents: strip }, text, null);
+// Offsets only: reordered marks split into word pieces show that the Rust
+// library aligns them by position (a mark takes the span of the character
+// at its place before reordering), not by the character it came from.
+{
+    const pieces = [...SPECIALS, 'a', '##b', '##\u{1D165}', '##\u{1D16D}', 'b', 'x', '##x'];
+    for (const strip of [true, false]) {
+        const config = { do_lower_case: true, strip_accents: strip };
+        const tok = smallTokenizer(pieces, true, strip);
+        for (const text of ['a\u{1D16D}\u{1D165}', 'a\u{1D16D}\u{1D165}b', '\u00e1\u{1D16D}\u{1D165}b', 'a\u{1D16D}\u0301\u{1D165}b',
+            'x \u0301\u{1D16D}\u{1D165} b', '\u0130x\u{1D16D}\u0323\u{1D165}x', '\u1e09\u{1D16D}\u{1D165}', 'A\u{1D16D}\u{1D16D}\u{1D165}\u{1D165}B'])
+            await offsetCase(smallSetup(pieces, config), tok, text, false);
+    }
+}
 writeFileSync(join(out, 'hf_cases.jsonl'), hfCases.map((c) => JSON.stringify(c)).join('\n') + '\n');
 console.log(`hf_cases.jsonl: ${hfCases.length} cases`);
 
@@ -276,7 +327,10 @@ function cleanUpTokenization(s) {
             tokenizer_json: JSON.stringify(forC),
             tokenizer_config: JSON.stringify({ ...baseConfig, do_lower_case: true }),
         }));
+        const setupKey = { vocab: null, tokenizer_config: JSON.stringify({ ...baseConfig, do_lower_case: true }),
+            tokenizer_json: JSON.stringify(forC) };
         for (const text of setup.texts) {
+            await offsetCase(setupKey, tok, text, true);
             const e = await ids(tok, text);
             rows.push(JSON.stringify({ text, ids: e, decode: cleanUpTokenization(await tok.decode(e, false)),
                 decode_skip: cleanUpTokenization(await tok.decode(e, true)) }));
@@ -285,6 +339,8 @@ function cleanUpTokenization(s) {
     }
     writeFileSync(join(out, 'added_tokens.jsonl'), rows.join('\n') + '\n');
     console.log(`added_tokens.jsonl: ${cases} cases in ${setups.length} setups`);
+    writeFileSync(join(out, 'offsets_cases.jsonl'), offsetLines.join('\n') + '\n');
+    console.log(`offsets_cases.jsonl: ${offsetLines.length} lines`);
 }
 
 // ---- ill-formed UTF-8 --------------------------------------------------------

@@ -41,7 +41,7 @@
 #endif
 
 typedef enum { DT_F32, DT_F16, DT_BF16 } dtype;
-typedef enum { ARCH_MODEL, ARCH_MLM, ARCH_PRETRAINING } arch;
+typedef enum { ARCH_MODEL, ARCH_MLM, ARCH_PRETRAINING, ARCH_CLASSIFY, ARCH_TOKEN, ARCH_QA } arch;
 
 typedef struct {
     const char *outdir, *vocab_path;
@@ -53,6 +53,13 @@ typedef struct {
     const char *st_pooling;     /* NULL: not a sentence-transformers model */
     int normalize, max_seq_length;
     double embedding_std;       /* word embeddings; positions 0.6x, segments 0.4x */
+    int distilbert;             /* model_type "distilbert": its tensor names and config keys */
+    int num_labels;             /* sequence-classification head (--arch classify) */
+    const char *labels;         /* comma-separated id2label, "default" for LABEL_<i>, NULL: none written */
+    const char *problem_type;   /* NULL: not written */
+    const char *st_activation;  /* config.json sentence_transformers.activation_fn; NULL: absent */
+    double classifier_std;      /* classifier weights' std, times 1/sqrt(hidden) */
+    double first_label_bias;    /* added to the bias of label 0 (token classification's "O") */
     uint64_t seed;
     int vocab_size;             /* lines of the vocabulary file */
 } options;
@@ -134,6 +141,7 @@ typedef struct {
     long long shape[2];
     fill_kind fill;
     double std;
+    double first_plus;   /* added to element 0: a head that favours its first label */
     size_t offset, nbytes;
 } tensor;
 
@@ -172,8 +180,83 @@ static const char *ln_b(const options *o) { return o->old_layernorm ? "beta" : "
 /* sqrt is correctly rounded by IEEE 754, unlike log and cos: same bits everywhere. */
 static double inv_sqrt(int n) { return 1.0 / sqrt((double)n); }
 
+/* BertForTokenClassification / DistilBertForTokenClassification: classifier
+ * on every token's hidden state; BertForQuestionAnswering /
+ * DistilBertForQuestionAnswering: qa_outputs, start and end logits per token.
+ * Neither has a pooler.  The hidden states are LayerNorm'd (unit scale), so a
+ * std of classifier_std / sqrt(hidden) gives logits of std about
+ * classifier_std: the winning label or span is decided by clear gaps. */
+static int add_token_qa_heads(const options *o, tensor_list *l)
+{
+    int rc = 0;
+    double sh = inv_sqrt(o->hidden);
+    if (o->ar == ARCH_TOKEN) {
+        rc |= add(l, "", "classifier.weight", o->num_labels, o->hidden, FILL_NORMAL, o->classifier_std * sh);
+        rc |= add(l, "", "classifier.bias", o->num_labels, 0, FILL_NORMAL, 0.1);
+        if (!rc) l->t[l->n - 1].first_plus = o->first_label_bias;
+    }
+    if (o->ar == ARCH_QA) {
+        rc |= add(l, "", "qa_outputs.weight", 2, o->hidden, FILL_NORMAL, o->classifier_std * sh);
+        rc |= add(l, "", "qa_outputs.bias", 2, 0, FILL_NORMAL, 0.1);
+    }
+    return rc;
+}
+
+/* DistilBertModel / DistilBertForSequenceClassification: the same post-LayerNorm
+ * block as BERT under other names, no segment embeddings, no pooler; the
+ * classifier is pre_classifier -> ReLU -> classifier on the first token. */
+static int build_distilbert_tensors(const options *o, tensor_list *l)
+{
+    const char *p = o->ar != ARCH_MODEL ? "distilbert." : "";
+    char name[128];
+    long long V = o->vocab_size, H = o->hidden, I = o->intermediate, P = o->max_positions;
+    int rc = 0;
+    double sh = inv_sqrt(o->hidden), si = inv_sqrt(o->intermediate), se = o->embedding_std;
+    rc |= add(l, p, "embeddings.word_embeddings.weight", V, H, FILL_NORMAL, se);
+    rc |= add(l, p, "embeddings.position_embeddings.weight", P, H, FILL_NORMAL, 0.6 * se);
+    rc |= add(l, p, "embeddings.LayerNorm.weight", H, 0, FILL_ONE_PLUS, 0.1);
+    rc |= add(l, p, "embeddings.LayerNorm.bias", H, 0, FILL_NORMAL, 0.1);
+    for (int i = 0; i < o->layers; i++) {
+        static const char *lin[] = {"attention.q_lin", "attention.k_lin", "attention.v_lin", "attention.out_lin"};
+        for (int k = 0; k < 4; k++) {
+            snprintf(name, sizeof name, "transformer.layer.%d.%s.weight", i, lin[k]);
+            rc |= add(l, p, name, H, H, FILL_NORMAL, sh);
+            snprintf(name, sizeof name, "transformer.layer.%d.%s.bias", i, lin[k]);
+            rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
+        }
+        snprintf(name, sizeof name, "transformer.layer.%d.sa_layer_norm.weight", i);
+        rc |= add(l, p, name, H, 0, FILL_ONE_PLUS, 0.1);
+        snprintf(name, sizeof name, "transformer.layer.%d.sa_layer_norm.bias", i);
+        rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
+        snprintf(name, sizeof name, "transformer.layer.%d.ffn.lin1.weight", i);
+        rc |= add(l, p, name, I, H, FILL_NORMAL, sh);
+        snprintf(name, sizeof name, "transformer.layer.%d.ffn.lin1.bias", i);
+        rc |= add(l, p, name, I, 0, FILL_NORMAL, 0.1);
+        snprintf(name, sizeof name, "transformer.layer.%d.ffn.lin2.weight", i);
+        rc |= add(l, p, name, H, I, FILL_NORMAL, si);
+        snprintf(name, sizeof name, "transformer.layer.%d.ffn.lin2.bias", i);
+        rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
+        snprintf(name, sizeof name, "transformer.layer.%d.output_layer_norm.weight", i);
+        rc |= add(l, p, name, H, 0, FILL_ONE_PLUS, 0.1);
+        snprintf(name, sizeof name, "transformer.layer.%d.output_layer_norm.bias", i);
+        rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
+    }
+    if (o->ar == ARCH_CLASSIFY) {
+        /* pre_classifier's output goes through ReLU: a positive bias keeps
+         * about two thirds of the units alive, so the classifier sees a
+         * signal that depends on the text. */
+        rc |= add(l, "", "pre_classifier.weight", H, H, FILL_NORMAL, sh);
+        rc |= add(l, "", "pre_classifier.bias", H, 0, FILL_NORMAL, 0.5);
+        rc |= add(l, "", "classifier.weight", o->num_labels, H, FILL_NORMAL, o->classifier_std * sh);
+        rc |= add(l, "", "classifier.bias", o->num_labels, 0, FILL_NORMAL, 0.1);
+    }
+    rc |= add_token_qa_heads(o, l);
+    return rc ? -1 : 0;
+}
+
 static int build_tensors(const options *o, tensor_list *l)
 {
+    if (o->distilbert) return build_distilbert_tensors(o, l);
     const char *p = o->prefix ? "bert." : "";
     char name[128];
     long long V = o->vocab_size, H = o->hidden, I = o->intermediate, P = o->max_positions;
@@ -222,7 +305,7 @@ static int build_tensors(const options *o, tensor_list *l)
         rc |= add(l, p, "pooler.dense.weight", H, H, FILL_NORMAL, sh);
         rc |= add(l, p, "pooler.dense.bias", H, 0, FILL_NORMAL, 0.1);
     }
-    if (o->ar != ARCH_MODEL) {
+    if (o->ar == ARCH_MLM || o->ar == ARCH_PRETRAINING) {
         rc |= add(l, "", "cls.predictions.bias", V, 0, FILL_NORMAL, 1.0);
         rc |= add(l, "", "cls.predictions.transform.dense.weight", H, H, FILL_NORMAL, sh);
         rc |= add(l, "", "cls.predictions.transform.dense.bias", H, 0, FILL_NORMAL, 0.1);
@@ -236,6 +319,13 @@ static int build_tensors(const options *o, tensor_list *l)
         rc |= add(l, "", "cls.seq_relationship.weight", 2, H, FILL_NORMAL, 2.0 * sh);
         rc |= add(l, "", "cls.seq_relationship.bias", 2, 0, FILL_NORMAL, 0.1);
     }
+    if (o->ar == ARCH_CLASSIFY) {
+        /* On the pooler's tanh output; the larger std spreads the logits so
+         * that the order of the labels is decided by clear gaps. */
+        rc |= add(l, "", "classifier.weight", o->num_labels, H, FILL_NORMAL, o->classifier_std * sh);
+        rc |= add(l, "", "classifier.bias", o->num_labels, 0, FILL_NORMAL, 0.1);
+    }
+    rc |= add_token_qa_heads(o, l);
     return rc ? -1 : 0;
 }
 
@@ -352,6 +442,7 @@ static int write_safetensors(const options *o, tensor_list *l)
             } else {
                 double z = std_normalish(&state) * t->std;
                 if (t->fill == FILL_ONE_PLUS) z += 1.0;
+                if (k == 0) z += t->first_plus;
                 float x = (float)z;
                 uint32_t bits = o->dt == DT_F32 ? f32_bits(x) : o->dt == DT_F16 ? to_f16(x) : to_bf16(x);
                 for (size_t b = 0; b < dtype_size(o->dt); b++) chunk[fill++] = (unsigned char)(bits >> (8 * b));
@@ -367,35 +458,153 @@ static int write_safetensors(const options *o, tensor_list *l)
     return ok ? 0 : -1;
 }
 
+/* config.json entries, written sorted by key with two-space indent: the way
+ * transformers writes config.json. */
+typedef struct {
+    char key[64];
+    char *value;         /* JSON text, possibly several lines, owned */
+} config_entry;
+
+typedef struct {
+    config_entry e[64];
+    int n, oom;
+} config_list;
+
+static void put(config_list *c, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void put(config_list *c, const char *key, const char *fmt, ...)
+{
+    if (c->oom || c->n == (int)(sizeof c->e / sizeof c->e[0])) { c->oom = 1; return; }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *v = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (!v) { c->oom = 1; return; }
+    va_start(ap, fmt);
+    vsnprintf(v, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    snprintf(c->e[c->n].key, sizeof c->e[c->n].key, "%s", key);
+    c->e[c->n++].value = v;
+}
+
+static int entry_order(const void *a, const void *b)
+{
+    return strcmp(((const config_entry *)a)->key, ((const config_entry *)b)->key);
+}
+
+/* The i-th label: from the comma-separated --labels list, else LABEL_<i>. */
+static void label_name(const options *o, int i, char *out, size_t size)
+{
+    snprintf(out, size, "LABEL_%d", i);
+    if (!o->labels || strcmp(o->labels, "default") == 0) return;
+    const char *s = o->labels;
+    for (int k = 0; k < i && s; k++) {
+        s = strchr(s, ',');
+        if (s) s++;
+    }
+    if (!s) return;
+    size_t len = strcspn(s, ",");
+    snprintf(out, size, "%.*s", (int)len, s);
+}
+
+static void put_head(const options *o, config_list *c)
+{
+    if (o->labels) {
+        buf id2 = {0}, l2 = {0};
+        buf_add(&id2, "{");
+        buf_add(&l2, "{");
+        for (int i = 0; i < o->num_labels; i++) {
+            char name[64];
+            label_name(o, i, name, sizeof name);
+            buf_add(&id2, "%s\n    \"%d\": \"%s\"", i ? "," : "", i, name);
+            buf_add(&l2, "%s\n    \"%s\": %d", i ? "," : "", name, i);
+        }
+        buf_add(&id2, "\n  }");
+        buf_add(&l2, "\n  }");
+        if (id2.oom || l2.oom) c->oom = 1;
+        else {
+            put(c, "id2label", "%s", id2.s);
+            put(c, "label2id", "%s", l2.s);
+        }
+        free(id2.s);
+        free(l2.s);
+    } else {
+        /* Without id2label, transformers takes the count from num_labels. */
+        put(c, "num_labels", "%d", o->num_labels);
+    }
+    if (o->problem_type) put(c, "problem_type", "\"%s\"", o->problem_type);
+    if (o->st_activation)
+        put(c, "sentence_transformers", "{\n    \"activation_fn\": \"%s\",\n    \"version\": \"4.1.0\"\n  }",
+            o->st_activation);
+}
+
 static int write_config(const options *o)
 {
-    static const char *arch_names[] = {"BertModel", "BertForMaskedLM", "BertForPreTraining"};
+    static const char *arch_names[] = {"BertModel", "BertForMaskedLM", "BertForPreTraining",
+                                       "BertForSequenceClassification", "BertForTokenClassification",
+                                       "BertForQuestionAnswering"};
+    static const char *distil_arch_names[] = {"DistilBertModel", NULL, NULL, "DistilBertForSequenceClassification",
+                                              "DistilBertForTokenClassification",
+                                              "DistilBertForQuestionAnswering"};
     static const char *torch_dtypes[] = {"float32", "float16", "bfloat16"};
-    buf b = {0};
-    /* Keys sorted, two-space indent: the way transformers writes config.json. */
-    buf_add(&b, "{\n  \"architectures\": [\n    \"%s\"\n  ],\n", arch_names[o->ar]);
-    buf_add(&b, "  \"attention_probs_dropout_prob\": 0.1,\n");
-    buf_add(&b, "  \"classifier_dropout\": null,\n");
-    buf_add(&b, "  \"hidden_act\": \"%s\",\n", o->act);
-    buf_add(&b, "  \"hidden_dropout_prob\": 0.1,\n");
-    buf_add(&b, "  \"hidden_size\": %d,\n", o->hidden);
-    buf_add(&b, "  \"initializer_range\": 0.02,\n");
-    buf_add(&b, "  \"intermediate_size\": %d,\n", o->intermediate);
-    buf_add(&b, "  \"layer_norm_eps\": 1e-12,\n");
-    buf_add(&b, "  \"max_position_embeddings\": %d,\n", o->max_positions);
-    buf_add(&b, "  \"model_type\": \"bert\",\n");
-    buf_add(&b, "  \"num_attention_heads\": %d,\n", o->heads);
-    buf_add(&b, "  \"num_hidden_layers\": %d,\n", o->layers);
-    buf_add(&b, "  \"pad_token_id\": 0,\n");
-    buf_add(&b, "  \"position_embedding_type\": \"absolute\",\n");
-    if (o->untied) buf_add(&b, "  \"tie_word_embeddings\": false,\n");
-    buf_add(&b, "  \"torch_dtype\": \"%s\",\n", torch_dtypes[o->dt]);
-    buf_add(&b, "  \"transformers_version\": \"4.44.2\",\n");
-    buf_add(&b, "  \"type_vocab_size\": 2,\n");
-    buf_add(&b, "  \"use_cache\": true,\n");
-    buf_add(&b, "  \"vocab_size\": %d\n}\n", o->vocab_size);
-    int rc = write_buf(o->outdir, "config.json", &b);
-    free(b.s);
+    config_list c = {0};
+    if (o->distilbert) {
+        /* The keys of distilbert-base-uncased's config.json. */
+        put(&c, "activation", "\"%s\"", o->act);
+        put(&c, "architectures", "[\n    \"%s\"\n  ]", distil_arch_names[o->ar]);
+        put(&c, "attention_dropout", "0.1");
+        put(&c, "dim", "%d", o->hidden);
+        put(&c, "dropout", "0.1");
+        put(&c, "hidden_dim", "%d", o->intermediate);
+        put(&c, "initializer_range", "0.02");
+        put(&c, "max_position_embeddings", "%d", o->max_positions);
+        put(&c, "model_type", "\"distilbert\"");
+        put(&c, "n_heads", "%d", o->heads);
+        put(&c, "n_layers", "%d", o->layers);
+        put(&c, "pad_token_id", "0");
+        put(&c, "qa_dropout", "0.1");
+        put(&c, "seq_classif_dropout", "0.2");
+        put(&c, "sinusoidal_pos_embds", "false");
+        put(&c, "tie_weights_", "true");
+    } else {
+        put(&c, "architectures", "[\n    \"%s\"\n  ]", arch_names[o->ar]);
+        put(&c, "attention_probs_dropout_prob", "0.1");
+        put(&c, "classifier_dropout", "null");
+        put(&c, "hidden_act", "\"%s\"", o->act);
+        put(&c, "hidden_dropout_prob", "0.1");
+        put(&c, "hidden_size", "%d", o->hidden);
+        put(&c, "initializer_range", "0.02");
+        put(&c, "intermediate_size", "%d", o->intermediate);
+        put(&c, "layer_norm_eps", "1e-12");
+        put(&c, "max_position_embeddings", "%d", o->max_positions);
+        put(&c, "model_type", "\"bert\"");
+        put(&c, "num_attention_heads", "%d", o->heads);
+        put(&c, "num_hidden_layers", "%d", o->layers);
+        put(&c, "pad_token_id", "0");
+        put(&c, "position_embedding_type", "\"absolute\"");
+        if (o->untied) put(&c, "tie_word_embeddings", "false");
+        put(&c, "type_vocab_size", "2");
+        put(&c, "use_cache", "true");
+    }
+    put(&c, "torch_dtype", "\"%s\"", torch_dtypes[o->dt]);
+    put(&c, "transformers_version", "\"4.44.2\"");
+    put(&c, "vocab_size", "%d", o->vocab_size);
+    if (o->ar == ARCH_CLASSIFY || o->ar == ARCH_TOKEN) put_head(o, &c);
+
+    int rc = -1;
+    if (c.oom) fprintf(stderr, "gen_model: out of memory writing config.json\n");
+    else {
+        qsort(c.e, (size_t)c.n, sizeof c.e[0], entry_order);
+        buf b = {0};
+        buf_add(&b, "{\n");
+        for (int i = 0; i < c.n; i++)
+            buf_add(&b, "  \"%s\": %s%s\n", c.e[i].key, c.e[i].value, i + 1 < c.n ? "," : "");
+        buf_add(&b, "}\n");
+        rc = write_buf(o->outdir, "config.json", &b);
+        free(b.s);
+    }
+    for (int i = 0; i < c.n; i++) free(c.e[i].value);
     return rc;
 }
 
@@ -498,9 +707,19 @@ static void usage(FILE *f)
         "  --max-positions N     max_position_embeddings (512)\n"
         "  --model-max-length N  tokenizer_config.json model_max_length (max positions; 0 omits it)\n"
         "  --dtype f32|f16|bf16  weight type (f32)\n"
-        "  --arch model|mlm|pretraining\n"
-        "                        BertModel, BertForMaskedLM or BertForPreTraining tensor names (model)\n"
-        "  --prefix              put BertModel tensors under \"bert.\" (implied by mlm and pretraining)\n"
+        "  --arch model|mlm|pretraining|classify|token|qa\n"
+        "                        BertModel, BertForMaskedLM, BertForPreTraining,\n"
+        "                        BertForSequenceClassification, BertForTokenClassification or\n"
+        "                        BertForQuestionAnswering tensor names (model)\n"
+        "  --model-type bert|distilbert  DistilBERT tensor names and config keys (bert)\n"
+        "  --prefix              put BertModel tensors under \"bert.\" (implied by mlm, pretraining, classify)\n"
+        "  --no-prefix           BertModel tensors without \"bert.\" even with --arch classify\n"
+        "  --num-labels N        classifier rows (2)\n"
+        "  --labels L0,L1,..|default  write id2label (default: LABEL_<i>); without it, num_labels\n"
+        "  --problem-type T      config.json problem_type (not written)\n"
+        "  --st-activation F     config.json sentence_transformers.activation_fn (absent)\n"
+        "  --classifier-std X    classifier (or qa_outputs) weights' std in units of 1/sqrt(hidden) (4)\n"
+        "  --first-label-bias X  added to classifier.bias[0] of --arch token (0), e.g. to make \"O\" common\n"
         "  --pooler / --no-pooler  pooler.dense.* (default: with model and pretraining, without mlm)\n"
         "  --untied              store cls.predictions.decoder.weight (tie_word_embeddings false)\n"
         "  --old-layernorm       LayerNorm.gamma / LayerNorm.beta instead of weight / bias\n"
@@ -539,7 +758,9 @@ static int parse_args(int argc, char **argv, options *o)
     o->pooler = -1;
     o->seed = 1;
     o->embedding_std = 0.05;
-    int max_seq = -1;
+    o->num_labels = 2;
+    o->classifier_std = 4.0;
+    int max_seq = -1, no_prefix = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -547,6 +768,7 @@ static int parse_args(int argc, char **argv, options *o)
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { usage(stdout); exit(0); }
         else if (a[0] != '-') { if (o->outdir) goto bad; o->outdir = a; takes = 0; }
         else if (strcmp(a, "--prefix") == 0) { o->prefix = 1; takes = 0; }
+        else if (strcmp(a, "--no-prefix") == 0) { no_prefix = 1; takes = 0; }
         else if (strcmp(a, "--pooler") == 0) { o->pooler = 1; takes = 0; }
         else if (strcmp(a, "--no-pooler") == 0) { o->pooler = 0; takes = 0; }
         else if (strcmp(a, "--untied") == 0) { o->untied = 1; takes = 0; }
@@ -562,6 +784,31 @@ static int parse_args(int argc, char **argv, options *o)
         else if (strcmp(a, "--max-positions") == 0) rc = parse_int(v, a, 2, &o->max_positions);
         else if (strcmp(a, "--model-max-length") == 0) rc = parse_int(v, a, 0, &o->model_max_length);
         else if (strcmp(a, "--max-seq-length") == 0) rc = parse_int(v, a, 2, &max_seq);
+        else if (strcmp(a, "--num-labels") == 0) rc = parse_int(v, a, 1, &o->num_labels);
+        else if (strcmp(a, "--labels") == 0) o->labels = v;
+        else if (strcmp(a, "--problem-type") == 0) o->problem_type = v;
+        else if (strcmp(a, "--st-activation") == 0) o->st_activation = v;
+        else if (strcmp(a, "--first-label-bias") == 0) {
+            char *end;
+            errno = 0;
+            o->first_label_bias = strtod(v, &end);
+            if (errno || *end || !(o->first_label_bias > -100 && o->first_label_bias < 100)) {
+                fprintf(stderr, "gen_model: --first-label-bias needs a number, not '%s'\n", v);
+                return -1;
+            }
+        } else if (strcmp(a, "--classifier-std") == 0) {
+            char *end;
+            errno = 0;
+            o->classifier_std = strtod(v, &end);
+            if (errno || *end || !(o->classifier_std > 0 && o->classifier_std < 100)) {
+                fprintf(stderr, "gen_model: --classifier-std needs a positive number, not '%s'\n", v);
+                return -1;
+            }
+        } else if (strcmp(a, "--model-type") == 0) {
+            if (strcmp(v, "bert") == 0) o->distilbert = 0;
+            else if (strcmp(v, "distilbert") == 0) o->distilbert = 1;
+            else { fprintf(stderr, "gen_model: --model-type is bert or distilbert, not '%s'\n", v); return -1; }
+        }
         else if (strcmp(a, "--embedding-std") == 0) {
             char *end;
             errno = 0;
@@ -584,7 +831,13 @@ static int parse_args(int argc, char **argv, options *o)
             if (strcmp(v, "model") == 0) o->ar = ARCH_MODEL;
             else if (strcmp(v, "mlm") == 0) o->ar = ARCH_MLM;
             else if (strcmp(v, "pretraining") == 0) o->ar = ARCH_PRETRAINING;
-            else { fprintf(stderr, "gen_model: --arch is model, mlm or pretraining, not '%s'\n", v); return -1; }
+            else if (strcmp(v, "classify") == 0) o->ar = ARCH_CLASSIFY;
+            else if (strcmp(v, "token") == 0) o->ar = ARCH_TOKEN;
+            else if (strcmp(v, "qa") == 0) o->ar = ARCH_QA;
+            else {
+                fprintf(stderr, "gen_model: --arch is model, mlm, pretraining, classify, token or qa, not '%s'\n", v);
+                return -1;
+            }
         } else if (strcmp(a, "--act") == 0) {
             if (strcmp(v, "gelu") && strcmp(v, "gelu_new") && strcmp(v, "relu")) {
                 fprintf(stderr, "gen_model: --act is gelu, gelu_new or relu, not '%s'\n", v);
@@ -609,7 +862,32 @@ static int parse_args(int argc, char **argv, options *o)
     if (!o->intermediate) o->intermediate = 4 * o->hidden;
     if (o->model_max_length < 0) o->model_max_length = o->max_positions;
     if (o->ar != ARCH_MODEL) o->prefix = 1;
-    if (o->pooler < 0) o->pooler = o->ar != ARCH_MLM;
+    if (no_prefix) o->prefix = 0;
+    /* BertForTokenClassification and BertForQuestionAnswering are built
+     * with add_pooling_layer=False: their checkpoints carry no pooler. */
+    if (o->pooler < 0) o->pooler = !o->distilbert && o->ar != ARCH_MLM && o->ar != ARCH_TOKEN && o->ar != ARCH_QA;
+    if (o->ar == ARCH_CLASSIFY && !o->distilbert && !o->pooler) {
+        fprintf(stderr, "gen_model: BertForSequenceClassification's classifier needs the pooler\n");
+        return -1;
+    }
+    if (o->distilbert && (o->ar == ARCH_MLM || o->ar == ARCH_PRETRAINING || o->untied || o->old_layernorm ||
+                          o->position_ids || o->prefix != (o->ar != ARCH_MODEL) || o->pooler == 1)) {
+        fprintf(stderr, "gen_model: --model-type distilbert supports --arch model, classify, token or qa only\n");
+        return -1;
+    }
+    if (o->distilbert) o->pooler = 0;
+    if ((o->problem_type || o->st_activation) && o->ar != ARCH_CLASSIFY) {
+        fprintf(stderr, "gen_model: --problem-type and --st-activation need --arch classify\n");
+        return -1;
+    }
+    if (o->labels && o->ar != ARCH_CLASSIFY && o->ar != ARCH_TOKEN) {
+        fprintf(stderr, "gen_model: --labels needs --arch classify or token\n");
+        return -1;
+    }
+    if (o->first_label_bias != 0 && o->ar != ARCH_TOKEN) {
+        fprintf(stderr, "gen_model: --first-label-bias needs --arch token\n");
+        return -1;
+    }
     if (o->ar == ARCH_PRETRAINING && !o->pooler) {
         fprintf(stderr, "gen_model: the next-sentence head of --arch pretraining needs the pooler\n");
         return -1;

@@ -65,6 +65,78 @@ ${CC:-cc} -std=c11 -O2 -ffp-contract=off -o "$gen" "$here/gen_model.c" -lm
     --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 512 --dtype f32 \
     --prefix --act relu --st-pooling cls --normalize --max-seq-length 64
 
+# Sequence-classification heads (tests/golden/classify.jsonl, rerank.jsonl).
+# BertForSequenceClassification, 3 labels named in id2label, float32.
+"$gen" "$new/cls-3-f32" --vocab "$vocab" --seed 61 \
+    --layers 2 --hidden 128 --heads 4 --intermediate 512 --max-positions 512 --dtype f32 \
+    --arch classify --num-labels 3 --labels negative,neutral,positive
+
+# Multi-label (sigmoid per label), 4 labels, no id2label (LABEL_<i>), float16,
+# tanh GELU, max_length 64.
+"$gen" "$new/cls-multi4-f16" --vocab "$vocab" --seed 67 \
+    --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 64 --dtype f16 --act gelu_new \
+    --arch classify --num-labels 4 --problem-type multi_label_classification
+
+# A one-label cross-encoder as sentence-transformers saves it (id2label
+# LABEL_0), no activation_fn in config.json (sigmoid), tensors without
+# "bert.", max_length 48 so that pairs truncate longest-first.
+"$gen" "$new/ce-sigmoid" --vocab "$vocab" --seed 71 \
+    --layers 2 --hidden 128 --heads 2 --intermediate 512 --max-positions 48 --dtype f32 \
+    --arch classify --no-prefix --num-labels 1 --labels default --classifier-std 2
+
+# The same kind with activation_fn Identity (raw logit), bfloat16.
+"$gen" "$new/ce-identity-bf16" --vocab "$vocab" --seed 73 \
+    --layers 2 --hidden 128 --heads 4 --intermediate 512 --max-positions 512 --dtype bf16 \
+    --arch classify --num-labels 1 --labels default --classifier-std 2 \
+    --st-activation torch.nn.modules.linear.Identity
+
+# Regression head: problem_type "regression", the raw logit; num_labels only.
+"$gen" "$new/reg-f32" --vocab "$vocab" --seed 79 \
+    --layers 2 --hidden 64 --heads 2 --intermediate 256 --max-positions 512 --dtype f32 --act relu \
+    --arch classify --num-labels 1 --problem-type regression
+
+# DistilBertForSequenceClassification like the SST-2 sentiment model.
+"$gen" "$new/distil-cls" --vocab "$vocab" --seed 83 \
+    --layers 3 --hidden 128 --heads 4 --intermediate 512 --max-positions 512 --dtype f32 \
+    --model-type distilbert --arch classify --num-labels 2 --labels NEGATIVE,POSITIVE
+
+# Token-classification (NER) and question-answering heads
+# (tests/golden/ner.jsonl, qa.jsonl).  Label 0 "O" gets a bias of +2 so that
+# about half the tokens are outside any entity, as in real NER output.
+# BertForTokenClassification with the CoNLL-2003 labels in dslim/bert-base-NER's
+# order, tensors under "bert.", float32.
+"$gen" "$new/ner-conll-f32" --vocab "$vocab" --seed 101 \
+    --layers 2 --hidden 128 --heads 4 --intermediate 512 --max-positions 512 --dtype f32 \
+    --arch token --num-labels 9 --labels O,B-MISC,I-MISC,B-PER,I-PER,B-ORG,I-ORG,B-LOC,I-LOC \
+    --first-label-bias 2
+
+# Without "bert.", float16, max_length 64 so that long texts need windows; a
+# label without a B-/I- prefix (DATE), which the pipeline groups like an I- tag.
+"$gen" "$new/ner-short-f16" --vocab "$vocab" --seed 103 \
+    --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 64 --dtype f16 \
+    --arch token --no-prefix --num-labels 6 --labels O,B-PER,I-PER,B-LOC,I-LOC,DATE \
+    --first-label-bias 1.5
+
+# DistilBertForTokenClassification.
+"$gen" "$new/ner-distil" --vocab "$vocab" --seed 107 \
+    --layers 3 --hidden 128 --heads 4 --intermediate 512 --max-positions 512 --dtype f32 \
+    --model-type distilbert --arch token --num-labels 9 \
+    --labels O,B-PER,I-PER,B-ORG,I-ORG,B-LOC,I-LOC,B-MISC,I-MISC --first-label-bias 2
+
+# BertForQuestionAnswering under "bert.", float32, max_length 512: windows of
+# 384 tokens with doc_stride 128, as the pipeline's defaults.
+"$gen" "$new/qa-f32" --vocab "$vocab" --seed 109 \
+    --layers 2 --hidden 128 --heads 4 --intermediate 512 --max-positions 512 --dtype f32 --arch qa
+
+# Without "bert.", bfloat16, max_length 96: windows of 96 tokens, doc_stride 48.
+"$gen" "$new/qa-short-bf16" --vocab "$vocab" --seed 113 \
+    --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 96 --dtype bf16 --arch qa --no-prefix
+
+# DistilBertForQuestionAnswering.
+"$gen" "$new/qa-distil" --vocab "$vocab" --seed 127 \
+    --layers 3 --hidden 128 --heads 4 --intermediate 512 --max-positions 512 --dtype f32 \
+    --model-type distilbert --arch qa
+
 rm -f "$gen"
 for dir in "$new"/*; do
     name=$(basename "$dir")

@@ -1,0 +1,547 @@
+/*
+ * test_ner_qa.c - token classification and question answering through SQL
+ * (API.md, "Fine-tuned task heads"): bert_ner, bert_ner_each with all five
+ * aggregations, bert_answer, bert_answer_each, their errors and bounds.
+ *
+ * The expected results are tests/golden/ner.jsonl and qa.jsonl, written by
+ * tests/golden/make_ner_qa_goldens.py from the PyTorch reference's logits,
+ * the Rust tokenizer's offsets and the token-classification and
+ * question-answering pipelines' post-processing (re-implemented from the
+ * transformers sources there), on the random-weight NER and QA models that
+ * tests/tools/make_test_models.sh generates.  Entities, words, offsets and
+ * answers must be identical, scores within 1e-4 (the goldens were checked to
+ * be decided by clear gaps: float32 logits and noise of 1e-4 do not change
+ * them).  substr(text, start + 1, end - start) must be the span each row
+ * names, counted independently here.
+ */
+#include "test.h"
+#include "../ext/json.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GOLDEN_DIR "tests/golden/"
+#define MODELS_DIR "build/models/"
+#define TOL 1e-4
+#define MAX_MODELS 8
+#define MAX_REPORTS 4
+
+static const char *const aggregations[] = {"none", "simple", "first", "average", "max"};
+#define N_AGG 5
+
+typedef struct {
+    char name[64];
+    int usable, is_ner;
+    int lines, rows, failures, substr_checked;
+    double worst;
+} span_model;
+
+typedef struct {
+    span_model models[MAX_MODELS];
+    int n;
+} span_models;
+
+static span_model *find(span_models *h, const char *name)
+{
+    for (int i = 0; i < h->n; i++)
+        if (strcmp(h->models[i].name, name) == 0) return &h->models[i];
+    return NULL;
+}
+
+static int check(span_model *m, int ok, const char *what, const char *text)
+{
+    if (ok) return 1;
+    if (m->failures++ < MAX_REPORTS) T_CHECK(0, "%s: %s, for \"%.60s\"", m->name, what, text);
+    return 0;
+}
+
+/* make_goldens.py's checksum(): the file's little-endian 64-bit words times
+ * (2i+1), mod 2^64 (as test_golden.c and test_heads.c compute it). */
+static int file_checksum(const char *path, uint64_t *sum, long long *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    unsigned char chunk[1 << 16];
+    uint64_t s = 0, i = 0;
+    long long total = 0;
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        total += (long long)n;
+        if (n % 8) memset(chunk + n, 0, 8 - n % 8);
+        for (size_t k = 0; k < n; k += 8, i++) {
+            uint64_t w = 0;
+            for (int b = 7; b >= 0; b--) w = (w << 8) | chunk[k + (size_t)b];
+            s += w * (2 * i + 1);
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    *sum = s;
+    *size = total;
+    return bad ? -1 : 0;
+}
+
+static const char *member_str(const json_doc *d, int node, const char *key)
+{
+    return bert_json_str(d, bert_json_member(d, node, key), "");
+}
+
+/* The code points [start, end) of a UTF-8 text, counted here (as Python
+ * slices), malloc'd. */
+static char *slice(const char *text, long long start, long long end)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t b = 0, from = 0, to = 0;
+    long long c = 0;
+    for (;; c++) {
+        if (c == start) from = b;
+        if (c == end) { to = b; break; }
+        if (!s[b]) return NULL;
+        b++;
+        while ((s[b] & 0xC0) == 0x80) b++;
+    }
+    char *out = malloc(to - from + 1);
+    if (!out) return NULL;
+    memcpy(out, text + from, to - from);
+    out[to - from] = 0;
+    return out;
+}
+
+/* substr(text, start + 1, end - start) in SQL against the slice counted here. */
+static int substr_is_span(sqlite3 *db, const char *text, long long start, long long end)
+{
+    char *want = slice(text, start, end);
+    sqlite3_stmt *st = NULL;
+    int ok = 0;
+    if (want && sqlite3_prepare_v2(db, "SELECT substr(?1, ?2 + 1, ?3 - ?2)", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, text, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 2, start);
+        sqlite3_bind_int64(st, 3, end);
+        ok = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) &&
+             strcmp((const char *)sqlite3_column_text(st, 0), want) == 0;
+    }
+    sqlite3_finalize(st);
+    free(want);
+    return ok;
+}
+
+static void each_line(const char *path, void (*fn)(span_models *, const json_doc *, sqlite3 *), span_models *h,
+                      sqlite3 *db)
+{
+    char *text = t_read_file(path, NULL);
+    if (!T_CHECK(text != NULL, "cannot read %s", path)) return;
+    for (char *line = text, *end; *line; line = end) {
+        end = strchr(line, '\n');
+        end = end ? end + 1 : line + strlen(line);
+        size_t len = (size_t)(end - line);
+        if (len <= 1) continue;
+        json_doc *d = NULL;
+        char *err = NULL;
+        if (T_CHECK(bert_json_parse(line, len, &d, &err) == 0, "%s: %s", path, err ? err : "unparsable line"))
+            fn(h, d, db);
+        free(err);
+        bert_json_free(d);
+    }
+    free(text);
+}
+
+/* ---- the models ------------------------------------------------------------------ */
+
+static int exec_ok(sqlite3 *db, const char *sql)
+{
+    char *err = NULL;
+    int rc = sqlite3_exec(db, sql, NULL, NULL, &err);
+    T_CHECK(rc == SQLITE_OK, "%s: %s", sql, err ? err : "");
+    sqlite3_free(err);
+    return rc == SQLITE_OK;
+}
+
+static void load_models(span_models *h, sqlite3 *db)
+{
+    json_doc *d = NULL;
+    char *err = NULL;
+    int missing = 0;
+    if (!T_CHECK(bert_json_parse_file(GOLDEN_DIR "ner_qa_models.json", &d, &missing, &err) == 0,
+                 "tests/golden/ner_qa_models.json: %s", missing ? "missing" : err ? err : "?")) {
+        free(err);
+        return;
+    }
+    for (int c = d->nodes[0].first_child; c >= 0 && h->n < MAX_MODELS; c = d->nodes[c].next_sibling) {
+        span_model *m = &h->models[h->n++];
+        memset(m, 0, sizeof *m);
+        snprintf(m->name, sizeof m->name, "%s", d->nodes[c].key);
+        m->is_ner = strcmp(member_str(d, c, "task"), "token_classification") == 0;
+        char path[256];
+        snprintf(path, sizeof path, MODELS_DIR "%s/model.safetensors", m->name);
+        uint64_t sum = 0;
+        long long size = 0;
+        if (!T_CHECK(file_checksum(path, &sum, &size) == 0,
+                     "cannot read %s: run tests/tools/make_test_models.sh build/models", path))
+            continue;
+        char hex[17];
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sum);
+        if (!T_CHECK(size == bert_json_int(d, bert_json_member(d, c, "safetensors_bytes"), -1) &&
+                         strcmp(hex, member_str(d, c, "safetensors_checksum")) == 0,
+                     "%s is not the model the goldens were made from: rerun tests/tools/make_test_models.sh "
+                     "build/models, or tests/golden/make_goldens.sh when the generator changed", path))
+            continue;
+        /* A NER model once per aggregation, as name/aggregation. */
+        m->usable = 1;
+        for (int a = 0; a < (m->is_ner ? N_AGG : 1); a++) {
+            char *sql = m->is_ner ? sqlite3_mprintf("SELECT bert_load('%q/%s', '" MODELS_DIR "%q', "
+                                                    "'{\"aggregation\": \"%s\"}')",
+                                                    m->name, aggregations[a], m->name, aggregations[a])
+                                  : sqlite3_mprintf("SELECT bert_load('%q', '" MODELS_DIR "%q')", m->name, m->name);
+            m->usable &= sql && exec_ok(db, sql);
+            sqlite3_free(sql);
+        }
+        /* bert_models announces the task before the weights are loaded. */
+        char *sql = sqlite3_mprintf("SELECT task FROM bert_models WHERE name = '%q%s'", m->name,
+                                    m->is_ner ? "/simple" : "");
+        char *task = sql ? t_query(db, sql, NULL) : NULL;
+        T_CHECK(task && strcmp(task, member_str(d, c, "task")) == 0, "%s: bert_models task %s, want %s", m->name,
+                task ? task : "NULL", member_str(d, c, "task"));
+        free(task);
+        sqlite3_free(sql);
+    }
+    bert_json_free(d);
+}
+
+/* ---- token classification ----------------------------------------------------------- */
+
+static void ner_line(span_models *h, const json_doc *d, sqlite3 *db)
+{
+    span_model *m = find(h, member_str(d, 0, "model"));
+    if (!m || !m->usable) return;
+    const char *text = member_str(d, 0, "text");
+    int results = bert_json_member(d, 0, "results");
+    for (int a = 0; a < N_AGG; a++) {
+        char model[96], what[600];
+        snprintf(model, sizeof model, "%s/%s", m->name, aggregations[a]);
+        int want = bert_json_member(d, results, aggregations[a]);
+        sqlite3_stmt *st = NULL;
+        int ok = sqlite3_prepare_v2(db, "SELECT entity, score, word, start, \"end\", \"index\" "
+                                        "FROM bert_ner_each(?1, ?2)", -1, &st, NULL) == SQLITE_OK;
+        if (ok) {
+            sqlite3_bind_text(st, 1, text, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_text(st, 2, model, -1, SQLITE_TRANSIENT);
+        }
+        int w = d->nodes[want].first_child, rc = SQLITE_ROW, rows = 0;
+        while (ok && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+            if (!check(m, w >= 0, "bert_ner_each gives more entities than the pipeline", text)) { ok = 0; break; }
+            int f = d->nodes[w].first_child;           /* entity, score, word, start, end, index */
+            const char *entity = bert_json_str(d, f, "");
+            double score = bert_json_real(d, d->nodes[f].next_sibling, NAN);
+            int wn = d->nodes[d->nodes[f].next_sibling].next_sibling;
+            const char *word = bert_json_str(d, wn, "");
+            long long start = bert_json_int(d, d->nodes[wn].next_sibling, -1);
+            int en = d->nodes[d->nodes[wn].next_sibling].next_sibling;
+            long long end = bert_json_int(d, en, -1);
+            int in = d->nodes[en].next_sibling;
+            int index_null = d->nodes[in].type == JSON_NULL;
+            long long index = bert_json_int(d, in, -1);
+            const char *g_entity = (const char *)sqlite3_column_text(st, 0);
+            const char *g_word = (const char *)sqlite3_column_text(st, 2);
+            double g_score = sqlite3_column_double(st, 1), diff = fabs(g_score - score);
+            long long g_start = sqlite3_column_int64(st, 3), g_end = sqlite3_column_int64(st, 4);
+            int g_index_null = sqlite3_column_type(st, 5) == SQLITE_NULL;
+            long long g_index = sqlite3_column_int64(st, 5);
+            if (!(diff <= m->worst)) m->worst = diff;
+            snprintf(what, sizeof what, "%s entity %d: got %s %.7f \"%s\" %lld..%lld index %lld, "
+                     "want %s %.7f \"%s\" %lld..%lld index %lld", aggregations[a], rows,
+                     g_entity ? g_entity : "NULL", g_score, g_word ? g_word : "NULL", g_start, g_end,
+                     g_index_null ? -1 : g_index, entity, score, word, start, end, index_null ? -1 : index);
+            if (!check(m, g_entity && g_word && strcmp(g_entity, entity) == 0 && strcmp(g_word, word) == 0 &&
+                              g_start == start && g_end == end && g_index_null == index_null &&
+                              (index_null || g_index == index) && diff <= TOL,
+                       what, text)) {
+                ok = 0;
+                break;
+            }
+            if (check(m, substr_is_span(db, text, g_start, g_end), "substr(text, start + 1, end - start) is not "
+                      "the entity's span", text))
+                m->substr_checked++;
+            rows++;
+            w = d->nodes[w].next_sibling;
+        }
+        if (ok) {
+            snprintf(what, sizeof what, "%s: bert_ner_each gave %d entities, the pipeline more (%s)",
+                     aggregations[a], rows, rc == SQLITE_DONE ? "done" : sqlite3_errmsg(db));
+            check(m, rc == SQLITE_DONE && w < 0, what, text);
+        } else if (!st) {
+            check(m, 0, sqlite3_errmsg(db), text);
+        }
+        sqlite3_finalize(st);
+        m->rows += rows;
+
+        /* bert_ner: the same list as JSON in the pipeline's shape. */
+        char *sql = sqlite3_mprintf("SELECT json_array_length(?1) = %d "
+                                    "AND (SELECT count(*) FROM json_each(?1) WHERE json_type(value, '$.%s') "
+                                    "IS NOT NULL AND json_type(value, '$.word') = 'text') = json_array_length(?1) "
+                                    "AND (json_array_length(?1) = 0 OR json_extract(?1, '$[0].index') %s)",
+                                    rows, a == 0 ? "entity" : "entity_group", a == 0 ? "IS NOT NULL" : "IS NULL");
+        char *json = NULL;
+        if (sql) {
+            char *q = sqlite3_mprintf("SELECT bert_ner(?1, '%q')", model);
+            json = q ? t_query(db, q, text, NULL) : NULL;
+            sqlite3_free(q);
+        }
+        char *same = json && strncmp(json, "ERROR", 5) != 0 ? t_query(db, sql, json, NULL) : NULL;
+        snprintf(what, sizeof what, "%s: bert_ner's JSON (%.200s) is not the rows of bert_ner_each in the "
+                 "pipeline's shape", aggregations[a], json ? json : "NULL");
+        check(m, same && strcmp(same, "1") == 0, what, text);
+        free(same);
+        free(json);
+        sqlite3_free(sql);
+    }
+    m->lines++;
+}
+
+/* ---- question answering ---------------------------------------------------------------- */
+
+static void qa_line(span_models *h, const json_doc *d, sqlite3 *db)
+{
+    span_model *m = find(h, member_str(d, 0, "model"));
+    if (!m || !m->usable) return;
+    const char *question = member_str(d, 0, "question"), *context = member_str(d, 0, "context");
+    static const int ks[] = {1, 3, 5};
+    char what[700];
+    for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
+        char key[8];
+        snprintf(key, sizeof key, "top%d", ks[ki]);
+        int want = bert_json_member(d, 0, key);
+        sqlite3_stmt *st = NULL;
+        int ok = sqlite3_prepare_v2(db, "SELECT rank, answer, score, start, \"end\" "
+                                        "FROM bert_answer_each(?1, ?2, ?3, ?4)", -1, &st, NULL) == SQLITE_OK;
+        if (ok) {
+            sqlite3_bind_text(st, 1, question, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_text(st, 2, context, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_int(st, 3, ks[ki]);
+            sqlite3_bind_text(st, 4, m->name, -1, SQLITE_TRANSIENT);
+        }
+        int w = d->nodes[want].first_child, rc = SQLITE_ROW, rows = 0;
+        while (ok && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+            if (!check(m, w >= 0, "bert_answer_each gives more answers than the pipeline", question)) { ok = 0; break; }
+            const char *answer = member_str(d, w, "answer");
+            double score = bert_json_real(d, bert_json_member(d, w, "score"), NAN);
+            long long start = bert_json_int(d, bert_json_member(d, w, "start"), -1), end = bert_json_int(d, bert_json_member(d, w, "end"), -1);
+            const char *g_answer = (const char *)sqlite3_column_text(st, 1);
+            double g_score = sqlite3_column_double(st, 2), diff = fabs(g_score - score);
+            long long g_start = sqlite3_column_int64(st, 3), g_end = sqlite3_column_int64(st, 4);
+            if (!(diff <= m->worst)) m->worst = diff;
+            snprintf(what, sizeof what, "top_k %d, rank %d: got \"%s\" %.7f %lld..%lld, want \"%s\" %.7f %lld..%lld",
+                     ks[ki], rows + 1, g_answer ? g_answer : "NULL", g_score, g_start, g_end, answer, score, start, end);
+            if (!check(m, sqlite3_column_int(st, 0) == rows + 1 && g_answer && strcmp(g_answer, answer) == 0 &&
+                              g_start == start && g_end == end && diff <= TOL, what, question)) {
+                ok = 0;
+                break;
+            }
+            char *span = slice(context, g_start, g_end);
+            if (check(m, span && strcmp(span, g_answer) == 0 && substr_is_span(db, context, g_start, g_end),
+                      "the answer is not substr(context, start + 1, end - start)", question))
+                m->substr_checked++;
+            free(span);
+            rows++;
+            w = d->nodes[w].next_sibling;
+        }
+        if (ok) {
+            snprintf(what, sizeof what, "top_k %d: bert_answer_each gave %d answers, the pipeline more (%s)", ks[ki],
+                     rows, rc == SQLITE_DONE ? "done" : sqlite3_errmsg(db));
+            check(m, rc == SQLITE_DONE && w < 0, what, question);
+        } else if (!st) {
+            check(m, 0, sqlite3_errmsg(db), question);
+        }
+        sqlite3_finalize(st);
+        m->rows += rows;
+        if (ks[ki] == 1) {
+            /* bert_answer is the pipeline's top-1 answer as one JSON object. */
+            int first = d->nodes[want].first_child;
+            char *q = sqlite3_mprintf("SELECT json_extract(j, '$.answer') = ?3 AND json_extract(j, '$.start') = %lld "
+                                      "AND json_extract(j, '$.end') = %lld AND abs(json_extract(j, '$.score') - %.9g) "
+                                      "<= %g FROM (SELECT bert_answer(?1, ?2, '%q') AS j)",
+                                      bert_json_int(d, bert_json_member(d, first, "start"), -1),
+                                      bert_json_int(d, bert_json_member(d, first, "end"), -1),
+                                      bert_json_real(d, bert_json_member(d, first, "score"), NAN), TOL, m->name);
+            char *got = q ? t_query(db, q, question, context, member_str(d, first, "answer"), NULL) : NULL;
+            snprintf(what, sizeof what, "bert_answer is not the top answer: %s", got ? got : "NULL");
+            check(m, got && strcmp(got, "1") == 0, what, question);
+            free(got);
+            sqlite3_free(q);
+        }
+    }
+    m->lines++;
+}
+
+/* ---- what the goldens cannot show ------------------------------------------------------ */
+
+static void errors(sqlite3 *db)
+{
+    t_case("bert_ner and bert_answer on a model without their head name the head and the model's task");
+    t_expect(db, "SELECT bert_load('plain', '" MODELS_DIR "bert-plain-f32')", NULL, "plain");
+    t_expect(db, "SELECT bert_load('cls', '" MODELS_DIR "cls-3-f32')", NULL, "cls");
+    t_expect_error(db, "SELECT bert_ner('Paris', 'qa-f32')", NULL, "token-classification head",
+                   "BertForTokenClassification", "task is question_answering", NULL);
+    t_expect_error(db, "SELECT bert_ner('Paris', 'cls')", NULL, "token-classification head",
+                   "task is sequence_classification", NULL);
+    t_expect_error(db, "SELECT count(*) FROM bert_ner_each('Paris', 'plain')", NULL, "token-classification head",
+                   "task is none", NULL);
+    t_expect_error(db, "SELECT bert_answer('Where?', 'In Paris.', 'ner-conll-f32/simple')", NULL,
+                   "question-answering head", "BertForQuestionAnswering", "task is token_classification", NULL);
+    t_expect_error(db, "SELECT count(*) FROM bert_answer_each('Where?', 'In Paris.', 3, 'cls')", NULL,
+                   "question-answering head", "task is sequence_classification", NULL);
+    t_expect_error(db, "SELECT bert_classify('Paris', 'ner-distil/simple')", NULL, "sequence-classification head",
+                   "task is token_classification", NULL);
+    t_expect(db, "SELECT task || ' ' || labels FROM bert_models WHERE name = 'ner-short-f16/none'", NULL,
+             "token_classification [\"O\",\"B-PER\",\"I-PER\",\"B-LOC\",\"I-LOC\",\"DATE\"]");
+    t_expect(db, "SELECT task || ' ' || (labels IS NULL) FROM bert_models WHERE name = 'qa-distil'", NULL,
+             "question_answering 1");
+
+    t_case("NULL in gives NULL out or no rows; empty questions and contexts are errors");
+    t_expect(db, "SELECT bert_ner(NULL, 'ner-conll-f32/simple')", NULL, "NULL");
+    t_expect(db, "SELECT count(*) FROM bert_ner_each(NULL, 'ner-conll-f32/simple')", NULL, "0");
+    t_expect(db, "SELECT bert_answer(NULL, 'In Paris.', 'qa-f32')", NULL, "NULL");
+    t_expect(db, "SELECT bert_answer('Where?', NULL, 'qa-f32')", NULL, "NULL");
+    t_expect(db, "SELECT count(*) FROM bert_answer_each('Where?', NULL, 3, 'qa-f32')", NULL, "0");
+    t_expect(db, "SELECT bert_ner('', 'ner-conll-f32/simple')", NULL, "[]");
+    t_expect_error(db, "SELECT bert_answer('', 'In Paris.', 'qa-f32')", NULL, "question", "non-empty", NULL);
+    t_expect_error(db, "SELECT bert_answer('Where?', '', 'qa-f32')", NULL, "context", "non-empty", NULL);
+    t_expect_error(db, "SELECT bert_answer('Where?', '   ', 'qa-f32')", NULL, "context", NULL);
+    t_expect_error(db, "SELECT count(*) FROM bert_answer_each('Where?', 'In Paris.', 0, 'qa-f32')", NULL,
+                   "top_k", NULL);
+    t_expect_error(db, "SELECT bert_ner(x'00ff', 'ner-conll-f32/simple')", NULL, "TEXT", NULL);
+    t_expect_error(db, "SELECT count(*) FROM bert_answer_each('Where?', 'In Paris.', 'qa-f32')", NULL, "top_k",
+                   "model", NULL);
+    t_expect_error(db, "SELECT bert_load('bad', '" MODELS_DIR "ner-distil', '{\"aggregation\": \"mean\"}')", NULL,
+                   "aggregation", "\"first\"", NULL);
+
+    t_case("a question that leaves no room for the context's windows is a clear error");
+    {
+        /* qa-short-bf16: windows of 96 tokens overlapping by 48; 80 pieces of
+         * question leave 13 for the context, which needs several windows. */
+        sqlite3_str *s = sqlite3_str_new(NULL);
+        for (int i = 0; i < 80; i++) sqlite3_str_appendall(s, "why ");
+        char *question = sqlite3_str_finish(s);
+        t_expect_error(db, "SELECT bert_answer(?1, 'In Paris, the capital of France, on the river Seine, lives a man "
+                           "who sells old books and maps to tourists from all over the world every day.', "
+                           "'qa-short-bf16')", question, "question is too long", "shorten the question", NULL);
+        sqlite3_free(question);
+    }
+
+    t_case("a 10 MB text or context stops at the bound with an error that says how to cut it");
+    {
+        size_t n = 10u << 20;
+        char *big = malloc(n + 1);
+        if (T_CHECK(big != NULL, "out of memory")) {
+            for (size_t i = 0; i < n; i++) big[i] = "Paris is nice. "[i % 15];
+            big[n] = 0;
+            t_expect_error(db, "SELECT bert_ner(?1, 'ner-conll-f32/simple')", big, "more than 65536 word pieces",
+                           "bert_chunks", NULL);
+            t_expect_error(db, "SELECT bert_answer('Where?', ?1, 'qa-f32')", big, "context has more than 65536 "
+                           "word pieces", "bert_chunks", NULL);
+            free(big);
+        }
+    }
+
+    t_case("entities after the first window of a text longer than max_length are found");
+    {
+        /* ner-short-f16 reads 62 pieces per window; "and then " is two, so
+         * the first window ends at character 31 * 9 = 279. */
+        sqlite3_str *s = sqlite3_str_new(NULL);
+        for (int i = 0; i < 50; i++) sqlite3_str_appendall(s, "and then ");
+        sqlite3_str_appendall(s, "Wolfgang Amadeus Mozart");
+        char *text = sqlite3_str_finish(s);
+        double last = t_query_double(db, "SELECT max(\"end\") FROM bert_ner_each(?1, 'ner-short-f16/simple')", text,
+                                     NULL);
+        T_CHECK(last > 279, "the last entity ends at %g: nothing was found after the first window", last);
+        sqlite3_free(text);
+    }
+}
+
+/* A token classifier whose config.json names fewer labels than its weights
+ * hold must not load: the error names the tensor and both shapes. */
+static void shape_mismatch(sqlite3 *db)
+{
+    t_case("a token-classification head that disagrees with config.json is a clear load error");
+    char dir[] = "/tmp/bert-ner-XXXXXX";
+    if (!T_CHECK(mkdtemp(dir) != NULL, "cannot make a temporary directory")) return;
+    char path[512], target[512];
+    const char *files[] = {"model.safetensors", "vocab.txt", "tokenizer_config.json"};
+    char *cwd = getcwd(NULL, 0);
+    int ok = cwd != NULL;
+    for (int i = 0; ok && i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        snprintf(target, sizeof target, "%s/" MODELS_DIR "ner-short-f16/%s", cwd, files[i]);
+        ok = symlink(target, path) == 0;
+    }
+    const char *last = "\"5\": \"DATE\"";
+    char *config = t_read_file(MODELS_DIR "ner-short-f16/config.json", NULL);
+    char *at = config ? strstr(config, last) : NULL;
+    ok = ok && at != NULL;
+    if (ok) {
+        /* id2label with five labels: "0" to "4". */
+        char *comma = at;
+        while (comma > config && *comma != ',') comma--;
+        memmove(comma, at + strlen(last), strlen(at + strlen(last)) + 1);
+        snprintf(path, sizeof path, "%s/config.json", dir);
+        FILE *f = fopen(path, "w");
+        ok = f && fputs(config, f) >= 0;
+        if (f) ok &= fclose(f) == 0;
+    }
+    if (T_CHECK(ok, "cannot prepare the mismatched model in %s", dir)) {
+        char sql[600];
+        snprintf(sql, sizeof sql, "SELECT bert_ner('a', bert_load('mismatch', '%s'))", dir);
+        t_expect_error(db, sql, NULL, "classifier.weight", "[6, 96]", "5 labels", NULL);
+    }
+    free(config);
+    free(cwd);
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, i < 3 ? files[i] : "config.json");
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+void suite_ner_qa(void)
+{
+    static span_models h;
+    memset(&h, 0, sizeof h);
+    sqlite3 *db = t_open();
+    t_case("the NER and QA models of the goldens load, and bert_models names their task");
+    load_models(&h, db);
+    int usable = 0;
+    for (int i = 0; i < h.n; i++) usable += h.models[i].usable;
+    if (usable == 0) {
+        t_skip("no golden NER/QA model could be loaded");
+        sqlite3_close(db);
+        return;
+    }
+    for (int i = 0; i < h.n; i++) {
+        span_model *m = &h.models[i];
+        if (!m->usable) continue;
+        char name[200];
+        snprintf(name, sizeof name, "%s: %s identical to the pipeline's, scores within 1e-4", m->name,
+                 m->is_ner ? "bert_ner(_each) entities, words and offsets for all five aggregations"
+                           : "bert_answer(_each) answers and offsets for top_k 1, 3 and 5");
+        t_case(name);
+        m->failures = 0;
+        m->worst = 0;
+        /* One model at a time, so a failure is reported under its case. */
+        span_models one = {.n = 1};
+        one.models[0] = *m;
+        each_line(m->is_ner ? GOLDEN_DIR "ner.jsonl" : GOLDEN_DIR "qa.jsonl", m->is_ner ? ner_line : qa_line, &one, db);
+        *m = one.models[0];
+        T_CHECK(m->lines > 0 && m->rows > 0, "%s: no golden line was compared", m->name);
+        T_CHECK(m->substr_checked == m->rows, "%s: substr checked on %d of %d rows", m->name, m->substr_checked,
+                m->rows);
+        if (getenv("BERT_TEST_VERBOSE"))
+            fprintf(stderr, "  %s: %d lines, %d rows, worst score difference %.2e\n", m->name, m->lines, m->rows,
+                    m->worst);
+    }
+    errors(db);
+    shape_mismatch(db);
+    sqlite3_close(db);
+}
