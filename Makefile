@@ -7,6 +7,8 @@
 #   make static     build libsqlite_bert.a, to link into an application
 #   make install    copy bert.so, libsqlite_bert.a and sqlite_bert.h under $(DESTDIR)$(PREFIX)
 #   make deps       check (and as root, install) the Debian packages needed
+#   make test-dqlite  the extension in a three-node dqlite cluster on 127.0.0.1
+#                   (needs libdqlite-dev; not part of make test)
 #   make sqlite-vec fetch sqlite-vec's loadable vec0.so (npm) to ./vec0.so, for
 #                   the vector-index examples and tests (sql/vector_search.sql)
 
@@ -37,7 +39,7 @@ EXT_HDR   := $(wildcard ext/*.h)
 TEST_SRC  := $(wildcard tests/test_*.c)
 MODELS    := build/models/.done
 
-.PHONY: all static test demo bench bench-tokenizer bench-vec install uninstall clean deps sqlite-vec
+.PHONY: all static test demo bench bench-tokenizer bench-vec install uninstall clean deps sqlite-vec test-dqlite
 all: bert.so
 
 deps:
@@ -79,6 +81,10 @@ $(MODELS): tests/tools/gen_model.c tests/tools/make_test_models.sh tests/fixture
 # workers spinning between calls would only slow the suite down.
 test: deps bert.so $(BUILD)/run_tests $(BUILD)/static_app $(MODELS)
 	OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} $(BUILD)/run_tests $(SUITE)
+
+# dqlite replicates pages: the leader computes, followers store the bytes.
+test-dqlite: bert.so libsqlite_bert.a
+	sh tests/dqlite/run.sh
 
 demo: deps bert.so
 	sqlite3 -bail :memory: < sql/demo.sql
