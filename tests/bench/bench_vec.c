@@ -7,9 +7,9 @@
  *
  * Both extensions are loaded at run time into one in-memory database of the
  * system libsqlite3, as a user's application would.  Row i's text joins the
- * first half of one sentence of SENTENCES to the second half of another, so
- * the rows are distinct, short (8-20 words) and read like the corpus.  The
- * queries are other such joins.  Prints one line per measurement; every
+ * beginning of one sentence of SENTENCES to the end of another, so the rows
+ * are distinct, short and read like the corpus.  The queries are other such
+ * joins, not in the table.  Prints one line per measurement; every
  * query's top 10 from vec0 is checked against the brute-force top 10.
  */
 #include <sqlite3.h>
@@ -61,30 +61,42 @@ static char **read_sentences(const char *path, int *count, char **buffer)
     return items;
 }
 
-/* The first half (by words) of `a` followed by the second half of `b`. */
-static void join_halves(const char *a, const char *b, char *out, size_t cap)
+/* The first `num`/`den` (by words) of `a` followed by the rest of `b` from
+ * the same fraction on. */
+static void join_parts(const char *a, const char *b, int num, int den, char *out, size_t cap)
 {
     int words_a = 1, words_b = 1;
     for (const char *p = a; *p; p++) words_a += *p == ' ';
     for (const char *p = b; *p; p++) words_b += *p == ' ';
+    int keep_a = (words_a * num + den - 1) / den, skip_b = words_b * num / den;
     size_t len = 0;
     int w = 0;
     for (const char *p = a; *p && len + 1 < cap; p++) {
-        if (*p == ' ' && ++w >= (words_a + 1) / 2) break;
+        if (*p == ' ' && ++w >= keep_a) break;
         out[len++] = *p;
     }
     const char *tail = b;
-    for (w = 0; *tail && w < words_b / 2; tail++) w += *tail == ' ';
+    for (w = 0; *tail && w < skip_b; tail++) w += *tail == ' ';
     if (len + 1 < cap) out[len++] = ' ';
     while (*tail && len + 1 < cap) out[len++] = *tail++;
     out[len] = '\0';
 }
 
+/* Three cut points (1/2, 1/3, 2/3) times every ordered pair of distinct
+ * sentences: 3 n (n - 1) distinct texts. */
+static const int cuts[3][2] = {{1, 2}, {1, 3}, {2, 3}};
+
+static long max_texts(int n)
+{
+    return 3L * n * (n - 1);
+}
+
 static void text_for(char **s, int n, long i, char *out, size_t cap)
 {
-    /* Pairs (a, b) with a != b, each pair used once up to n * (n - 1) rows. */
-    long a = i % n, b = (a + 1 + (i / n) % (n - 1)) % n;
-    join_halves(s[a], s[b], out, cap);
+    long pairs = (long)n * (n - 1), j = i % pairs;
+    int cut = (int)(i / pairs);
+    long a = j % n, b = (a + 1 + (j / n) % (n - 1)) % n;
+    join_parts(s[a], s[b], cuts[cut][0], cuts[cut][1], out, cap);
 }
 
 static int cmp_double(const void *x, const void *y)
@@ -146,7 +158,7 @@ int main(int argc, char **argv)
     int ns = 0;
     char *sentences = NULL;
     char **s = read_sentences(argv[4], &ns, &sentences);
-    if (ns < 3 || rows > (long)ns * (ns - 1)) { fprintf(stderr, "bench_vec: too few sentences for %ld rows\n", rows); return 2; }
+    if (ns < 3 || rows + nq > max_texts(ns)) { fprintf(stderr, "bench_vec: too few sentences for %ld rows\n", rows); return 2; }
 
     sqlite3 *db = NULL;
     if (sqlite3_open(":memory:", &db) != SQLITE_OK) die(db, "open");
@@ -219,7 +231,7 @@ int main(int argc, char **argv)
     long long (*knn)[TOP] = calloc((size_t)nq, sizeof *knn);
     if (!queries || !brute || !knn) return 1;
     for (int q = 0; q < nq; q++) {
-        text_for(s, ns, (long)ns * (ns - 1) - 1 - q, text, sizeof text);
+        text_for(s, ns, max_texts(ns) - 1 - q, text, sizeof text);
         queries[q] = strdup(text);
         if (!queries[q]) return 1;
     }

@@ -34,5 +34,8 @@ $CC -std=c11 -O2 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L \
     -o build/bench/bench_vec tests/bench/bench_vec.c -lsqlite3
 echo "== vector search: $rows rows, $model, OPENBLAS_NUM_THREADS=$OPENBLAS_NUM_THREADS," \
      "sqlite-vec $(sqlite3 :memory: '.load ./vec0' 'SELECT vec_version()'), SQLite $(sqlite3 --version | cut -d' ' -f1)"
+status=0
 build/bench/bench_vec ./bert.so ./vec0.so "$model" tests/bench/sentences.txt "$rows" "$queries" \
-    | tee build/bench/vec.txt
+    > build/bench/vec.txt || status=$?
+cat build/bench/vec.txt
+exit $status
