@@ -246,6 +246,10 @@ static void generated_column(void)
                  "WHERE d.embedding IS NOT b.embedding", NULL, "2");
     t_expect(db, "SELECT embedding = bert_embed(?1, 'demo') FROM docs WHERE id = 2",
              "The stock market fell sharply today.", "1");
+    /* bert_embed is accepted because it is registered deterministic;
+     * bert_load, which changes the connection's state, is not. */
+    t_expect_error(db, "CREATE TABLE bad(path TEXT, name TEXT GENERATED ALWAYS AS (bert_load('x', path)) STORED)",
+                   NULL, "non-deterministic", NULL);
 
     t_case("a generated column: connections without the model or the extension");
     sqlite3 *no_model = open_file(1);
@@ -348,6 +352,11 @@ static void triggers(void)
     t_expect_error(db, "INSERT INTO docs(body) VALUES (?1)", "no model now", "unknown model 'demo'", NULL);
     exec(db, "SELECT bert_load('demo', '" DEMO "')");
     check_index(db, "a refused INSERT");
+    /* An untrusted schema may not use the index or bert_embed in triggers. */
+    exec(db, "PRAGMA trusted_schema = OFF");
+    t_expect_error(db, "INSERT INTO docs(body) VALUES (?1)", "untrusted", "unsafe use of", NULL);
+    exec(db, "PRAGMA trusted_schema = ON");
+    check_index(db, "a refused INSERT in an untrusted schema");
 done:
     sqlite3_close(db);
 }
