@@ -196,6 +196,74 @@ done:
     sqlite3_close(db);
 }
 
+/* ---- long documents: chunks, their index, best chunk per document --------- */
+
+/* 1 when this build has bert_chunks; the case is skipped otherwise. */
+static int have_chunks(sqlite3 *db)
+{
+    char *got = t_query(db, "SELECT count(*) FROM bert_chunks('a b c', 2, 0, 'demo')", (const char *)NULL);
+    int missing = strstr(got, "no such table: bert_chunks") != NULL;
+    free(got);
+    if (missing) t_skip("bert_chunks is not in this build");
+    return !missing;
+}
+
+static void document_search(void)
+{
+    t_case("documents cut by bert_chunks: vec0 KNN over chunks ranks as brute force, best chunk per document");
+    sqlite3 *db = open_with_vec();
+    if (!db) return;
+    if (!exec(db, "SELECT bert_load('demo', '" DEMO "')") || !have_chunks(db) || !load_corpus(db)) goto done;
+    /* 30 documents of 10 consecutive sentences each (about 150 word pieces),
+     * cut into overlapping chunks of at most 24 word pieces. */
+    if (!exec(db,
+              "CREATE TABLE documents(id INTEGER PRIMARY KEY, body TEXT NOT NULL);"
+              "INSERT INTO documents(id, body) SELECT (id - 1) / 10 + 1, group_concat(body, ' ') "
+              "  FROM (SELECT id, body FROM docs WHERE id <= 300 ORDER BY id) GROUP BY (id - 1) / 10;"
+              "CREATE TABLE chunks(id INTEGER PRIMARY KEY, doc_id INTEGER NOT NULL, chunk_index INTEGER,"
+              "  start INTEGER, \"end\" INTEGER, text TEXT NOT NULL);"
+              "INSERT INTO chunks(doc_id, chunk_index, start, \"end\", text) "
+              "  SELECT d.id, c.chunk_index, c.start, c.\"end\", c.text "
+              "  FROM documents AS d, bert_chunks(d.body, 24, 6, 'demo') AS c ORDER BY d.id, c.chunk_index;"
+              "CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[256] distance_metric=cosine);"
+              "INSERT INTO chunks_vec(rowid, embedding) SELECT CAST(key AS INTEGER), embedding "
+              "  FROM bert_embed_each((SELECT json_group_object(id, text) FROM chunks), 'demo');"))
+        goto done;
+    /* Every document is cut into several chunks, each its own substring. */
+    t_expect(db, "SELECT min(n) > 3 FROM (SELECT count(*) AS n FROM chunks GROUP BY doc_id)", NULL, "1");
+    t_expect(db, "SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.doc_id "
+                 "WHERE c.text IS NOT substr(d.body, c.start + 1, c.\"end\" - c.start)", NULL, "0");
+    for (size_t q = 0; q < sizeof queries / sizeof *queries; q++) {
+        ranking knn, brute;
+        if (!rank(db,
+                  "SELECT rowid, distance FROM chunks_vec "
+                  "WHERE embedding MATCH bert_embed(?1, 'demo') AND k = 10 ORDER BY distance",
+                  queries[q], &knn) ||
+            !rank(db,
+                  "SELECT id, 1 - bert_similarity(text, ?1, 'demo') AS distance FROM chunks "
+                  "ORDER BY distance, id LIMIT 10",
+                  queries[q], &brute))
+            break;
+        compare_rankings(queries[q], &knn, &brute);
+        /* Documents, best chunk wins: from the index's nearest chunks, and by
+         * brute force over every chunk of every document. */
+        if (!rank(db,
+                  "WITH hits AS (SELECT rowid AS chunk_id, distance FROM chunks_vec"
+                  "  WHERE embedding MATCH bert_embed(?1, 'demo') AND k = 100)"
+                  "SELECT c.doc_id, min(h.distance) AS distance FROM hits AS h JOIN chunks AS c ON c.id = h.chunk_id "
+                  "GROUP BY c.doc_id ORDER BY distance LIMIT 10",
+                  queries[q], &knn) ||
+            !rank(db,
+                  "SELECT doc_id, 1 - max(bert_similarity(text, ?1, 'demo')) AS distance FROM chunks "
+                  "GROUP BY doc_id ORDER BY distance, doc_id LIMIT 10",
+                  queries[q], &brute))
+            break;
+        compare_rankings(queries[q], &knn, &brute);
+    }
+done:
+    sqlite3_close(db);
+}
+
 /* ---- a generated column ------------------------------------------------------ */
 
 #define GEN_DB "build/test_vec_generated.db"
@@ -365,6 +433,7 @@ void suite_vec(void)
 {
     subtype_convention();
     knn_equals_brute_force();
+    document_search();
     generated_column();
     triggers();
 }
