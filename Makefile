@@ -7,6 +7,10 @@
 #   make static     build libsqlite_bert.a, to link into an application
 #   make install    copy bert.so, libsqlite_bert.a and sqlite_bert.h under $(DESTDIR)$(PREFIX)
 #   make deps       check (and as root, install) the Debian packages needed
+#   make test-dqlite  the extension in a three-node dqlite cluster on 127.0.0.1
+#                   (needs libdqlite-dev; not part of make test)
+#   make sqlite-vec fetch sqlite-vec's loadable vec0.so (npm) to ./vec0.so, for
+#                   the vector-index examples and tests (sql/vector_search.sql)
 #
 # Every target that compiles checks the build's packages first (build-deps),
 # so a fresh machine gets the apt-get line to run, not compiler errors about
@@ -39,7 +43,7 @@ EXT_HDR   := $(wildcard ext/*.h)
 TEST_SRC  := $(wildcard tests/test_*.c)
 MODELS    := build/models/.done
 
-.PHONY: all static test demo bench bench-tokenizer install uninstall clean deps build-deps
+.PHONY: all static test demo bench bench-tokenizer bench-vec install uninstall clean deps build-deps sqlite-vec test-dqlite
 all: bert.so
 
 deps:
@@ -72,7 +76,7 @@ $(BUILD)/static_app: tests/c_app/static_app.c libsqlite_bert.a ext/sqlite_bert.h
 
 # The test runner links the extension's sources directly (SQLITE_CORE), so
 # sanitizers see every line of it.
-$(BUILD)/run_tests: $(EXT_SRC) $(EXT_HDR) $(TEST_SRC) tests/test.h | build-deps
+$(BUILD)/run_tests: $(EXT_SRC) $(EXT_HDR) $(TEST_SRC) $(wildcard tests/*.h) | build-deps
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ $(TEST_SRC) $(EXT_SRC) -lsqlite3 $(LIBS) $(LDFLAGS) $(COUNT_ALLOCS)
 
@@ -87,6 +91,10 @@ $(MODELS): tests/tools/gen_model.c tests/tools/make_test_models.sh tests/fixture
 test: deps bert.so $(BUILD)/run_tests $(BUILD)/static_app $(MODELS)
 	OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} $(BUILD)/run_tests $(SUITE)
 
+# dqlite replicates pages: the leader computes, followers store the bytes.
+test-dqlite: bert.so libsqlite_bert.a
+	sh tests/dqlite/run.sh
+
 demo: deps bert.so
 	sqlite3 -bail :memory: < sql/demo.sql
 
@@ -97,8 +105,29 @@ $(BUILD)/bench_tokenizer: tests/bench/bench_tokenizer.c $(EXT_SRC) $(EXT_HDR) | 
 bench-tokenizer: $(BUILD)/bench_tokenizer
 	$(BUILD)/bench_tokenizer
 
-bench: bert.so $(BUILD)/bench_tokenizer
+bench: bert.so $(BUILD)/bench_tokenizer vec0.so
 	sh tests/bench/run.sh
+	sh tests/bench/vec_bench.sh
+
+# 100,000 generated rows: embedding, the vec0 index, brute force against KNN.
+bench-vec: bert.so vec0.so
+	sh tests/bench/vec_bench.sh
+
+# sqlite-vec (https://github.com/asg017/sqlite-vec) ships its loadable
+# extension in npm platform packages (sqlite-vec-linux-x64 and others); the
+# install runs no package scripts.  ./vec0.so is what `.load ./vec0` finds.
+SQLITE_VEC_VERSION ?= 0.1.9
+VEC_DIR := build/sqlite-vec
+vec0.so:
+	@command -v npm >/dev/null || { echo "make sqlite-vec: npm is needed (apt-get install npm)" >&2; exit 1; }
+	@mkdir -p $(VEC_DIR)
+	cd $(VEC_DIR) && npm install --ignore-scripts --no-audit --no-fund --no-save sqlite-vec@$(SQLITE_VEC_VERSION)
+	@so=$$(find $(VEC_DIR)/node_modules -path '*/sqlite-vec-*/vec0.so' | head -n 1); \
+	 if [ -z "$$so" ]; then echo "make sqlite-vec: the npm package has no vec0.so for this platform ($$(uname -sm))" >&2; exit 1; fi; \
+	 cp "$$so" $@
+	@echo "vec0.so: sqlite-vec $(SQLITE_VEC_VERSION)"
+
+sqlite-vec: vec0.so
 
 install: bert.so libsqlite_bert.a
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)
@@ -110,4 +139,4 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/bert.so $(DESTDIR)$(LIBDIR)/libsqlite_bert.a $(DESTDIR)$(INCLUDEDIR)/sqlite_bert.h
 
 clean:
-	rm -rf bert.so libsqlite_bert.a $(BUILD)
+	rm -rf bert.so libsqlite_bert.a vec0.so $(BUILD)

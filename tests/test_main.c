@@ -58,7 +58,8 @@ long t_allocations(void)
     X(threads) \
     X(robustness) \
     X(usability) \
-    X(examples)
+    X(examples) \
+    X(vec)
 
 #define DECLARE(name) void suite_##name(void);
 SUITES(DECLARE)
