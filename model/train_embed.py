@@ -33,7 +33,7 @@ import torch.nn.functional as F  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bert_torch import Bert, Cfg, data_units, load_safetensors, save_checkpoint  # noqa: E402
+from bert_torch import Bert, Cfg, data_units, load_checkpoint, load_safetensors, save_checkpoint  # noqa: E402
 from train import CLS, PAD, SEP, batches_for_epoch, collate, lr_at, mask_tokens  # noqa: E402
 
 WORK = os.path.join(HERE, "work")
@@ -89,6 +89,9 @@ def main():
     ap.add_argument("--steps", type=int, required=True)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--init-model", default=os.path.join(HERE, "demo"), help="an exported model directory")
+    ap.add_argument("--init-from", default="", help="or start from this checkpoint's weights (in --work)")
+    ap.add_argument("--embed-weight", type=float, default=1.0,
+                    help="weight of the two contrastive losses against masked-LM + NSP")
     ap.add_argument("--lr", type=float, default=2e-4)
     ap.add_argument("--warmup", type=float, default=0.05)
     ap.add_argument("--weight-decay", type=float, default=0.01)
@@ -114,19 +117,24 @@ def main():
     rng = np.random.default_rng(args.seed)
     log = open(os.path.join(args.work, args.log), "a")
 
-    cfg_json = json.load(open(os.path.join(args.init_model, "config.json")))
-    cfg = Cfg(**{k: cfg_json[k] for k in Cfg().to_dict() if k in cfg_json})
+    if args.init_from:
+        init = load_checkpoint(os.path.join(args.work, args.init_from))
+        cfg, weights, source = Cfg(**init["config"]), init["model"], args.init_from
+    else:
+        cfg_json = json.load(open(os.path.join(args.init_model, "config.json")))
+        cfg = Cfg(**{k: cfg_json[k] for k in Cfg().to_dict() if k in cfg_json})
+        weights = load_safetensors(os.path.join(args.init_model, "model.safetensors"))
+        source = args.init_model
     model = Bert(cfg)
-    missing, unexpected = model.load_state_dict(
-        load_safetensors(os.path.join(args.init_model, "model.safetensors")), strict=False)
+    missing, unexpected = model.load_state_dict(weights, strict=False)
     if missing or unexpected:
-        sys.exit(f"train_embed: {args.init_model} lacks {missing} or has unknown {unexpected}")
+        sys.exit(f"train_embed: {source} lacks {missing} or has unknown {unexpected}")
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
                              {"params": no_decay, "weight_decay": 0.0}],
                             lr=args.lr, betas=(0.9, 0.98), eps=1e-6)
-    print(f"start {json.dumps(vars(args))} from {args.init_model}", file=log, flush=True)
+    print(f"start {json.dumps(vars(args))} from {source}", file=log, flush=True)
 
     docs = data_units(os.path.join(args.work, args.data))
     body = args.sentence_len - 2
@@ -182,7 +190,7 @@ def main():
         sup = contrastive(embed(model, a, args.dropout), embed(model, b, args.dropout),
                           args.temperature, same, both_ways=True)
 
-        loss = mlm + nsp_loss + unsup + sup
+        loss = mlm + nsp_loss + args.embed_weight * (unsup + sup)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
