@@ -1,7 +1,9 @@
 """A plain PyTorch BERT (post-LayerNorm, GELU) whose parameter names are those
 of Hugging Face's BertForPreTraining, so its state_dict is a checkpoint any
 BERT loader reads.  Shared by train.py, export.py and eval_heldout.py.
-Also the training data layout (data_units) and the safetensors reader/writer."""
+Also the training data layout (data_units), the checkpoint format and the
+safetensors reader/writer."""
+import os
 import json
 import math
 import struct
@@ -49,17 +51,21 @@ class Layer(nn.Module):
         self.output.dense = nn.Linear(c.intermediate_size, h)
         self.output.LayerNorm = nn.LayerNorm(h, eps=eps)
 
-    def forward(self, x, bias):
+    def forward(self, x, bias, dropout=0.0):
+        # dropout where Hugging Face's BertLayer has it (attention
+        # probabilities, each sublayer's output); 0 in inference and in the
+        # masked-LM training, which sees its data little more than once.
+        drop = (lambda y: F.dropout(y, dropout)) if dropout else (lambda y: y)
         b, t, h = x.shape
         a = self.attention.self
         split = lambda y: y.view(b, t, self.heads, h // self.heads).transpose(1, 2)
         q, k, v = split(a.query(x)), split(a.key(x)), split(a.value(x))
         s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(h // self.heads) + bias
-        ctx = torch.matmul(s.softmax(-1), v).transpose(1, 2).reshape(b, t, h)
+        ctx = torch.matmul(drop(s.softmax(-1)), v).transpose(1, 2).reshape(b, t, h)
         o = self.attention.output
-        x = o.LayerNorm(x + o.dense(ctx))
+        x = o.LayerNorm(x + drop(o.dense(ctx)))
         y = self.output.dense(F.gelu(self.intermediate.dense(x)))
-        return self.output.LayerNorm(x + y)
+        return self.output.LayerNorm(x + drop(y))
 
 
 class Bert(nn.Module):
@@ -95,15 +101,24 @@ class Bert(nn.Module):
         if isinstance(m, nn.Linear):
             nn.init.zeros_(m.bias)
 
-    def encode(self, ids, types, mask):
+    def encode(self, ids, types, mask, dropout=0.0):
         e = self.bert.embeddings
         pos = torch.arange(ids.shape[1], device=ids.device)
         x = e.LayerNorm(e.word_embeddings(ids) + e.position_embeddings(pos)[None]
                         + e.token_type_embeddings(types))
+        if dropout:
+            x = F.dropout(x, dropout)
         bias = ((1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min)
         for layer in self.bert.encoder.layer:
-            x = layer(x, bias)
+            x = layer(x, bias, dropout)
         return x
+
+    def mean_pool(self, hidden, mask):
+        """The sentence embedding the shipped sentence-transformers files
+        select: the mean over every token of the input, [CLS] and [SEP]
+        included, padding excluded."""
+        m = mask[:, :, None].to(hidden.dtype)
+        return (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
 
     def mlm_logits(self, hidden):
         t = self.cls.predictions.transform
@@ -130,6 +145,37 @@ def data_units(path):
     if units:
         docs.append(units)
     return docs
+
+
+def save_checkpoint(path, model, plain, opt=None, torch_rng=None):
+    """A training checkpoint that torch.load(weights_only=True) reads back,
+    so that loading one runs no pickled code: tensors (the weights, the
+    optimizer's moments, the random state) as tensors, everything else
+    (progress, options, sizes, the optimizer's settings) as one JSON
+    string, since older torch's safe unpickler knows no floats.  Written to
+    a temporary file first, so an interrupted save leaves the last one."""
+    ck = {"model": model.state_dict()}
+    plain = dict(plain)
+    if opt is not None:
+        sd = opt.state_dict()
+        ck["opt_state"] = sd["state"]
+        plain["opt_param_groups"] = sd["param_groups"]
+    if torch_rng is not None:
+        ck["torch_rng"] = torch_rng
+    ck["plain"] = json.dumps(plain)
+    tmp = path + ".tmp"
+    torch.save(ck, tmp)
+    os.replace(tmp, path)
+
+
+def load_checkpoint(path):
+    """A checkpoint of save_checkpoint as one dict: "model", the JSON
+    values at the top level, and "opt" when it holds an optimizer."""
+    ck = torch.load(path, map_location="cpu", weights_only=True)
+    ck.update(json.loads(ck.pop("plain")))
+    if "opt_state" in ck:
+        ck["opt"] = {"state": ck.pop("opt_state"), "param_groups": ck.pop("opt_param_groups")}
+    return ck
 
 
 def save_safetensors(path, tensors, metadata=None):

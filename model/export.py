@@ -17,13 +17,26 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bert_torch import save_safetensors  # noqa: E402
+from bert_torch import load_checkpoint, save_safetensors  # noqa: E402
 
 
 def dump(path, obj):
     with open(path, "w", encoding="utf-8") as f:
         json.dump(obj, f, indent=2)
         f.write("\n")
+
+
+def architecture(tensors):
+    """The Hugging Face class whose checkpoint has these heads."""
+    mlm = any(k.startswith("cls.predictions.") for k in tensors)
+    nsp = any(k.startswith("cls.seq_relationship.") for k in tensors)
+    if mlm and nsp:
+        return "BertForPreTraining"
+    if mlm:
+        return "BertForMaskedLM"
+    if nsp:
+        return "BertForNextSentencePrediction"
+    return "BertModel"
 
 
 def main():
@@ -33,7 +46,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "demo"))
     args = ap.parse_args()
 
-    ck = torch.load(args.ckpt, map_location="cpu")
+    ck = load_checkpoint(args.ckpt)
     c, st = ck["config"], ck["state"]
     n_vocab = sum(1 for _ in open(args.vocab, encoding="utf-8"))
     if n_vocab != c["vocab_size"]:
@@ -49,7 +62,9 @@ def main():
                      {"format": "pt", "step": str(st["step"]), "tokens_seen": str(st["tokens"])})
 
     dump(os.path.join(args.out, "config.json"), {
-        "architectures": ["BertForMaskedLM"],
+        # what model.safetensors holds: the encoder, the pooler, the masked-LM
+        # head and the next-sentence head (Hugging Face's BertForPreTraining)
+        "architectures": [architecture(tensors)],
         "model_type": "bert",
         "vocab_size": c["vocab_size"],
         "hidden_size": c["hidden_size"],

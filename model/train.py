@@ -35,7 +35,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bert_torch import Bert, Cfg, data_units  # noqa: E402
+from bert_torch import Bert, Cfg, data_units, load_checkpoint, save_checkpoint  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORK = os.path.join(HERE, "work")
@@ -158,11 +158,8 @@ def lr_at(step, args):
 
 
 def save(path, model, opt, state, args):
-    tmp = path + ".tmp"
-    torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "state": state,
-                "args": vars(args), "config": model.c.to_dict(),
-                "torch_rng": torch.get_rng_state(), "np_rng": np.random.get_state()}, tmp)
-    os.replace(tmp, path)
+    save_checkpoint(path, model, {"state": state, "args": vars(args), "config": model.c.to_dict()},
+                    opt=opt, torch_rng=torch.get_rng_state())
 
 
 def main():
@@ -198,7 +195,7 @@ def main():
     log = open(os.path.join(args.work, args.log), "a")
 
     if args.resume:
-        ck = torch.load(ckpt_path)
+        ck = load_checkpoint(ckpt_path)
         saved = ck["args"]
         for k in ("seed", "hidden", "layers", "heads", "ff", "max_len", "tokens_per_batch",
                   "lr", "warmup", "weight_decay", "nsp_prob", "data", "init_from"):
@@ -223,10 +220,9 @@ def main():
         opt.load_state_dict(ck["opt"])
         state = ck["state"]
         torch.set_rng_state(ck["torch_rng"])
-        np.random.set_state(ck["np_rng"])
         print(f"resumed at step {state['step']}", file=log, flush=True)
     elif args.init_from:
-        init = torch.load(os.path.join(args.work, args.init_from))
+        init = load_checkpoint(os.path.join(args.work, args.init_from))
         if Cfg(**init["config"]).to_dict() != cfg.to_dict():
             sys.exit(f"train: --init-from {args.init_from}: its sizes differ from this run's options")
         model.load_state_dict(init["model"])

@@ -1,0 +1,223 @@
+#!/usr/bin/python3
+"""Stage 3 of the demo model: sentence embeddings for semantic search,
+while the masked-LM and next-sentence heads keep being trained.
+
+    /usr/bin/python3 model/train_embed.py --steps N [--init-model model/demo]
+
+Starts from an exported model's weights (by default the shipped one) and
+minimises, at every step, the sum of
+  - masked-LM + next-sentence loss on a batch of the second stage's text
+    (train2.bin), exactly as train.py builds it, so fill-mask does not drift;
+  - unsupervised SimCSE (Gao et al., 2021): a batch of single sentences of
+    the same text, each encoded twice with dropout; the two encodings of a
+    sentence are a positive pair, the other sentences of the batch negatives;
+  - the same contrastive loss, both directions, on a batch of text pairs
+    from prep_pairs.py (a headword and its definition, a gloss and its
+    example, consecutive sentences, two related WordNet words).
+Sentence embeddings are the mean over the tokens, as the shipped
+sentence-transformers files select; similarities are cosines over a
+temperature of 0.05.  One CPU thread, fixed seed; the weights are saved to
+--ckpt every --ckpt-minutes and at the end (export with export.py)."""
+import argparse
+import json
+import os
+import sys
+import time
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bert_torch import Bert, Cfg, data_units, load_checkpoint, load_safetensors, save_checkpoint  # noqa: E402
+from train import CLS, PAD, SEP, batches_for_epoch, collate, lr_at, mask_tokens  # noqa: E402
+
+WORK = os.path.join(HERE, "work")
+KINDS = ("define", "example", "next", "synonym")
+
+
+def pad_batch(seqs):
+    t = max(map(len, seqs))
+    ids = torch.full((len(seqs), t), PAD, dtype=torch.long)
+    mask = torch.zeros((len(seqs), t), dtype=torch.long)
+    for r, s in enumerate(seqs):
+        ids[r, :len(s)] = torch.as_tensor(s)
+        mask[r, :len(s)] = 1
+    return ids, mask
+
+
+def embed(model, seqs, dropout):
+    ids, mask = pad_batch(seqs)
+    return F.normalize(model.mean_pool(model.encode(ids, torch.zeros_like(ids), mask, dropout), mask), dim=-1)
+
+
+def contrastive(za, zb, temp, same=None, both_ways=False):
+    """In-batch InfoNCE: row i of za should be nearest to row i of zb.
+    same[i, j] marks off-diagonal pairs with identical text, which are not
+    negatives."""
+    logits = za @ zb.t() / temp
+    if same is not None:
+        logits = logits.masked_fill(same, float("-inf"))
+    labels = torch.arange(len(za))
+    loss = F.cross_entropy(logits, labels)
+    if both_ways:
+        loss = (loss + F.cross_entropy(logits.t(), labels)) / 2
+    return loss
+
+
+def load_pairs(work, max_len):
+    kinds = [line.split("\t", 1)[0] for line in open(os.path.join(work, "pairs.tsv"), encoding="utf-8")]
+    sides = []
+    for side in ("a", "b"):
+        with open(os.path.join(work, f"pairs_{side}.jsonl"), encoding="utf-8") as f:
+            sides.append([json.loads(line) for line in f if line.strip()])
+    if not len(kinds) == len(sides[0]) == len(sides[1]):
+        sys.exit("train_embed: pairs.tsv and pairs_{a,b}.jsonl differ in length; run prepare.sh again")
+    cut = lambda s: s if len(s) <= max_len else s[:max_len - 1] + [SEP]
+    by_kind = {k: [] for k in KINDS}
+    for k, a, b in zip(kinds, *sides):
+        by_kind[k].append((cut(a), cut(b)))
+    return by_kind
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--steps", type=int, required=True)
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--init-model", default=os.path.join(HERE, "demo"), help="an exported model directory")
+    ap.add_argument("--init-from", default="", help="or start from this checkpoint's weights (in --work)")
+    ap.add_argument("--embed-weight", type=float, default=1.0,
+                    help="weight of the two contrastive losses against masked-LM + NSP")
+    ap.add_argument("--lr", type=float, default=2e-4)
+    ap.add_argument("--warmup", type=float, default=0.05)
+    ap.add_argument("--weight-decay", type=float, default=0.01)
+    ap.add_argument("--tokens-per-batch", type=int, default=1536, help="of the masked-LM batch")
+    ap.add_argument("--nsp-prob", type=float, default=0.3)
+    ap.add_argument("--max-len", type=int, default=128)
+    ap.add_argument("--unsup-batch", type=int, default=32, help="sentences per SimCSE batch")
+    ap.add_argument("--pair-batch", type=int, default=64, help="pairs per supervised batch")
+    ap.add_argument("--pair-mix", default="0.3,0.25,0.15,0.3", help="shares of define,example,next,synonym pairs")
+    ap.add_argument("--sentence-len", type=int, default=32, help="pieces, [CLS] and [SEP] included")
+    ap.add_argument("--temperature", type=float, default=0.05)
+    ap.add_argument("--dropout", type=float, default=0.1, help="in the contrastive passes")
+    ap.add_argument("--ckpt-minutes", type=float, default=8.0)
+    ap.add_argument("--keep-checkpoints", action="store_true", help="also keep each as CKPT-stepN.pt")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--work", default=WORK)
+    ap.add_argument("--data", default="train2.bin")
+    ap.add_argument("--ckpt", default="ckpt3.pt")
+    ap.add_argument("--log", default="train3.log")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    log = open(os.path.join(args.work, args.log), "a")
+
+    if args.init_from:
+        init = load_checkpoint(os.path.join(args.work, args.init_from))
+        cfg, weights, source = Cfg(**init["config"]), init["model"], args.init_from
+    else:
+        cfg_json = json.load(open(os.path.join(args.init_model, "config.json")))
+        cfg = Cfg(**{k: cfg_json[k] for k in Cfg().to_dict() if k in cfg_json})
+        weights = load_safetensors(os.path.join(args.init_model, "model.safetensors"))
+        source = args.init_model
+    model = Bert(cfg)
+    missing, unexpected = model.load_state_dict(weights, strict=False)
+    if missing or unexpected:
+        sys.exit(f"train_embed: {source} lacks {missing} or has unknown {unexpected}")
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
+                             {"params": no_decay, "weight_decay": 0.0}],
+                            lr=args.lr, betas=(0.9, 0.98), eps=1e-6)
+    print(f"start {json.dumps(vars(args))} from {source}", file=log, flush=True)
+
+    docs = data_units(os.path.join(args.work, args.data))
+    body = args.sentence_len - 2
+    sentences = [u for d in docs for u in d if len(u) >= 5]
+    pairs = load_pairs(args.work, args.sentence_len)
+    mix = np.array([float(x) for x in args.pair_mix.split(",")])
+    mix /= mix.sum()
+    print(f"{len(sentences)} sentences; pairs: " + ", ".join(f"{k} {len(v)}" for k, v in pairs.items()),
+          file=log, flush=True)
+
+    state = {"step": 0, "epoch": 0, "batch": 0, "tokens": 0, "seconds": 0.0}
+    t0 = last_ckpt = time.time()
+    acc = dict.fromkeys(("mlm", "nsp", "unsup", "sup"), 0.0)
+    n_acc = 0
+    epoch_data = None
+    model.train()
+    while state["step"] < args.steps:
+        if epoch_data is None or epoch_data[0] != state["epoch"]:
+            epoch_data = (state["epoch"], *batches_for_epoch(docs, args.seed, state["epoch"], args.max_len,
+                                                              args.tokens_per_batch, args.nsp_prob))
+        _, ex, batches = epoch_data
+        if state["batch"] >= len(batches):
+            state["epoch"] += 1
+            state["batch"] = 0
+            continue
+        for g in opt.param_groups:
+            g["lr"] = lr_at(state["step"], args)
+
+        # masked LM + next sentence, as in train.py
+        ids, types, attn, nsp = collate(ex, batches[state["batch"]])
+        gen = torch.Generator().manual_seed(args.seed * 1_000_003 + state["step"])
+        inp, pos, target = mask_tokens(ids, attn, gen, cfg.vocab_size, 5)
+        hidden = model.encode(inp, types, attn)
+        mlm = F.cross_entropy(model.mlm_logits(hidden[pos]), target)
+        nsp_loss = (F.cross_entropy(model.nsp_logits(hidden), nsp, ignore_index=-100)
+                    if (nsp >= 0).any() else torch.zeros(()))
+
+        # unsupervised SimCSE: one sentence, two dropout masks
+        pick = rng.choice(len(sentences), args.unsup_batch, replace=False)
+        seqs = [[CLS, *sentences[i][:body].tolist(), SEP] for i in pick]
+        unsup = contrastive(embed(model, seqs, args.dropout), embed(model, seqs, args.dropout),
+                            args.temperature)
+
+        # supervised pairs, in-batch negatives, both directions
+        counts = rng.multinomial(args.pair_batch, mix)
+        batch = []
+        for k, c in zip(KINDS, counts):
+            batch += [pairs[k][i] for i in rng.choice(len(pairs[k]), c, replace=False)]
+        a = [p[0] for p in batch]
+        b = [p[1] for p in batch]
+        same = torch.tensor([[i != j and (a[i] == a[j] or b[i] == b[j]) for j in range(len(batch))]
+                             for i in range(len(batch))])
+        sup = contrastive(embed(model, a, args.dropout), embed(model, b, args.dropout),
+                          args.temperature, same, both_ways=True)
+
+        loss = mlm + nsp_loss + args.embed_weight * (unsup + sup)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        for k, v in (("mlm", mlm), ("nsp", nsp_loss), ("unsup", unsup), ("sup", sup)):
+            acc[k] += float(v)
+        n_acc += 1
+        state["step"] += 1
+        state["batch"] += 1
+        state["tokens"] += int(attn.sum()) + 2 * sum(map(len, seqs)) + sum(map(len, a + b))
+        state["seconds"] = time.time() - t0
+        if state["step"] % 25 == 0 or state["step"] == args.steps:
+            print(f"step {state['step']} " + " ".join(f"{k} {v / n_acc:.4f}" for k, v in acc.items())
+                  + f" lr {lr_at(state['step'] - 1, args):.2e} time {state['seconds']:.0f}s",
+                  file=log, flush=True)
+            acc = dict.fromkeys(acc, 0.0)
+            n_acc = 0
+        if time.time() - last_ckpt > 60 * args.ckpt_minutes or state["step"] == args.steps:
+            plain = {"state": state, "args": vars(args), "config": cfg.to_dict()}
+            save_checkpoint(os.path.join(args.work, args.ckpt), model, plain)
+            if args.keep_checkpoints:  # to compare the stages of the run afterwards
+                root, ext = os.path.splitext(args.ckpt)
+                save_checkpoint(os.path.join(args.work, f"{root}-step{state['step']}{ext}"), model, plain)
+            last_ckpt = time.time()
+            print(f"checkpoint step {state['step']}", file=log, flush=True)
+    log.close()
+
+
+if __name__ == "__main__":
+    main()
