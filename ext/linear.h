@@ -14,6 +14,9 @@
 #include "cpu.h"
 #include "workers.h"
 
+#include <stddef.h>
+#include <stdint.h>
+
 /* How one connection's model computes its products, chosen once. */
 typedef struct {
     bert_isa isa;           /* vector instructions of the few-rows kernel */
@@ -45,5 +48,49 @@ typedef enum {
  * kernels need cols to be a multiple of 16. */
 int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
                      const float *in, const float *w, const float *b, int n, int rows, int cols);
+
+/* ---- reduced precision (the `precision` option of bert_load) ----------------
+ *
+ * A projection's weights as the model holds them.  bfloat16: the upper half
+ * of each float32, products accumulated in float32.  int8: symmetric, one
+ * scale per output row (W[r][c] ~ q[r][c] * scale[r]); the input rows are
+ * quantized on the fly the same way, one scale per row (max|x| / 127, round
+ * to nearest even, 0 for an all-zero row), products summed in int32, so
+ *   out[i][r] = (sum_c qx[i][c] * q[r][c]) * xscale[i] * scale[r] + b[r].
+ * row_sum[r] = sum_c q[r][c] lets unsigned-by-signed dot products (VNNI)
+ * take qx + 128 and subtract 128 * row_sum[r]: the int32 sums are exact, so
+ * every kernel gives the portable code's int8 results up to float rounding
+ * of the final scaling. */
+typedef enum {
+    BERT_PRECISION_FLOAT32 = 0,
+    BERT_PRECISION_BFLOAT16,
+    BERT_PRECISION_INT8
+} bert_precision;
+
+typedef struct {
+    bert_precision precision;
+    const float *f32;       /* FLOAT32: [rows x cols] */
+    const uint16_t *bf16;   /* BFLOAT16: [rows x cols], bit patterns */
+    const int8_t *i8;       /* INT8: [rows x cols] */
+    const float *scale;     /* INT8: [rows] */
+    const int32_t *row_sum; /* INT8: [rows] */
+} bert_matrix;
+
+/* "float32", "bfloat16", "int8"; and back (-1 for anything else). */
+const char *bert_precision_name(bert_precision p);
+int bert_precision_parse(const char *name, bert_precision *out);
+
+/* bert_linear for any precision: out[n x rows] = in[n x cols] W^T + b.
+ * Scratch for quantized or converted input rows comes from the plan's
+ * threads' own stacks or is allocated once per call; returns 0, or -1 when
+ * memory ran out (out is then unspecified). */
+int bert_linear_matrix(const bert_linear_plan *plan, float *out, const float *in, const bert_matrix *w,
+                       const float *b, int n, int rows, int cols);
+
+/* float32 -> bfloat16, round to nearest even (NaN stays NaN). */
+void bert_bf16_from_f32(uint16_t *out, const float *in, size_t n);
+
+/* Quantizes W [rows x cols] as above into q, scale and row_sum. */
+void bert_int8_quantize_rows(int8_t *q, float *scale, int32_t *row_sum, const float *w, int rows, int cols);
 
 #endif
