@@ -31,7 +31,11 @@ import { join } from 'path';
 const require = createRequire(join(process.cwd(), 'package.json'));
 const resolve = (name) => (process.env.NPM_REF ? join(process.env.NPM_REF, name) : name);
 const { Tokenizer } = require(resolve('tokenizers'));
-const refDir = process.env.REF_TOKENIZER_DIR || '/work/shared/models/bert-base-uncased-tokenizer';
+const refDir = process.env.REF_TOKENIZER_DIR;
+if (!refDir) {
+    console.error('set REF_TOKENIZER_DIR to a directory holding bert-base-uncased\'s tokenizer.json, tokenizer_config.json and vocab.txt');
+    process.exit(2);
+}
 const j = JSON.parse(readFileSync(join(refDir, 'tokenizer.json'), 'utf8'));
 j.truncation = null;   // tokenizers 0.23.1/0.23.2 stop at max_length when truncation is on
 j.padding = null;

@@ -8,8 +8,8 @@
 //
 // NPM_REF: a node_modules directory holding the packages, when they are not
 // resolvable from the project root.  REF_TOKENIZER_DIR: the directory of
-// bert-base-uncased's tokenizer.json (default
-// /work/shared/models/bert-base-uncased-tokenizer); it is read, never copied.
+// bert-base-uncased's tokenizer.json, tokenizer_config.json and vocab.txt
+// (required); it is read, never copied.
 //
 // Writes, in tests/tokenizer/:
 //   golden_<config>.jsonl  first line {"configs": [tokenizer_config settings
@@ -42,7 +42,11 @@ const require = createRequire(join(process.cwd(), 'package.json'));
 const resolve = (name) => (process.env.NPM_REF ? join(process.env.NPM_REF, name) : name);
 const { Tokenizer, bertNormalizer, bertPreTokenizer } = require(resolve('tokenizers'));
 
-const refDir = process.env.REF_TOKENIZER_DIR || '/work/shared/models/bert-base-uncased-tokenizer';
+const refDir = process.env.REF_TOKENIZER_DIR;
+if (!refDir) {
+    console.error('set REF_TOKENIZER_DIR to a directory holding bert-base-uncased\'s tokenizer.json, tokenizer_config.json and vocab.txt');
+    process.exit(2);
+}
 const base = JSON.parse(readFileSync(join(refDir, 'tokenizer.json'), 'utf8'));
 const baseConfig = JSON.parse(readFileSync(join(refDir, 'tokenizer_config.json'), 'utf8'));
 const out = 'tests/tokenizer';

@@ -7,7 +7,7 @@
 //
 // Set NPM_REF to a node_modules directory when the packages are not
 // resolvable from the project root.  When the original vocab.txt is at hand
-// (REF_TOKENIZER_DIR, by default /work/shared/models/bert-base-uncased-tokenizer)
+// (REF_TOKENIZER_DIR, required)
 // the result must be byte-identical to it, or the script fails.
 //
 // The package stores the vocabulary in SentencePiece style: a word-initial
@@ -58,7 +58,11 @@ const config = {
 };
 writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify(config, null, 2) + '\n');
 
-const refDir = process.env.REF_TOKENIZER_DIR || '/work/shared/models/bert-base-uncased-tokenizer';
+const refDir = process.env.REF_TOKENIZER_DIR;
+if (!refDir) {
+    console.error('set REF_TOKENIZER_DIR to a directory holding bert-base-uncased\'s tokenizer.json, tokenizer_config.json and vocab.txt');
+    process.exit(2);
+}
 const refPath = join(refDir, 'vocab.txt');
 if (existsSync(refPath)) {
     const ref = readFileSync(refPath);
