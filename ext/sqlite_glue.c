@@ -410,7 +410,7 @@ static void fn_vector_to_json(sqlite3_context *ctx, int argc, sqlite3_value **ar
 
 /* ---- pre-training heads ------------------------------------------------------ */
 
-int bert_glue_top_k(sqlite3_value *v, int is_last, const char *fn, int *top_k, char **err)
+int bert_glue_top_k(sqlite3_value *v, int is_last, const char *fn, const char *leading, int *top_k, char **err)
 {
     *top_k = 5;
     *err = NULL;
@@ -419,7 +419,7 @@ int bert_glue_top_k(sqlite3_value *v, int is_last, const char *fn, int *top_k, c
     sqlite3_int64 k = sqlite3_value_int64(v);
     if (t == SQLITE_TEXT && is_last) {
         *err = bert_errorf("%s: top_k must be a positive INTEGER such as 5, not TEXT; the model "
-                           "name goes third: %s(text, 5, '%s')", fn, fn, sqlite3_value_text(v));
+                           "name goes after it: %s(%s, 5, '%s')", fn, fn, leading, sqlite3_value_text(v));
         return -1;
     }
     if (t != SQLITE_INTEGER || k < 1 || k > 1000000) {
@@ -457,7 +457,7 @@ static void fn_fill_mask(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     int top_k;
     char *err = NULL;
     if (text_arg(ctx, "bert_fill_mask", argv, 0, &text, &len) != 0) return;
-    if (bert_glue_top_k(argc > 1 ? argv[1] : NULL, argc == 2, "bert_fill_mask", &top_k, &err) != 0) { fail(ctx, err); return; }
+    if (bert_glue_top_k(argc > 1 ? argv[1] : NULL, argc == 2, "bert_fill_mask", "text", &top_k, &err) != 0) { fail(ctx, err); return; }
     if (!text) { sqlite3_result_null(ctx); return; }
     bert_entry *e = model_arg(ctx, argc, argv, 2);
     if (!e) return;

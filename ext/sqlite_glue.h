@@ -33,8 +33,9 @@ bert_entry *bert_glue_find_model(bert_connection *c, sqlite3_value *name, char *
 
 /* The top_k argument `v` of `fn` (absent or NULL: 5) into *top_k: 0, or -1
  * with *err (malloc'd) unless it is a positive INTEGER.  A TEXT top_k that
- * is the call's last argument (is_last) was most likely meant as the model. */
-int bert_glue_top_k(sqlite3_value *v, int is_last, const char *fn, int *top_k, char **err);
+ * is the call's last argument (is_last) was most likely meant as the model;
+ * the error then shows the call with `leading` (the arguments before top_k). */
+int bert_glue_top_k(sqlite3_value *v, int is_last, const char *fn, const char *leading, int *top_k, char **err);
 
 /* Appends `s` as a JSON string literal. */
 void bert_glue_json_string(sqlite3_str *out, const char *s);

@@ -358,7 +358,7 @@ static int fill_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, i
     }
     int top_k;
     char *err = NULL;
-    if (bert_glue_top_k(args[1], 0, "bert_fill_mask_each", &top_k, &err) != 0) {
+    if (bert_glue_top_k(args[1], 0, "bert_fill_mask_each", "text", &top_k, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
@@ -935,7 +935,7 @@ static int answer_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
     }
     int top_k;
     char *err = NULL;
-    if (bert_glue_top_k(args[2], args[3] == NULL, "bert_answer_each", &top_k, &err) != 0) {
+    if (bert_glue_top_k(args[2], args[3] == NULL, "bert_answer_each", "question, context", &top_k, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }

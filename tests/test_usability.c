@@ -222,10 +222,15 @@ static void argument_errors(void)
     t_case("bert_load on a file says a directory is expected");
     t_expect_error(db, "SELECT bert_load('x', ?1)", ST_MEAN "/config.json", "is a file, not a directory", NULL);
 
-    t_case("bert_fill_mask with the model in top_k's place says the model goes third");
+    t_case("bert_fill_mask with the model in top_k's place shows where the model goes");
     t_expect(db, "SELECT bert_load('m', ?1)", "build/models/mlm-tied-f32", "m");
-    t_expect_error(db, "SELECT bert_fill_mask('a [MASK] b', 'm')", NULL, "the model name goes third",
+    t_expect_error(db, "SELECT bert_fill_mask('a [MASK] b', 'm')", NULL, "the model name goes after it",
                    "bert_fill_mask(text, 5, 'm')", NULL);
+
+    t_case("bert_answer_each with the model in top_k's place shows where the model goes");
+    t_expect(db, "SELECT bert_load('qa', ?1)", "build/models/qa-f32", "qa");
+    t_expect_error(db, "SELECT count(*) FROM bert_answer_each('who?', 'Ann did.', 'qa')", NULL,
+                   "the model name goes after it", "bert_answer_each(question, context, 5, 'qa')", NULL);
 
     t_case("bert_embed_each names the key of an object's value that is not a text");
     t_expect_error(db, "SELECT count(*) FROM bert_embed_each('{\"first\": \"ok\", \"second\": 2}', 'm')", NULL,
