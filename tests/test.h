@@ -64,6 +64,13 @@ long t_allocations(void);
  * us (perf_event_paranoid above 2, some containers, valgrind). */
 long long t_instructions(void (*fn)(void *), void *arg);
 
+/* Checks that build/models/NAME/model.safetensors is the file a golden
+ * manifest was made from: its size and the checksum the golden scripts
+ * record (make_goldens.py's checksum(): the little-endian 64-bit words, the
+ * last padded with zeros, times 2i+1, summed mod 2^64, as 16 hex digits).
+ * Returns 1 when it is; else the case fails with what to rerun. */
+int t_golden_model_file(const char *name, long long want_bytes, const char *want_checksum);
+
 /* 1 when the path exists. */
 int t_exists(const char *path);
 

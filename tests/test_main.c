@@ -6,6 +6,7 @@
 #include <linux/perf_event.h>
 #include <math.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -285,6 +286,46 @@ int t_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+static int file_checksum(const char *path, uint64_t *sum, long long *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    unsigned char chunk[1 << 16];
+    uint64_t s = 0, i = 0;
+    long long total = 0;
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        total += (long long)n;
+        if (n % 8) memset(chunk + n, 0, 8 - n % 8);   /* only the file's last read is short */
+        for (size_t k = 0; k < n; k += 8, i++) {
+            uint64_t w = 0;
+            for (int b = 7; b >= 0; b--) w = (w << 8) | chunk[k + (size_t)b];
+            s += w * (2 * i + 1);
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    *sum = s;
+    *size = total;
+    return bad ? -1 : 0;
+}
+
+int t_golden_model_file(const char *name, long long want_bytes, const char *want_checksum)
+{
+    char path[512];
+    snprintf(path, sizeof path, "build/models/%s/model.safetensors", name);
+    uint64_t sum = 0;
+    long long size = 0;
+    if (!T_CHECK(file_checksum(path, &sum, &size) == 0,
+                 "cannot read %s: run tests/tools/make_test_models.sh build/models", path))
+        return 0;
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sum);
+    return T_CHECK(size == want_bytes && strcmp(hex, want_checksum ? want_checksum : "") == 0,
+                   "%s is not the model the goldens were made from: rerun tests/tools/make_test_models.sh "
+                   "build/models, or tests/golden/make_goldens.sh when the generator changed", path);
 }
 
 /* ---- the harness tests itself ----------------------------------------------- */

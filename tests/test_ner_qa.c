@@ -59,32 +59,6 @@ static int check(span_model *m, int ok, const char *what, const char *text)
     return 0;
 }
 
-/* make_goldens.py's checksum(): the file's little-endian 64-bit words times
- * (2i+1), mod 2^64 (as test_golden.c and test_heads.c compute it). */
-static int file_checksum(const char *path, uint64_t *sum, long long *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
-    unsigned char chunk[1 << 16];
-    uint64_t s = 0, i = 0;
-    long long total = 0;
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        total += (long long)n;
-        if (n % 8) memset(chunk + n, 0, 8 - n % 8);
-        for (size_t k = 0; k < n; k += 8, i++) {
-            uint64_t w = 0;
-            for (int b = 7; b >= 0; b--) w = (w << 8) | chunk[k + (size_t)b];
-            s += w * (2 * i + 1);
-        }
-    }
-    int bad = ferror(f);
-    fclose(f);
-    *sum = s;
-    *size = total;
-    return bad ? -1 : 0;
-}
-
 static const char *member_str(const json_doc *d, int node, const char *key)
 {
     return bert_json_str(d, bert_json_member(d, node, key), "");
@@ -175,19 +149,8 @@ static void load_models(span_models *h, sqlite3 *db)
         memset(m, 0, sizeof *m);
         snprintf(m->name, sizeof m->name, "%s", d->nodes[c].key);
         m->is_ner = strcmp(member_str(d, c, "task"), "token_classification") == 0;
-        char path[256];
-        snprintf(path, sizeof path, MODELS_DIR "%s/model.safetensors", m->name);
-        uint64_t sum = 0;
-        long long size = 0;
-        if (!T_CHECK(file_checksum(path, &sum, &size) == 0,
-                     "cannot read %s: run tests/tools/make_test_models.sh build/models", path))
-            continue;
-        char hex[17];
-        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sum);
-        if (!T_CHECK(size == bert_json_int(d, bert_json_member(d, c, "safetensors_bytes"), -1) &&
-                         strcmp(hex, member_str(d, c, "safetensors_checksum")) == 0,
-                     "%s is not the model the goldens were made from: rerun tests/tools/make_test_models.sh "
-                     "build/models, or tests/golden/make_goldens.sh when the generator changed", path))
+        if (!t_golden_model_file(m->name, bert_json_int(d, bert_json_member(d, c, "safetensors_bytes"), -1),
+                                 member_str(d, c, "safetensors_checksum")))
             continue;
         /* A NER model once per aggregation, as name/aggregation. */
         m->usable = 1;
