@@ -7,6 +7,7 @@
  * substr() checks use SQLite itself.
  */
 #include "test.h"
+#include "golden_files.h"
 #include "../ext/chunks.h"
 #include "../ext/json.h"
 #include "../ext/tokenizer.h"
@@ -22,45 +23,7 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-/* A JSONL file read as one JSON array (NULL when unreadable). */
-static json_doc *read_jsonl(const char *path)
-{
-    size_t len = 0;
-    char *text = t_read_file(path, &len);
-    if (!text) return NULL;
-    char *arr = malloc(len + 3);
-    if (!arr) { free(text); return NULL; }
-    size_t n = 0;
-    arr[n++] = '[';
-    for (char *line = text, *end; *line; line = end + (*end != '\0')) {
-        end = strchr(line, '\n');
-        if (!end) end = line + strlen(line);
-        if (end == line) continue;
-        if (n > 1) arr[n++] = ',';
-        memcpy(arr + n, line, (size_t)(end - line));
-        n += (size_t)(end - line);
-    }
-    arr[n++] = ']';
-    free(text);
-    json_doc *doc = NULL;
-    char *err = NULL;
-    if (bert_json_parse(arr, n, &doc, &err) != 0) {
-        printf("  cannot parse %s: %s\n", path, err ? err : "?");
-        free(err);
-        doc = NULL;
-    }
-    free(arr);
-    return doc;
-}
-
-static int child(const json_doc *d, int node, int i)
-{
-    int c = node >= 0 ? d->nodes[node].first_child : -1;
-    while (c >= 0 && i-- > 0) c = d->nodes[c].next_sibling;
-    return c;
-}
-
-static long long at_int(const json_doc *d, int node, int i) { return bert_json_int(d, child(d, node, i), -1); }
+static long long at_int(const json_doc *d, int node, int i) { return bert_json_int(d, t_json_child(d, node, i), -1); }
 
 static int write_file(const char *dir, const char *name, const char *data, size_t len)
 {
@@ -118,16 +81,16 @@ static int same_offsets(const bert_tokenizer *tok, const bert_ids *ids, const be
     }
     if (specials) {
         const int last = n + 1;
-        int o0 = child(g, offsets_node, 0), o1 = child(g, offsets_node, last);
+        int o0 = t_json_child(g, offsets_node, 0), o1 = t_json_child(g, offsets_node, last);
         if (at_int(g, o0, 0) != 0 || at_int(g, o0, 1) != 0 || at_int(g, o1, 0) != 0 || at_int(g, o1, 1) != 0) {
             snprintf(what, size, "the reference's [CLS]/[SEP] offsets are not (0, 0)");
             return 0;
         }
     }
     for (int i = 0; i < n; i++) {
-        int o = child(g, offsets_node, i + skip);
+        int o = t_json_child(g, offsets_node, i + skip);
         long long start = at_int(g, o, 0), end = at_int(g, o, 1);
-        long long word = bert_json_int(g, child(g, words_node, i + skip), -2);
+        long long word = bert_json_int(g, t_json_child(g, words_node, i + skip), -2);
         long long id = at_int(gi, ids_node, i + skip);
         const bert_token_span *s = &spans->at[i];
         if (ids->ids[i] != id || s->start != start || s->end != end || s->word != word) {
@@ -154,7 +117,7 @@ static void corpus_offsets(const char *name, const char *config)
     t_case(title);
     snprintf(path, sizeof path, GOLDEN "/offsets_%s.jsonl", name);
     snprintf(ids_path, sizeof ids_path, GOLDEN "/golden_%s.jsonl", name);
-    json_doc *g = read_jsonl(path), *gi = read_jsonl(ids_path);
+    json_doc *g = t_read_jsonl(path), *gi = t_read_jsonl(ids_path);
     bert_tokenizer *tok = g && gi && corpus ? make_tokenizer(NULL, config, NULL) : NULL;
     if (!T_CHECK(tok != NULL, "cannot read %s, %s or the corpus", path, ids_path)) goto done;
     T_CHECK(bert_json_length(g, 0) == bert_json_length(corpus, 0), "%s: %d rows for %d corpus lines", path,
@@ -162,7 +125,7 @@ static void corpus_offsets(const char *name, const char *config)
     bert_ids ids = {0};
     bert_spans spans = {0};
     int bad = 0, line = 1;
-    for (int t = corpus->nodes[0].first_child, r = child(g, 0, 0), ri = child(gi, 0, 1); t >= 0 && r >= 0 && ri >= 0;
+    for (int t = corpus->nodes[0].first_child, r = t_json_child(g, 0, 0), ri = t_json_child(gi, 0, 1); t >= 0 && r >= 0 && ri >= 0;
          t = corpus->nodes[t].next_sibling, r = g->nodes[r].next_sibling, ri = gi->nodes[ri].next_sibling, line++) {
         const char *text = bert_json_str(corpus, t, "");
         ids.len = spans.len = 0;
@@ -189,7 +152,7 @@ done:
 static void case_offsets(void)
 {
     t_case("offsets of reordered marks, small vocabularies and added tokens equal the Rust tokenizer's");
-    json_doc *d = read_jsonl(GOLDEN "/offsets_cases.jsonl");
+    json_doc *d = t_read_jsonl(GOLDEN "/offsets_cases.jsonl");
     if (!T_CHECK(d != NULL, "cannot read " GOLDEN "/offsets_cases.jsonl")) return;
     bert_tokenizer *tok = NULL;
     bert_ids ids = {0};
@@ -293,7 +256,7 @@ static int hex_value(char c) { return c >= 'a' ? c - 'a' + 10 : c - '0'; }
 static void ill_formed(void)
 {
     t_case("offsets in ill-formed UTF-8: substr(text, start + 1, end - start) is the token's source");
-    json_doc *d = read_jsonl(GOLDEN "/bytes.jsonl");
+    json_doc *d = t_read_jsonl(GOLDEN "/bytes.jsonl");
     bert_tokenizer *tok = d ? make_tokenizer(NULL, "{\"do_lower_case\": true}", NULL) : NULL;
     bert_tokenizer *raw = d ? make_tokenizer(NULL, "{\"do_lower_case\": true}",
                                              "{\"normalizer\": null, \"pre_tokenizer\": {\"type\": \"BertPreTokenizer\"}}")
@@ -448,7 +411,7 @@ static void tokenize_offsets_sql(void)
 {
     t_case("bert_tokenize_offsets: every corpus line's rows equal the Rust tokenizer's offsets; substr gives each source");
     if (!t_exists(PLAIN "/config.json")) { t_skip("test models not built (make build/models/.done)"); return; }
-    json_doc *g = read_jsonl(GOLDEN "/offsets_uncased.jsonl"), *gi = read_jsonl(GOLDEN "/golden_uncased.jsonl");
+    json_doc *g = t_read_jsonl(GOLDEN "/offsets_uncased.jsonl"), *gi = t_read_jsonl(GOLDEN "/golden_uncased.jsonl");
     sqlite3 *db = t_open();
     sqlite3_stmt *st = NULL;
     char *loaded = t_query(db, "SELECT bert_load('plain', '" PLAIN "', '{\"truncate\": false}')", (const char *)NULL);
@@ -460,7 +423,7 @@ static void tokenize_offsets_sql(void)
                                     -1, &st, NULL) == SQLITE_OK, "%s", sqlite3_errmsg(db)))
         goto done;
     int line = 1, bad = 0, rows = 0;
-    for (int t = corpus->nodes[0].first_child, r = child(g, 0, 0), ri = child(gi, 0, 1); t >= 0 && r >= 0 && ri >= 0;
+    for (int t = corpus->nodes[0].first_child, r = t_json_child(g, 0, 0), ri = t_json_child(gi, 0, 1); t >= 0 && r >= 0 && ri >= 0;
          t = corpus->nodes[t].next_sibling, r = g->nodes[r].next_sibling, ri = gi->nodes[ri].next_sibling, line++) {
         const char *text = bert_json_str(corpus, t, "");
         int offsets = bert_json_member(g, r, "offsets"), words = bert_json_member(g, r, "words");
@@ -468,9 +431,9 @@ static void tokenize_offsets_sql(void)
         sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
         int i = 0, ok = 1;
         for (; sqlite3_step(st) == SQLITE_ROW; i++, rows++) {
-            int o = child(g, offsets, i);
+            int o = t_json_child(g, offsets, i);
             long long start = at_int(g, o, 0), end = at_int(g, o, 1);
-            int w = child(g, words, i);
+            int w = t_json_child(g, words, i);
             int special = g->nodes[w].type == JSON_NULL;
             ok = ok && sqlite3_column_int64(st, 0) == i && sqlite3_column_int(st, 2) == at_int(gi, ri, i) &&
                  sqlite3_column_int64(st, 3) == start && sqlite3_column_int64(st, 4) == end &&
@@ -524,19 +487,19 @@ static void tokenize_offsets_edges(void)
 static char *golden_text(const json_doc *g, int r)
 {
     int line = (int)bert_json_int(g, bert_json_member(g, r, "corpus"), 0);
-    if (line > 0) return strdup(bert_json_str(corpus, child(corpus, 0, line - 1), ""));
+    if (line > 0) return strdup(bert_json_str(corpus, t_json_child(corpus, 0, line - 1), ""));
     int joined = bert_json_member(g, r, "joined");
     if (joined < 0) return strdup(bert_json_str(g, bert_json_member(g, r, "text"), ""));
     int from = (int)bert_json_int(g, bert_json_member(g, joined, "from"), 1);
     int to = (int)bert_json_int(g, bert_json_member(g, joined, "to"), 0);
     const char *sep = bert_json_str(g, bert_json_member(g, joined, "sep"), " ");
     size_t n = 1;
-    for (int i = from; i <= to; i++) n += strlen(bert_json_str(corpus, child(corpus, 0, i - 1), "")) + strlen(sep);
+    for (int i = from; i <= to; i++) n += strlen(bert_json_str(corpus, t_json_child(corpus, 0, i - 1), "")) + strlen(sep);
     char *s = calloc(n, 1);
     if (!s) return NULL;
     for (int i = from; i <= to; i++) {
         if (i > from) strcat(s, sep);
-        strcat(s, bert_json_str(corpus, child(corpus, 0, i - 1), ""));
+        strcat(s, bert_json_str(corpus, t_json_child(corpus, 0, i - 1), ""));
     }
     return s;
 }
@@ -546,7 +509,7 @@ static char *golden_text(const json_doc *g, int r)
 static void chunker_golden(void)
 {
     t_case("chunks: pieces, offsets, word boundaries and overlap equal the golden cut of the Rust tokenizer's offsets");
-    json_doc *g = read_jsonl(GOLDEN "/chunks_golden.jsonl");
+    json_doc *g = t_read_jsonl(GOLDEN "/chunks_golden.jsonl");
     bert_tokenizer *tok = g && corpus ? make_tokenizer(NULL, "{\"do_lower_case\": true}", NULL) : NULL;
     if (!T_CHECK(tok != NULL, "cannot read " GOLDEN "/chunks_golden.jsonl or the corpus")) goto done;
     bert_ids ids = {0};
@@ -566,11 +529,11 @@ static void chunker_golden(void)
         size_t first, end, prev_end = 0;
         int k = 0;
         for (; ok && bert_chunker_next(&ch, &first, &end); k++) {
-            int w = child(g, want, 4 * k);
+            int w = t_json_child(g, want, 4 * k);
             ok = w >= 0 && bert_json_int(g, w, -1) == (long long)first &&
                  bert_json_int(g, g->nodes[w].next_sibling, -1) == (long long)end &&
-                 bert_json_int(g, child(g, want, 4 * k + 2), -1) == spans.at[first].start &&
-                 bert_json_int(g, child(g, want, 4 * k + 3), -1) == spans.at[end - 1].end && end - first <= m;
+                 bert_json_int(g, t_json_child(g, want, 4 * k + 2), -1) == spans.at[first].start &&
+                 bert_json_int(g, t_json_child(g, want, 4 * k + 3), -1) == spans.at[end - 1].end && end - first <= m;
             if (k > 0 && first < prev_end) overlapped++;
             if (end < spans.len && spans.at[end].word == spans.at[end - 1].word) cut_inside++;
             prev_end = end;
@@ -598,7 +561,7 @@ static void chunks_sql(void)
 {
     t_case("bert_chunks: rows of the long golden texts; text is substr(input, start + 1, end - start)");
     if (!t_exists(PLAIN "/config.json")) { t_skip("test models not built (make build/models/.done)"); return; }
-    json_doc *g = read_jsonl(GOLDEN "/chunks_golden.jsonl");
+    json_doc *g = t_read_jsonl(GOLDEN "/chunks_golden.jsonl");
     sqlite3 *db = t_open();
     sqlite3_stmt *st = NULL;
     t_expect(db, "SELECT bert_load('plain', '" PLAIN "')", NULL, "plain");
@@ -767,7 +730,7 @@ static void chunks_arguments(void)
 
 void suite_offsets(void)
 {
-    corpus = read_jsonl(GOLDEN "/corpus.jsonl");
+    corpus = t_read_jsonl(GOLDEN "/corpus.jsonl");
     corpus_offsets("uncased", "{\"do_lower_case\": true, \"strip_accents\": null}");
     corpus_offsets("cased", "{\"do_lower_case\": false, \"strip_accents\": null}");
     corpus_offsets("cased_strip", "{\"do_lower_case\": false, \"strip_accents\": true}");

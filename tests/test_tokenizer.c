@@ -6,6 +6,7 @@
  * transformers' own unit tests state.
  */
 #include "test.h"
+#include "golden_files.h"
 #include "../ext/json.h"
 #include "../ext/internal.h"
 #include "../ext/tokenizer.h"
@@ -21,46 +22,6 @@
 #define GOLDEN "tests/tokenizer"
 
 /* ---- helpers --------------------------------------------------------------- */
-
-/* A JSONL file read as one JSON array (NULL when unreadable). */
-static json_doc *read_jsonl(const char *path)
-{
-    size_t len = 0;
-    char *text = t_read_file(path, &len);
-    if (!text) return NULL;
-    char *arr = malloc(len + 3);
-    if (!arr) { free(text); return NULL; }
-    size_t n = 0;
-    arr[n++] = '[';
-    int first = 1;
-    for (char *line = text, *end; *line; line = end + (*end != '\0')) {
-        end = strchr(line, '\n');
-        if (!end) end = line + strlen(line);
-        if (end == line) continue;
-        if (!first) arr[n++] = ',';
-        memcpy(arr + n, line, (size_t)(end - line));
-        n += (size_t)(end - line);
-        first = 0;
-    }
-    arr[n++] = ']';
-    free(text);
-    json_doc *doc = NULL;
-    char *err = NULL;
-    if (bert_json_parse(arr, n, &doc, &err) != 0) {
-        printf("  cannot parse %s: %s\n", path, err ? err : "?");
-        free(err);
-        doc = NULL;
-    }
-    free(arr);
-    return doc;
-}
-
-static int child(const json_doc *d, int node, int i)
-{
-    int c = d->nodes[node].first_child;
-    while (c >= 0 && i-- > 0) c = d->nodes[c].next_sibling;
-    return c;
-}
 
 /* The ids of a JSON array node into v; returns 0, or -1 when malformed. */
 static int json_ids(const json_doc *d, int node, bert_ids *v)
@@ -156,7 +117,7 @@ static void compare_corpus(const bert_tokenizer *tok, const json_doc *g, const c
 {
     bert_ids got = {0}, want = {0};
     int mismatches = 0, line = 1;
-    for (int t = corpus->nodes[0].first_child, r = child(g, 0, 1); t >= 0 && r >= 0;
+    for (int t = corpus->nodes[0].first_child, r = t_json_child(g, 0, 1); t >= 0 && r >= 0;
          t = corpus->nodes[t].next_sibling, r = g->nodes[r].next_sibling, line++) {
         const char *text = bert_json_str(corpus, t, "");
         if (encode_with_specials(tok, text, strlen(text), &got) != 0 || json_ids(g, r, &want) != 0) {
@@ -178,7 +139,7 @@ static void compare_corpus(const bert_tokenizer *tok, const json_doc *g, const c
 static json_doc *read_golden(const char *name, char *path, size_t size)
 {
     snprintf(path, size, GOLDEN "/golden_%s.jsonl", name);
-    json_doc *g = read_jsonl(path);
+    json_doc *g = t_read_jsonl(path);
     if (!T_CHECK(g && corpus, "cannot read %s or the corpus", path)) { bert_json_free(g); return NULL; }
     T_CHECK(bert_json_length(g, 0) - 1 == bert_json_length(corpus, 0), "%s has %d rows for %d corpus lines", path,
             bert_json_length(g, 0) - 1, bert_json_length(corpus, 0));
@@ -192,7 +153,7 @@ static void check_golden(const char *name)
     char path[256];
     json_doc *g = read_golden(name, path, sizeof path);
     if (!g) return;
-    int configs = bert_json_member(g, child(g, 0, 0), "configs");
+    int configs = bert_json_member(g, t_json_child(g, 0, 0), "configs");
     T_CHECK(bert_json_length(g, configs) >= 1, "%s: no configs in its header", path);
     for (int c = configs >= 0 ? g->nodes[configs].first_child : -1; c >= 0; c = g->nodes[c].next_sibling) {
         char config[256];
@@ -235,7 +196,7 @@ static void check_original_files(void)
 
 static void check_hf_cases(void)
 {
-    json_doc *d = read_jsonl(GOLDEN "/hf_cases.jsonl");
+    json_doc *d = t_read_jsonl(GOLDEN "/hf_cases.jsonl");
     if (!T_CHECK(d != NULL, "cannot read " GOLDEN "/hf_cases.jsonl")) return;
     bert_ids got = {0}, want = {0};
     for (int c = d->nodes[0].first_child; c >= 0; c = d->nodes[c].next_sibling) {
@@ -428,7 +389,7 @@ static void check_character_facts(void)
 
 static void check_decode(const bert_tokenizer *tok)
 {
-    json_doc *d = read_jsonl(GOLDEN "/decode.jsonl");
+    json_doc *d = t_read_jsonl(GOLDEN "/decode.jsonl");
     if (!T_CHECK(d != NULL, "cannot read " GOLDEN "/decode.jsonl")) return;
     bert_ids ids = {0};
     int bad = 0, n = 0;
@@ -454,7 +415,7 @@ static void check_decode(const bert_tokenizer *tok)
 
 static void check_bytes(const bert_tokenizer *tok)
 {
-    json_doc *d = read_jsonl(GOLDEN "/bytes.jsonl");
+    json_doc *d = t_read_jsonl(GOLDEN "/bytes.jsonl");
     if (!T_CHECK(d != NULL, "cannot read " GOLDEN "/bytes.jsonl")) return;
     bert_ids got = {0}, want = {0};
     int n = 0;
@@ -564,7 +525,7 @@ static void check_long_inputs(const bert_tokenizer *tok)
  * tokenizer_config.json; the case lines after it are checked against it. */
 static void check_added_tokens(void)
 {
-    json_doc *d = read_jsonl(GOLDEN "/added_tokens.jsonl");
+    json_doc *d = t_read_jsonl(GOLDEN "/added_tokens.jsonl");
     if (!T_CHECK(d != NULL, "cannot read " GOLDEN "/added_tokens.jsonl")) return;
     bert_tokenizer *tok = NULL;
     bert_ids got = {0}, want = {0};
@@ -727,7 +688,7 @@ void suite_tokenizer(void)
     t_case("character facts from transformers' BertTokenizer tests");
     check_character_facts();
 
-    corpus = read_jsonl(GOLDEN "/corpus.jsonl");
+    corpus = t_read_jsonl(GOLDEN "/corpus.jsonl");
     t_case("corpus: uncased (as shipped, and strip_accents true)");
     check_golden("uncased");
     t_case("corpus: cased (lowercase off, strip_accents null and false)");
