@@ -29,27 +29,54 @@
  * which sqlite3_interrupt() stops a long batch. */
 #define EMBED_CHUNK 256
 
+/* What the table functions' boilerplate differs in: their columns, where
+ * their argument columns start, how many of those there are and must be
+ * given, and the size of their cursors.  One table at the end of the file
+ * lists them all. */
+typedef struct {
+    const char *name;
+    const char *schema;
+    int first_arg, n_args, required;
+    size_t cursor_size;
+    const sqlite3_module *module;
+} table_spec;
+
 typedef struct {
     sqlite3_vtab base;
     bert_connection *conn;
     sqlite3 *db;            /* what the interrupt poll asks */
+    const table_spec *spec;
 } glue_vtab;
 
-static int vtab_connect(sqlite3 *db, void *aux, const char *schema, sqlite3_vtab **out, char **err)
+/* The first member of every cursor: the row it is on and, where the rows
+ * are known when the scan starts, how many there are. */
+typedef struct {
+    sqlite3_vtab_cursor sqlite;
+    sqlite3_int64 row, count;
+} table_cursor;
+
+static const table_spec *table_spec_named(const char *module_name);
+
+/* argv[0] of xConnect is the module's name: it finds the table's spec. */
+static int table_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+                         char **err)
 {
     (void)err;
-    int rc = sqlite3_declare_vtab(db, schema);
+    const table_spec *spec = argc > 0 ? table_spec_named(argv[0]) : NULL;
+    if (!spec) return SQLITE_ERROR;
+    int rc = sqlite3_declare_vtab(db, spec->schema);
     if (rc != SQLITE_OK) return rc;
     glue_vtab *v = sqlite3_malloc(sizeof *v);
     if (!v) return SQLITE_NOMEM;
     memset(v, 0, sizeof *v);
     v->conn = aux;
     v->db = db;
+    v->spec = spec;
     *out = &v->base;
     return SQLITE_OK;
 }
 
-static int vtab_disconnect(sqlite3_vtab *v)
+static int table_disconnect(sqlite3_vtab *v)
 {
     sqlite3_free(v);
     return SQLITE_OK;
@@ -100,13 +127,45 @@ static void unpack_arguments(int mask, int n_args, sqlite3_value **argv, sqlite3
     for (int i = 0, j = 0; i < n_args; i++) args[i] = (mask & (1 << i)) ? argv[j++] : NULL;
 }
 
-/* A zeroed cursor of `size` bytes whose first member is the base cursor. */
-static int cursor_open(size_t size, sqlite3_vtab_cursor **out)
+static int table_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 {
+    const table_spec *spec = ((glue_vtab *)v)->spec;
+    return plan_arguments(info, spec->first_arg, spec->n_args, spec->required);
+}
+
+/* A zeroed cursor of the table's own size, its first member a table_cursor. */
+static int table_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+    size_t size = ((glue_vtab *)v)->spec->cursor_size;
     sqlite3_vtab_cursor *c = sqlite3_malloc64(size);
     if (!c) return SQLITE_NOMEM;
     memset(c, 0, size);
     *out = c;
+    return SQLITE_OK;
+}
+
+static int cursor_close(sqlite3_vtab_cursor *c)
+{
+    sqlite3_free(c);
+    return SQLITE_OK;
+}
+
+/* xNext, xEof and xRowid of a table whose rows are counted up front. */
+static int table_next(sqlite3_vtab_cursor *cur)
+{
+    ((table_cursor *)cur)->row++;
+    return SQLITE_OK;
+}
+
+static int table_eof(sqlite3_vtab_cursor *cur)
+{
+    const table_cursor *c = (const table_cursor *)cur;
+    return c->row >= c->count;
+}
+
+static int table_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+    *rowid = ((table_cursor *)cur)->row + 1;
     return SQLITE_OK;
 }
 
@@ -128,44 +187,22 @@ typedef struct {
 } model_row;
 
 typedef struct {
-    sqlite3_vtab_cursor base;
+    table_cursor base;
     model_row *rows;
-    size_t count, cap, at;
+    size_t cap;
 } models_cursor;
-
-static int models_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                          sqlite3_vtab **out, char **err)
-{
-    (void)argc; (void)argv;
-    return vtab_connect(db, aux,
-        "CREATE TABLE x(name TEXT, path TEXT, loaded INTEGER, hidden_size INTEGER, num_layers INTEGER, "
-        "num_heads INTEGER, vocab_size INTEGER, max_length INTEGER, pooling TEXT, normalize INTEGER, "
-        "has_mlm_head INTEGER, has_nsp_head INTEGER, dtype TEXT, refs INTEGER, encoder_calls INTEGER, "
-        "task TEXT, labels TEXT)", out, err);
-}
-
-static int models_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
-{
-    (void)v;
-    return cursor_open(sizeof(models_cursor), out);
-}
-
-static int cursor_close(sqlite3_vtab_cursor *c)
-{
-    sqlite3_free(c);
-    return SQLITE_OK;
-}
 
 static void models_clear(models_cursor *c)
 {
-    for (size_t i = 0; i < c->count; i++) {
+    for (sqlite3_int64 i = 0; i < c->base.count; i++) {
         free(c->rows[i].name);
         free(c->rows[i].path);
         sqlite3_free(c->rows[i].labels);
     }
     free(c->rows);
     c->rows = NULL;
-    c->count = c->cap = c->at = 0;
+    c->cap = 0;
+    c->base.count = c->base.row = 0;
 }
 
 static int models_close(sqlite3_vtab_cursor *cur)
@@ -222,11 +259,11 @@ static int models_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
     const bert_registry *reg = &((glue_vtab *)cur->pVtab)->conn->registry;
     bert_entry_info info;
     for (const bert_entry *e = bert_registry_next(reg, NULL, &info); e; e = bert_registry_next(reg, e, &info)) {
-        model_row *rows = bert_grow(c->rows, &c->cap, c->count + 1, sizeof *rows);
+        model_row *rows = bert_grow(c->rows, &c->cap, (size_t)c->base.count + 1, sizeof *rows);
         if (!rows) return SQLITE_NOMEM;
         c->rows = rows;
         const bert_model *m = info.model;
-        model_row *r = &c->rows[c->count++];
+        model_row *r = &c->rows[c->base.count++];
         r->info = info;
         r->name = bert_strdup(info.name);
         r->path = bert_strdup(info.path);
@@ -240,22 +277,10 @@ static int models_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
     return SQLITE_OK;
 }
 
-static int models_next(sqlite3_vtab_cursor *cur)
-{
-    ((models_cursor *)cur)->at++;
-    return SQLITE_OK;
-}
-
-static int models_eof(sqlite3_vtab_cursor *cur)
-{
-    const models_cursor *c = (const models_cursor *)cur;
-    return c->at >= c->count;
-}
-
 static int models_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
     const models_cursor *c = (const models_cursor *)cur;
-    const model_row *r = &c->rows[c->at];
+    const model_row *r = &c->rows[c->base.row];
     switch (col) {
     case M_NAME: sqlite3_result_text(ctx, r->name, -1, SQLITE_TRANSIENT); break;
     case M_PATH: sqlite3_result_text(ctx, r->path, -1, SQLITE_TRANSIENT); break;
@@ -285,23 +310,10 @@ static int models_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
     return SQLITE_OK;
 }
 
-static int models_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
-{
-    *rowid = ((models_cursor *)cur)->at + 1;
-    return SQLITE_OK;
-}
-
-static int models_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
-{
-    (void)v;
-    info->estimatedCost = 10;
-    return SQLITE_OK;
-}
-
 static sqlite3_module models_module = {
-    .xConnect = models_connect, .xBestIndex = models_best_index, .xDisconnect = vtab_disconnect,
-    .xOpen = models_open, .xClose = models_close, .xFilter = models_filter, .xNext = models_next,
-    .xEof = models_eof, .xColumn = models_column, .xRowid = models_rowid,
+    .xConnect = table_connect, .xBestIndex = table_best_index, .xDisconnect = table_disconnect,
+    .xOpen = table_open, .xClose = models_close, .xFilter = models_filter, .xNext = table_next,
+    .xEof = table_eof, .xColumn = models_column, .xRowid = table_rowid,
 };
 
 /* ---- bert_fill_mask_each ------------------------------------------------------- */
@@ -309,31 +321,9 @@ static sqlite3_module models_module = {
 enum { F_MASK_INDEX, F_RANK, F_TOKEN, F_TOKEN_STR, F_SCORE, F_SEQUENCE, F_TEXT, F_TOP_K, F_MODEL };
 
 typedef struct {
-    sqlite3_vtab_cursor base;
+    table_cursor base;
     fill_mask_result result;
-    int row;
 } fill_cursor;
-
-static int fill_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                        sqlite3_vtab **out, char **err)
-{
-    (void)argc; (void)argv;
-    return vtab_connect(db, aux,
-        "CREATE TABLE x(mask_index INTEGER, rank INTEGER, token INTEGER, token_str TEXT, score REAL, "
-        "sequence TEXT, text HIDDEN, top_k HIDDEN, model HIDDEN)", out, err);
-}
-
-static int fill_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
-{
-    (void)v;
-    return plan_arguments(info, F_TEXT, 3, 1);
-}
-
-static int fill_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
-{
-    (void)v;
-    return cursor_open(sizeof(fill_cursor), out);
-}
 
 static int fill_close(sqlite3_vtab_cursor *cur)
 {
@@ -348,7 +338,7 @@ static int fill_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, i
     glue_vtab *v = (glue_vtab *)cur->pVtab;
     bert_fill_mask_result_free(&c->result);
     memset(&c->result, 0, sizeof c->result);
-    c->row = 0;
+    c->base.row = c->base.count = 0;
     sqlite3_value *args[3];
     unpack_arguments(idx, 3, argv, args);
     if (sqlite3_value_type(args[0]) == SQLITE_NULL) return SQLITE_OK;   /* NULL text: no rows */
@@ -371,25 +361,14 @@ static int fill_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, i
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
+    c->base.count = (sqlite3_int64)c->result.n_masks * c->result.top_k;
     return SQLITE_OK;
-}
-
-static int fill_next(sqlite3_vtab_cursor *cur)
-{
-    ((fill_cursor *)cur)->row++;
-    return SQLITE_OK;
-}
-
-static int fill_eof(sqlite3_vtab_cursor *cur)
-{
-    fill_cursor *c = (fill_cursor *)cur;
-    return c->row >= c->result.n_masks * c->result.top_k;
 }
 
 static int fill_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
     fill_cursor *c = (fill_cursor *)cur;
-    const fill_mask_candidate *k = &c->result.items[c->row];
+    const fill_mask_candidate *k = &c->result.items[c->base.row];
     switch (col) {
     case F_MASK_INDEX: sqlite3_result_int(ctx, k->mask_index); break;
     case F_RANK: sqlite3_result_int(ctx, k->rank); break;
@@ -402,16 +381,10 @@ static int fill_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-static int fill_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
-{
-    *rowid = ((fill_cursor *)cur)->row + 1;
-    return SQLITE_OK;
-}
-
 static sqlite3_module fill_module = {
-    .xConnect = fill_connect, .xBestIndex = fill_best_index, .xDisconnect = vtab_disconnect,
-    .xOpen = fill_open, .xClose = fill_close, .xFilter = fill_filter, .xNext = fill_next,
-    .xEof = fill_eof, .xColumn = fill_column, .xRowid = fill_rowid,
+    .xConnect = table_connect, .xBestIndex = table_best_index, .xDisconnect = table_disconnect,
+    .xOpen = table_open, .xClose = fill_close, .xFilter = fill_filter, .xNext = table_next,
+    .xEof = table_eof, .xColumn = fill_column, .xRowid = table_rowid,
 };
 
 /* ---- bert_embed_each ---------------------------------------------------------- */
@@ -419,38 +392,17 @@ static sqlite3_module fill_module = {
 enum { E_KEY, E_VALUE, E_EMBEDDING, E_INPUT, E_MODEL };
 
 typedef struct {
-    sqlite3_vtab_cursor base;
+    table_cursor base;
     json_doc *doc;
     int *items;          /* node index of each text, in input order */
-    int count;
-    int row;
     /* The model is looked up by name for every chunk: a function in the same
      * query may unload it between two chunks. */
     char *model;
     int dim;
     float *vectors;      /* EMBED_CHUNK embeddings, of rows chunk_start.. */
-    int chunk_start, chunk_len;
+    sqlite3_int64 chunk_start;
+    int chunk_len;
 } embed_cursor;
-
-static int embed_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                         sqlite3_vtab **out, char **err)
-{
-    (void)argc; (void)argv;
-    return vtab_connect(db, aux,
-        "CREATE TABLE x(key, value TEXT, embedding BLOB, input HIDDEN, model HIDDEN)", out, err);
-}
-
-static int embed_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
-{
-    (void)v;
-    return plan_arguments(info, E_INPUT, 2, 1);
-}
-
-static int embed_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
-{
-    (void)v;
-    return cursor_open(sizeof(embed_cursor), out);
-}
 
 static void embed_reset(embed_cursor *c)
 {
@@ -462,7 +414,7 @@ static void embed_reset(embed_cursor *c)
     c->items = NULL;
     c->vectors = NULL;
     c->model = NULL;
-    c->count = c->row = c->chunk_start = c->chunk_len = c->dim = 0;
+    c->base.count = c->base.row = c->chunk_start = c->chunk_len = c->dim = 0;
 }
 
 static int embed_close(sqlite3_vtab_cursor *cur)
@@ -474,12 +426,12 @@ static int embed_close(sqlite3_vtab_cursor *cur)
 /* Embeds the chunk of texts that starts at the cursor's row. */
 static int embed_chunk(embed_cursor *c)
 {
-    glue_vtab *v = (glue_vtab *)c->base.pVtab;
-    int n = c->count - c->row < EMBED_CHUNK ? c->count - c->row : EMBED_CHUNK;
+    glue_vtab *v = (glue_vtab *)c->base.sqlite.pVtab;
+    int n = c->base.count - c->base.row < EMBED_CHUNK ? (int)(c->base.count - c->base.row) : EMBED_CHUNK;
     const char *texts[EMBED_CHUNK];
     size_t lens[EMBED_CHUNK];
     for (int i = 0; i < n; i++) {
-        texts[i] = c->doc->nodes[c->items[c->row + i]].text;
+        texts[i] = c->doc->nodes[c->items[c->base.row + i]].text;
         lens[i] = strlen(texts[i]);
     }
     char *err = NULL;
@@ -494,7 +446,7 @@ static int embed_chunk(embed_cursor *c)
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
-    c->chunk_start = c->row;
+    c->chunk_start = c->base.row;
     c->chunk_len = n;
     return SQLITE_OK;
 }
@@ -502,7 +454,8 @@ static int embed_chunk(embed_cursor *c)
 /* Reads the JSON array (key = index) or object (key = its key) of texts a
  * batched table function takes; JSON nulls give no row.  *items lists the
  * text nodes in input order. */
-static int read_items(glue_vtab *v, const char *fn, sqlite3_value *input, json_doc **doc, int **items, int *count)
+static int read_items(glue_vtab *v, const char *fn, sqlite3_value *input, json_doc **doc, int **items,
+                      sqlite3_int64 *count)
 {
     const char *json = (const char *)sqlite3_value_text(input);
     if (!json) return SQLITE_NOMEM;
@@ -553,7 +506,7 @@ static int embed_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, 
     sqlite3_value *args[2];
     unpack_arguments(idx, 2, argv, args);
     if (sqlite3_value_type(args[0]) == SQLITE_NULL) return SQLITE_OK;
-    int rc = read_items(v, "bert_embed_each", args[0], &c->doc, &c->items, &c->count);
+    int rc = read_items(v, "bert_embed_each", args[0], &c->doc, &c->items, &c->base.count);
     if (rc != SQLITE_OK) return rc;
     char *err = NULL;
     bert_entry *e = bert_glue_find_model(v->conn, args[1], &err);
@@ -562,33 +515,27 @@ static int embed_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, 
     c->model = bert_strdup(bert_entry_name(e));
     c->vectors = malloc((size_t)EMBED_CHUNK * (size_t)c->dim * sizeof(float));
     if (!c->model || !c->vectors) return SQLITE_NOMEM;
-    return c->count > 0 ? embed_chunk(c) : SQLITE_OK;
+    return c->base.count > 0 ? embed_chunk(c) : SQLITE_OK;
 }
 
 static int embed_next(sqlite3_vtab_cursor *cur)
 {
     embed_cursor *c = (embed_cursor *)cur;
-    c->row++;
-    if (c->row < c->count && c->row >= c->chunk_start + c->chunk_len) return embed_chunk(c);
+    c->base.row++;
+    if (c->base.row < c->base.count && c->base.row >= c->chunk_start + c->chunk_len) return embed_chunk(c);
     return SQLITE_OK;
-}
-
-static int embed_eof(sqlite3_vtab_cursor *cur)
-{
-    embed_cursor *c = (embed_cursor *)cur;
-    return c->row >= c->count;
 }
 
 static int embed_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
     embed_cursor *c = (embed_cursor *)cur;
-    const json_node *node = &c->doc->nodes[c->items[c->row]];
+    const json_node *node = &c->doc->nodes[c->items[c->base.row]];
     int dim = c->dim;
     switch (col) {
     case E_KEY: item_column(node, ctx, 1); break;
     case E_VALUE: item_column(node, ctx, 0); break;
     case E_EMBEDDING:
-        sqlite3_result_blob(ctx, c->vectors + (size_t)(c->row - c->chunk_start) * (size_t)dim,
+        sqlite3_result_blob(ctx, c->vectors + (size_t)(c->base.row - c->chunk_start) * (size_t)dim,
                             dim * (int)sizeof(float), SQLITE_TRANSIENT);
         sqlite3_result_subtype(ctx, BERT_SUBTYPE_FLOAT32);
         break;
@@ -597,16 +544,10 @@ static int embed_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-static int embed_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
-{
-    *rowid = ((embed_cursor *)cur)->row + 1;
-    return SQLITE_OK;
-}
-
 static sqlite3_module embed_module = {
-    .xConnect = embed_connect, .xBestIndex = embed_best_index, .xDisconnect = vtab_disconnect,
-    .xOpen = embed_open, .xClose = embed_close, .xFilter = embed_filter, .xNext = embed_next,
-    .xEof = embed_eof, .xColumn = embed_column, .xRowid = embed_rowid,
+    .xConnect = table_connect, .xBestIndex = table_best_index, .xDisconnect = table_disconnect,
+    .xOpen = table_open, .xClose = embed_close, .xFilter = embed_filter, .xNext = embed_next,
+    .xEof = table_eof, .xColumn = embed_column, .xRowid = table_rowid,
 };
 
 /* ---- bert_rerank_each ------------------------------------------------------------ */
@@ -614,37 +555,16 @@ static sqlite3_module embed_module = {
 enum { R_KEY, R_VALUE, R_SCORE, R_QUERY, R_INPUT, R_MODEL };
 
 typedef struct {
-    sqlite3_vtab_cursor base;
+    table_cursor base;
     json_doc *doc;
     int *items;          /* node index of each document, in input order */
-    int count;
-    int row;
     char *model;         /* looked up again for every chunk, as in bert_embed_each */
     char *query;         /* a copy: the argument's text may not outlive xFilter */
     size_t query_len;
     double *scores;      /* EMBED_CHUNK scores, of rows chunk_start.. */
-    int chunk_start, chunk_len;
+    sqlite3_int64 chunk_start;
+    int chunk_len;
 } rerank_cursor;
-
-static int rerank_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                          sqlite3_vtab **out, char **err)
-{
-    (void)argc; (void)argv;
-    return vtab_connect(db, aux,
-        "CREATE TABLE x(key, value TEXT, score REAL, query HIDDEN, input HIDDEN, model HIDDEN)", out, err);
-}
-
-static int rerank_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
-{
-    (void)v;
-    return plan_arguments(info, R_QUERY, 3, 2);
-}
-
-static int rerank_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
-{
-    (void)v;
-    return cursor_open(sizeof(rerank_cursor), out);
-}
 
 static void rerank_reset(rerank_cursor *c)
 {
@@ -657,7 +577,7 @@ static void rerank_reset(rerank_cursor *c)
     c->items = NULL;
     c->scores = NULL;
     c->model = c->query = NULL;
-    c->count = c->row = c->chunk_start = c->chunk_len = 0;
+    c->base.count = c->base.row = c->chunk_start = c->chunk_len = 0;
     c->query_len = 0;
 }
 
@@ -670,12 +590,12 @@ static int rerank_close(sqlite3_vtab_cursor *cur)
 /* Scores the chunk of documents that starts at the cursor's row, in packed batches. */
 static int rerank_chunk(rerank_cursor *c)
 {
-    glue_vtab *v = (glue_vtab *)c->base.pVtab;
-    int n = c->count - c->row < EMBED_CHUNK ? c->count - c->row : EMBED_CHUNK;
+    glue_vtab *v = (glue_vtab *)c->base.sqlite.pVtab;
+    int n = c->base.count - c->base.row < EMBED_CHUNK ? (int)(c->base.count - c->base.row) : EMBED_CHUNK;
     const char *docs[EMBED_CHUNK];
     size_t lens[EMBED_CHUNK];
     for (int i = 0; i < n; i++) {
-        docs[i] = c->doc->nodes[c->items[c->row + i]].text;
+        docs[i] = c->doc->nodes[c->items[c->base.row + i]].text;
         lens[i] = strlen(docs[i]);
     }
     char *err = NULL;
@@ -691,7 +611,7 @@ static int rerank_chunk(rerank_cursor *c)
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
-    c->chunk_start = c->row;
+    c->chunk_start = c->base.row;
     c->chunk_len = n;
     return SQLITE_OK;
 }
@@ -716,7 +636,7 @@ static int rerank_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
     c->query = bert_strdup(query);
     if (!c->query) return SQLITE_NOMEM;
     c->query_len = strlen(c->query);
-    int rc = read_items(v, "bert_rerank_each", args[1], &c->doc, &c->items, &c->count);
+    int rc = read_items(v, "bert_rerank_each", args[1], &c->doc, &c->items, &c->base.count);
     if (rc != SQLITE_OK) return rc;
     char *err = NULL;
     bert_entry *e = bert_glue_find_model(v->conn, args[2], &err);
@@ -724,46 +644,34 @@ static int rerank_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
     c->model = bert_strdup(bert_entry_name(e));
     c->scores = malloc((size_t)EMBED_CHUNK * sizeof *c->scores);
     if (!c->model || !c->scores) return SQLITE_NOMEM;
-    return c->count > 0 ? rerank_chunk(c) : SQLITE_OK;
+    return c->base.count > 0 ? rerank_chunk(c) : SQLITE_OK;
 }
 
 static int rerank_next(sqlite3_vtab_cursor *cur)
 {
     rerank_cursor *c = (rerank_cursor *)cur;
-    c->row++;
-    if (c->row < c->count && c->row >= c->chunk_start + c->chunk_len) return rerank_chunk(c);
+    c->base.row++;
+    if (c->base.row < c->base.count && c->base.row >= c->chunk_start + c->chunk_len) return rerank_chunk(c);
     return SQLITE_OK;
-}
-
-static int rerank_eof(sqlite3_vtab_cursor *cur)
-{
-    rerank_cursor *c = (rerank_cursor *)cur;
-    return c->row >= c->count;
 }
 
 static int rerank_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
     rerank_cursor *c = (rerank_cursor *)cur;
-    const json_node *node = &c->doc->nodes[c->items[c->row]];
+    const json_node *node = &c->doc->nodes[c->items[c->base.row]];
     switch (col) {
     case R_KEY: item_column(node, ctx, 1); break;
     case R_VALUE: item_column(node, ctx, 0); break;
-    case R_SCORE: sqlite3_result_double(ctx, c->scores[c->row - c->chunk_start]); break;
+    case R_SCORE: sqlite3_result_double(ctx, c->scores[c->base.row - c->chunk_start]); break;
     default: break;
     }
     return SQLITE_OK;
 }
 
-static int rerank_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
-{
-    *rowid = ((rerank_cursor *)cur)->row + 1;
-    return SQLITE_OK;
-}
-
 static sqlite3_module rerank_module = {
-    .xConnect = rerank_connect, .xBestIndex = rerank_best_index, .xDisconnect = vtab_disconnect,
-    .xOpen = rerank_open, .xClose = rerank_close, .xFilter = rerank_filter, .xNext = rerank_next,
-    .xEof = rerank_eof, .xColumn = rerank_column, .xRowid = rerank_rowid,
+    .xConnect = table_connect, .xBestIndex = table_best_index, .xDisconnect = table_disconnect,
+    .xOpen = table_open, .xClose = rerank_close, .xFilter = rerank_filter, .xNext = rerank_next,
+    .xEof = table_eof, .xColumn = rerank_column, .xRowid = table_rowid,
 };
 
 /* ---- bert_ner_each -------------------------------------------------------------- */
@@ -771,30 +679,9 @@ static sqlite3_module rerank_module = {
 enum { N_ENTITY, N_SCORE, N_WORD, N_START, N_END, N_INDEX, N_TEXT, N_MODEL };
 
 typedef struct {
-    sqlite3_vtab_cursor base;
+    table_cursor base;
     ner_entities result;
-    size_t row;
 } ner_cursor;
-
-static int ner_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err)
-{
-    (void)argc; (void)argv;
-    return vtab_connect(db, aux,
-        "CREATE TABLE x(entity TEXT, score REAL, word TEXT, start INTEGER, \"end\" INTEGER, \"index\" INTEGER, "
-        "text HIDDEN, model HIDDEN)", out, err);
-}
-
-static int ner_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
-{
-    (void)v;
-    return plan_arguments(info, N_TEXT, 2, 1);
-}
-
-static int ner_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
-{
-    (void)v;
-    return cursor_open(sizeof(ner_cursor), out);
-}
 
 static int ner_close(sqlite3_vtab_cursor *cur)
 {
@@ -808,7 +695,7 @@ static int ner_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, in
     ner_cursor *c = (ner_cursor *)cur;
     glue_vtab *v = (glue_vtab *)cur->pVtab;
     bert_ner_entities_free(&c->result);
-    c->row = 0;
+    c->base.row = c->base.count = 0;
     sqlite3_value *args[2];
     unpack_arguments(idx, 2, argv, args);
     if (sqlite3_value_type(args[0]) == SQLITE_NULL) return SQLITE_OK;   /* NULL text: no rows */
@@ -826,25 +713,14 @@ static int ner_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, in
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
+    c->base.count = (sqlite3_int64)c->result.n;
     return SQLITE_OK;
-}
-
-static int ner_next(sqlite3_vtab_cursor *cur)
-{
-    ((ner_cursor *)cur)->row++;
-    return SQLITE_OK;
-}
-
-static int ner_eof(sqlite3_vtab_cursor *cur)
-{
-    ner_cursor *c = (ner_cursor *)cur;
-    return c->row >= c->result.n;
 }
 
 static int ner_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
     ner_cursor *c = (ner_cursor *)cur;
-    const ner_entity *x = &c->result.items[c->row];
+    const ner_entity *x = &c->result.items[c->base.row];
     switch (col) {
     case N_ENTITY: sqlite3_result_text(ctx, x->entity, -1, SQLITE_TRANSIENT); break;
     case N_SCORE: sqlite3_result_double(ctx, x->score); break;
@@ -860,16 +736,10 @@ static int ner_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-static int ner_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
-{
-    *rowid = (sqlite3_int64)((ner_cursor *)cur)->row + 1;
-    return SQLITE_OK;
-}
-
 static sqlite3_module ner_module = {
-    .xConnect = ner_connect, .xBestIndex = ner_best_index, .xDisconnect = vtab_disconnect,
-    .xOpen = ner_open, .xClose = ner_close, .xFilter = ner_filter, .xNext = ner_next,
-    .xEof = ner_eof, .xColumn = ner_column, .xRowid = ner_rowid,
+    .xConnect = table_connect, .xBestIndex = table_best_index, .xDisconnect = table_disconnect,
+    .xOpen = table_open, .xClose = ner_close, .xFilter = ner_filter, .xNext = table_next,
+    .xEof = table_eof, .xColumn = ner_column, .xRowid = table_rowid,
 };
 
 /* ---- bert_answer_each ---------------------------------------------------------- */
@@ -877,39 +747,17 @@ static sqlite3_module ner_module = {
 enum { A_RANK, A_ANSWER, A_SCORE, A_START, A_END, A_QUESTION, A_CONTEXT, A_TOP_K, A_MODEL };
 
 typedef struct {
-    sqlite3_vtab_cursor base;
+    table_cursor base;
     qa_answers result;
     char *context;       /* a copy: the answers are its substrings */
-    size_t row;
 } answer_cursor;
-
-static int answer_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
-                          char **err)
-{
-    (void)argc; (void)argv;
-    return vtab_connect(db, aux,
-        "CREATE TABLE x(rank INTEGER, answer TEXT, score REAL, start INTEGER, \"end\" INTEGER, "
-        "question HIDDEN, context HIDDEN, top_k HIDDEN, model HIDDEN)", out, err);
-}
-
-static int answer_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
-{
-    (void)v;
-    return plan_arguments(info, A_QUESTION, 4, 2);
-}
-
-static int answer_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
-{
-    (void)v;
-    return cursor_open(sizeof(answer_cursor), out);
-}
 
 static void answer_clear(answer_cursor *c)
 {
     bert_qa_answers_free(&c->result);
     free(c->context);
     c->context = NULL;
-    c->row = 0;
+    c->base.row = c->base.count = 0;
 }
 
 static int answer_close(sqlite3_vtab_cursor *cur)
@@ -953,27 +801,16 @@ static int answer_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
+    c->base.count = (sqlite3_int64)c->result.n;
     return SQLITE_OK;
-}
-
-static int answer_next(sqlite3_vtab_cursor *cur)
-{
-    ((answer_cursor *)cur)->row++;
-    return SQLITE_OK;
-}
-
-static int answer_eof(sqlite3_vtab_cursor *cur)
-{
-    answer_cursor *c = (answer_cursor *)cur;
-    return c->row >= c->result.n;
 }
 
 static int answer_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
     answer_cursor *c = (answer_cursor *)cur;
-    const qa_answer *a = &c->result.items[c->row];
+    const qa_answer *a = &c->result.items[c->base.row];
     switch (col) {
-    case A_RANK: sqlite3_result_int64(ctx, (sqlite3_int64)c->row + 1); break;
+    case A_RANK: sqlite3_result_int64(ctx, c->base.row + 1); break;
     case A_ANSWER:
         sqlite3_result_text(ctx, c->context + a->byte_start, (int)(a->byte_end - a->byte_start), SQLITE_TRANSIENT);
         break;
@@ -985,16 +822,10 @@ static int answer_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
     return SQLITE_OK;
 }
 
-static int answer_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
-{
-    *rowid = (sqlite3_int64)((answer_cursor *)cur)->row + 1;
-    return SQLITE_OK;
-}
-
 static sqlite3_module answer_module = {
-    .xConnect = answer_connect, .xBestIndex = answer_best_index, .xDisconnect = vtab_disconnect,
-    .xOpen = answer_open, .xClose = answer_close, .xFilter = answer_filter, .xNext = answer_next,
-    .xEof = answer_eof, .xColumn = answer_column, .xRowid = answer_rowid,
+    .xConnect = table_connect, .xBestIndex = table_best_index, .xDisconnect = table_disconnect,
+    .xOpen = table_open, .xClose = answer_close, .xFilter = answer_filter, .xNext = table_next,
+    .xEof = table_eof, .xColumn = answer_column, .xRowid = table_rowid,
 };
 
 
@@ -1003,36 +834,14 @@ static sqlite3_module answer_module = {
 enum { O_INDEX, O_TOKEN, O_ID, O_START, O_END, O_WORD, O_INPUT, O_MODEL };
 
 typedef struct {
-    sqlite3_vtab_cursor base;
+    table_cursor base;
     bert_ids ids;
     bert_spans spans;
     /* Token texts copied when the scan starts: a function in the same query
      * may unload the model (and its vocabulary) before a row is read. */
     char *names;
     size_t *name_at;
-    size_t row;
 } offsets_cursor;
-
-static int offsets_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                           sqlite3_vtab **out, char **err)
-{
-    (void)argc; (void)argv;
-    return vtab_connect(db, aux,
-        "CREATE TABLE x(\"index\" INTEGER, token TEXT, id INTEGER, start INTEGER, \"end\" INTEGER, word INTEGER, "
-        "input HIDDEN, model HIDDEN)", out, err);
-}
-
-static int offsets_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
-{
-    (void)v;
-    return plan_arguments(info, O_INPUT, 2, 1);
-}
-
-static int offsets_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
-{
-    (void)v;
-    return cursor_open(sizeof(offsets_cursor), out);
-}
 
 static void offsets_reset(offsets_cursor *c)
 {
@@ -1042,7 +851,7 @@ static void offsets_reset(offsets_cursor *c)
     free(c->name_at);
     c->names = NULL;
     c->name_at = NULL;
-    c->row = 0;
+    c->base.row = c->base.count = 0;
 }
 
 static int offsets_close(sqlite3_vtab_cursor *cur)
@@ -1100,29 +909,18 @@ static int offsets_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str
         c->name_at[i] = at;
         at += n;
     }
+    c->base.count = (sqlite3_int64)c->ids.len;
     return SQLITE_OK;
-}
-
-static int offsets_next(sqlite3_vtab_cursor *cur)
-{
-    ((offsets_cursor *)cur)->row++;
-    return SQLITE_OK;
-}
-
-static int offsets_eof(sqlite3_vtab_cursor *cur)
-{
-    const offsets_cursor *c = (const offsets_cursor *)cur;
-    return c->row >= c->ids.len;
 }
 
 static int offsets_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
     const offsets_cursor *c = (const offsets_cursor *)cur;
-    const bert_token_span *s = &c->spans.at[c->row];
+    const bert_token_span *s = &c->spans.at[c->base.row];
     switch (col) {
-    case O_INDEX: sqlite3_result_int64(ctx, (sqlite3_int64)c->row); break;
-    case O_TOKEN: sqlite3_result_text(ctx, c->names + c->name_at[c->row], -1, SQLITE_TRANSIENT); break;
-    case O_ID: sqlite3_result_int(ctx, c->ids.ids[c->row]); break;
+    case O_INDEX: sqlite3_result_int64(ctx, c->base.row); break;
+    case O_TOKEN: sqlite3_result_text(ctx, c->names + c->name_at[c->base.row], -1, SQLITE_TRANSIENT); break;
+    case O_ID: sqlite3_result_int(ctx, c->ids.ids[c->base.row]); break;
     case O_START: sqlite3_result_int64(ctx, s->start); break;
     case O_END: sqlite3_result_int64(ctx, s->end); break;
     case O_WORD: if (s->word >= 0) sqlite3_result_int64(ctx, s->word); break;   /* NULL for [CLS]/[SEP] */
@@ -1131,16 +929,10 @@ static int offsets_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int co
     return SQLITE_OK;
 }
 
-static int offsets_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
-{
-    *rowid = (sqlite3_int64)((offsets_cursor *)cur)->row + 1;
-    return SQLITE_OK;
-}
-
 static sqlite3_module offsets_module = {
-    .xConnect = offsets_connect, .xBestIndex = offsets_best_index, .xDisconnect = vtab_disconnect,
-    .xOpen = offsets_open, .xClose = offsets_close, .xFilter = offsets_filter, .xNext = offsets_next,
-    .xEof = offsets_eof, .xColumn = offsets_column, .xRowid = offsets_rowid,
+    .xConnect = table_connect, .xBestIndex = table_best_index, .xDisconnect = table_disconnect,
+    .xOpen = table_open, .xClose = offsets_close, .xFilter = offsets_filter, .xNext = table_next,
+    .xEof = table_eof, .xColumn = offsets_column, .xRowid = table_rowid,
 };
 
 /* ---- bert_chunks ---------------------------------------------------------------- */
@@ -1148,36 +940,14 @@ static sqlite3_module offsets_module = {
 enum { C_CHUNK_INDEX, C_TEXT, C_START, C_END, C_TOKENS, C_INPUT, C_MAX_TOKENS, C_OVERLAP, C_MODEL };
 
 typedef struct {
-    sqlite3_vtab_cursor base;
+    table_cursor base;
     char *text;              /* a copy: the argument's value does not outlive xFilter */
     size_t len;
     bert_spans spans;        /* every piece of the text */
     bert_chunker chunker;
     size_t first, end;       /* the current chunk's pieces */
-    sqlite3_int64 row;
     int eof;
 } chunks_cursor;
-
-static int chunks_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                          sqlite3_vtab **out, char **err)
-{
-    (void)argc; (void)argv;
-    return vtab_connect(db, aux,
-        "CREATE TABLE x(chunk_index INTEGER, text TEXT, start INTEGER, \"end\" INTEGER, tokens INTEGER, "
-        "input HIDDEN, max_tokens HIDDEN, overlap HIDDEN, model HIDDEN)", out, err);
-}
-
-static int chunks_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
-{
-    (void)v;
-    return plan_arguments(info, C_INPUT, 4, 1);
-}
-
-static int chunks_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
-{
-    (void)v;
-    return cursor_open(sizeof(chunks_cursor), out);
-}
 
 static void chunks_reset(chunks_cursor *c)
 {
@@ -1186,7 +956,7 @@ static void chunks_reset(chunks_cursor *c)
     c->len = 0;
     bert_spans_free(&c->spans);
     memset(&c->chunker, 0, sizeof c->chunker);
-    c->row = 0;
+    c->base.row = c->base.count = 0;
     c->eof = 1;
 }
 
@@ -1288,7 +1058,7 @@ static int chunks_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
 static int chunks_next(sqlite3_vtab_cursor *cur)
 {
     chunks_cursor *c = (chunks_cursor *)cur;
-    c->row++;
+    c->base.row++;
     c->eof = !bert_chunker_next(&c->chunker, &c->first, &c->end);
     return SQLITE_OK;
 }
@@ -1303,7 +1073,7 @@ static int chunks_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
     const chunks_cursor *c = (const chunks_cursor *)cur;
     const bert_token_span *first = &c->spans.at[c->first], *last = &c->spans.at[c->end - 1];
     switch (col) {
-    case C_CHUNK_INDEX: sqlite3_result_int64(ctx, c->row); break;
+    case C_CHUNK_INDEX: sqlite3_result_int64(ctx, c->base.row); break;
     case C_TEXT: {
         int64_t from = first->byte_start, to = last->byte_end;
         bert_text_char_bytes(c->text, c->len, &from, &to);
@@ -1318,42 +1088,61 @@ static int chunks_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
     return SQLITE_OK;
 }
 
-static int chunks_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
-{
-    *rowid = ((chunks_cursor *)cur)->row + 1;
-    return SQLITE_OK;
-}
-
 static sqlite3_module chunks_module = {
-    .xConnect = chunks_connect, .xBestIndex = chunks_best_index, .xDisconnect = vtab_disconnect,
-    .xOpen = chunks_open, .xClose = chunks_close, .xFilter = chunks_filter, .xNext = chunks_next,
-    .xEof = chunks_eof, .xColumn = chunks_column, .xRowid = chunks_rowid,
+    .xConnect = table_connect, .xBestIndex = table_best_index, .xDisconnect = table_disconnect,
+    .xOpen = table_open, .xClose = chunks_close, .xFilter = chunks_filter, .xNext = chunks_next,
+    .xEof = chunks_eof, .xColumn = chunks_column, .xRowid = table_rowid,
 };
+
+/* ---- the tables ------------------------------------------------------------ */
+
+static const table_spec tables[] = {
+    {"bert_models",
+     "CREATE TABLE x(name TEXT, path TEXT, loaded INTEGER, hidden_size INTEGER, num_layers INTEGER, "
+      "num_heads INTEGER, vocab_size INTEGER, max_length INTEGER, pooling TEXT, normalize INTEGER, "
+      "has_mlm_head INTEGER, has_nsp_head INTEGER, dtype TEXT, refs INTEGER, encoder_calls INTEGER, "
+      "task TEXT, labels TEXT)",
+     0, 0, 0, sizeof(models_cursor), &models_module},
+    {"bert_fill_mask_each",
+     "CREATE TABLE x(mask_index INTEGER, rank INTEGER, token INTEGER, token_str TEXT, score REAL, "
+      "sequence TEXT, text HIDDEN, top_k HIDDEN, model HIDDEN)",
+     F_TEXT, 3, 1, sizeof(fill_cursor), &fill_module},
+    {"bert_embed_each",
+     "CREATE TABLE x(key, value TEXT, embedding BLOB, input HIDDEN, model HIDDEN)",
+     E_INPUT, 2, 1, sizeof(embed_cursor), &embed_module},
+    {"bert_rerank_each",
+     "CREATE TABLE x(key, value TEXT, score REAL, query HIDDEN, input HIDDEN, model HIDDEN)",
+     R_QUERY, 3, 2, sizeof(rerank_cursor), &rerank_module},
+    {"bert_ner_each",
+     "CREATE TABLE x(entity TEXT, score REAL, word TEXT, start INTEGER, \"end\" INTEGER, \"index\" INTEGER, "
+      "text HIDDEN, model HIDDEN)",
+     N_TEXT, 2, 1, sizeof(ner_cursor), &ner_module},
+    {"bert_answer_each",
+     "CREATE TABLE x(rank INTEGER, answer TEXT, score REAL, start INTEGER, \"end\" INTEGER, "
+      "question HIDDEN, context HIDDEN, top_k HIDDEN, model HIDDEN)",
+     A_QUESTION, 4, 2, sizeof(answer_cursor), &answer_module},
+    {"bert_tokenize_offsets",
+     "CREATE TABLE x(\"index\" INTEGER, token TEXT, id INTEGER, start INTEGER, \"end\" INTEGER, word INTEGER, "
+      "input HIDDEN, model HIDDEN)",
+     O_INPUT, 2, 1, sizeof(offsets_cursor), &offsets_module},
+    {"bert_chunks",
+     "CREATE TABLE x(chunk_index INTEGER, text TEXT, start INTEGER, \"end\" INTEGER, tokens INTEGER, "
+      "input HIDDEN, max_tokens HIDDEN, overlap HIDDEN, model HIDDEN)",
+     C_INPUT, 4, 1, sizeof(chunks_cursor), &chunks_module},
+};
+
+static const table_spec *table_spec_named(const char *module_name)
+{
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
+        if (strcmp(tables[i].name, module_name) == 0) return &tables[i];
+    return NULL;
+}
 
 int bert_glue_register_vtabs(sqlite3 *db, bert_connection *c)
 {
-    int rc = sqlite3_create_module_v2(db, "bert_models", &models_module, bert_connection_retain(c),
-                                      bert_connection_release);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_create_module_v2(db, "bert_fill_mask_each", &fill_module, bert_connection_retain(c),
-                                      bert_connection_release);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_create_module_v2(db, "bert_embed_each", &embed_module, bert_connection_retain(c),
-                                      bert_connection_release);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_create_module_v2(db, "bert_rerank_each", &rerank_module, bert_connection_retain(c),
-                                      bert_connection_release);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_create_module_v2(db, "bert_ner_each", &ner_module, bert_connection_retain(c),
-                                      bert_connection_release);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_create_module_v2(db, "bert_answer_each", &answer_module, bert_connection_retain(c),
-                                      bert_connection_release);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_create_module_v2(db, "bert_tokenize_offsets", &offsets_module, bert_connection_retain(c),
-                                      bert_connection_release);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_create_module_v2(db, "bert_chunks", &chunks_module, bert_connection_retain(c),
+    int rc = SQLITE_OK;
+    for (size_t i = 0; rc == SQLITE_OK && i < sizeof tables / sizeof tables[0]; i++)
+        rc = sqlite3_create_module_v2(db, tables[i].name, tables[i].module, bert_connection_retain(c),
                                       bert_connection_release);
     return rc;
 }
