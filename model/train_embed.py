@@ -14,6 +14,15 @@ minimises, at every step, the sum of
   - the same contrastive loss, both directions, on a batch of text pairs
     from prep_pairs.py (a headword and its definition, a gloss and its
     example, consecutive sentences, two related WordNet words).
+With --distill-weight, the masked-LM and next-sentence heads are also (or,
+with --mlm-weight 0, only) held by distillation: a frozen copy of the
+shipped model (--teacher) sees the same masked batch, and the student's
+output distributions are pulled towards the teacher's, KL(teacher ||
+student) at temperature 1 over the whole vocabulary, on the masked
+positions and on a sample of the unmasked ones (--distill-unmasked), and
+on the next-sentence logits.  Plain masked-LM loss only pulls towards the
+one right answer, so the rest of the teacher's distribution, and with it
+the fill-mask ranking, drifts; distillation holds all of it.
 Sentence embeddings are the mean over the tokens, as the shipped
 sentence-transformers files select; similarities are cosines over a
 temperature of 0.05.  One CPU thread, fixed seed; the weights are saved to
@@ -38,6 +47,9 @@ from train import CLS, PAD, SEP, batches_for_epoch, collate, lr_at, mask_tokens 
 
 WORK = os.path.join(HERE, "work")
 KINDS = ("define", "example", "next", "synonym")
+# What --heads-only trains: the masked-LM transform and output bias (the
+# decoder itself is the word embeddings, tied) and the next-sentence head.
+HEADS = ("cls.", "bert.pooler.")
 
 
 def pad_batch(seqs):
@@ -69,6 +81,41 @@ def contrastive(za, zb, temp, same=None, both_ways=False):
     return loss
 
 
+def load_exported(directory):
+    """An exported model directory's config and weights (float16 -> float32)."""
+    cfg_json = json.load(open(os.path.join(directory, "config.json")))
+    cfg = Cfg(**{k: cfg_json[k] for k in Cfg().to_dict() if k in cfg_json})
+    return cfg, load_safetensors(os.path.join(directory, "model.safetensors"))
+
+
+def kl_to(teacher_logits, student_logits):
+    """KL(teacher || student), temperature 1, mean over the rows."""
+    return F.kl_div(F.log_softmax(student_logits, -1), F.log_softmax(teacher_logits, -1),
+                    log_target=True, reduction="batchmean")
+
+
+def param_groups(model, args):
+    """AdamW groups: no weight decay on biases and norms; with
+    --layer-lr-decay d, layer i of n trains at lr * d^(n-1-i) and the
+    embeddings at lr * d^n (the heads at lr), so the lower layers, which
+    the masked-LM head's answers rest on, move less."""
+    n = model.c.num_hidden_layers
+    groups = {}
+    for name, p in model.named_parameters():
+        if not p.requires_grad:
+            continue
+        if name.startswith("bert.embeddings."):
+            depth = n
+        elif name.startswith("bert.encoder.layer."):
+            depth = n - 1 - int(name.split(".")[3])
+        else:
+            depth = 0
+        key = (depth, p.dim() >= 2)
+        groups.setdefault(key, []).append(p)
+    return [{"params": ps, "weight_decay": args.weight_decay if decay else 0.0,
+             "lr_scale": args.layer_lr_decay ** depth} for (depth, decay), ps in sorted(groups.items())]
+
+
 def load_pairs(work, max_len):
     kinds = [line.split("\t", 1)[0] for line in open(os.path.join(work, "pairs.tsv"), encoding="utf-8")]
     sides = []
@@ -92,6 +139,18 @@ def main():
     ap.add_argument("--init-from", default="", help="or start from this checkpoint's weights (in --work)")
     ap.add_argument("--embed-weight", type=float, default=1.0,
                     help="weight of the two contrastive losses against masked-LM + NSP")
+    ap.add_argument("--mlm-weight", type=float, default=1.0,
+                    help="weight of the plain masked-LM + NSP loss (0: distillation only)")
+    ap.add_argument("--distill-weight", type=float, default=0.0,
+                    help="weight of the distillation loss towards --teacher (0: none)")
+    ap.add_argument("--teacher", default=os.path.join(HERE, "demo"), help="an exported model directory")
+    ap.add_argument("--distill-unmasked", type=float, default=0.15,
+                    help="share of the unmasked pieces also distilled")
+    ap.add_argument("--layer-lr-decay", type=float, default=1.0)
+    ap.add_argument("--heads-only", action="store_true",
+                    help="train only the masked-LM and next-sentence heads (with --embed-weight 0): "
+                         "fit them to the teacher again after the encoder has learned embeddings, "
+                         "which leaves the embeddings exactly as they are")
     ap.add_argument("--lr", type=float, default=2e-4)
     ap.add_argument("--warmup", type=float, default=0.05)
     ap.add_argument("--weight-decay", type=float, default=0.01)
@@ -121,19 +180,28 @@ def main():
         init = load_checkpoint(os.path.join(args.work, args.init_from))
         cfg, weights, source = Cfg(**init["config"]), init["model"], args.init_from
     else:
-        cfg_json = json.load(open(os.path.join(args.init_model, "config.json")))
-        cfg = Cfg(**{k: cfg_json[k] for k in Cfg().to_dict() if k in cfg_json})
-        weights = load_safetensors(os.path.join(args.init_model, "model.safetensors"))
+        cfg, weights = load_exported(args.init_model)
         source = args.init_model
     model = Bert(cfg)
     missing, unexpected = model.load_state_dict(weights, strict=False)
     if missing or unexpected:
         sys.exit(f"train_embed: {source} lacks {missing} or has unknown {unexpected}")
-    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
-    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}],
-                            lr=args.lr, betas=(0.9, 0.98), eps=1e-6)
+    teacher = None
+    if args.distill_weight > 0:
+        tcfg, tweights = load_exported(args.teacher)
+        teacher = Bert(tcfg)
+        missing, unexpected = teacher.load_state_dict(tweights, strict=False)
+        if missing or unexpected or tcfg.vocab_size != cfg.vocab_size:
+            sys.exit(f"train_embed: teacher {args.teacher} lacks {missing} or has unknown {unexpected}")
+        teacher.eval()
+        for p in teacher.parameters():
+            p.requires_grad_(False)
+    if args.heads_only:
+        if args.embed_weight > 0:
+            sys.exit("train_embed: --heads-only trains no embeddings; give --embed-weight 0")
+        for name, p in model.named_parameters():
+            p.requires_grad_(name.startswith(HEADS))
+    opt = torch.optim.AdamW(param_groups(model, args), lr=args.lr, betas=(0.9, 0.98), eps=1e-6)
     print(f"start {json.dumps(vars(args))} from {source}", file=log, flush=True)
 
     docs = data_units(os.path.join(args.work, args.data))
@@ -147,7 +215,7 @@ def main():
 
     state = {"step": 0, "epoch": 0, "batch": 0, "tokens": 0, "seconds": 0.0}
     t0 = last_ckpt = time.time()
-    acc = dict.fromkeys(("mlm", "nsp", "unsup", "sup"), 0.0)
+    acc = dict.fromkeys(("mlm", "nsp", "kl_mlm", "kl_nsp", "unsup", "sup"), 0.0)
     n_acc = 0
     epoch_data = None
     model.train()
@@ -161,41 +229,66 @@ def main():
             state["batch"] = 0
             continue
         for g in opt.param_groups:
-            g["lr"] = lr_at(state["step"], args)
+            g["lr"] = lr_at(state["step"], args) * g["lr_scale"]
 
         # masked LM + next sentence, as in train.py
         ids, types, attn, nsp = collate(ex, batches[state["batch"]])
         gen = torch.Generator().manual_seed(args.seed * 1_000_003 + state["step"])
         inp, pos, target = mask_tokens(ids, attn, gen, cfg.vocab_size, 5)
-        hidden = model.encode(inp, types, attn)
-        mlm = F.cross_entropy(model.mlm_logits(hidden[pos]), target)
+        with torch.set_grad_enabled(not args.heads_only):
+            hidden = model.encode(inp, types, attn)
+        has_nsp = bool((nsp >= 0).any())
+        if teacher is not None:
+            # the masked positions and a sample of the others, in one set
+            keep = (attn == 1) & (torch.rand(ids.shape, generator=gen) < args.distill_unmasked)
+            keep[pos] = True
+            dpos = keep.nonzero(as_tuple=True)
+            with torch.no_grad():
+                t_hidden = teacher.encode(inp, types, attn)
+                t_mlm = teacher.mlm_logits(t_hidden[dpos])
+                t_nsp = teacher.nsp_logits(t_hidden)[nsp >= 0] if has_nsp else None
+            s_mlm = model.mlm_logits(hidden[dpos])
+            kl_mlm = kl_to(t_mlm, s_mlm)
+            kl_nsp = kl_to(t_nsp, model.nsp_logits(hidden)[nsp >= 0]) if has_nsp else torch.zeros(())
+            # the masked positions' logits again, for the plain loss
+            is_masked = torch.zeros(ids.shape, dtype=torch.bool)
+            is_masked[pos] = True
+            mlm = F.cross_entropy(s_mlm[is_masked[dpos]], ids[dpos][is_masked[dpos]])
+        else:
+            kl_mlm = kl_nsp = torch.zeros(())
+            mlm = F.cross_entropy(model.mlm_logits(hidden[pos]), target)
         nsp_loss = (F.cross_entropy(model.nsp_logits(hidden), nsp, ignore_index=-100)
-                    if (nsp >= 0).any() else torch.zeros(()))
+                    if has_nsp else torch.zeros(()))
 
-        # unsupervised SimCSE: one sentence, two dropout masks
-        pick = rng.choice(len(sentences), args.unsup_batch, replace=False)
-        seqs = [[CLS, *sentences[i][:body].tolist(), SEP] for i in pick]
-        unsup = contrastive(embed(model, seqs, args.dropout), embed(model, seqs, args.dropout),
-                            args.temperature)
+        seqs, a, b = [], [], []
+        unsup = sup = torch.zeros(())
+        if args.embed_weight > 0:
+            # unsupervised SimCSE: one sentence, two dropout masks
+            pick = rng.choice(len(sentences), args.unsup_batch, replace=False)
+            seqs = [[CLS, *sentences[i][:body].tolist(), SEP] for i in pick]
+            unsup = contrastive(embed(model, seqs, args.dropout), embed(model, seqs, args.dropout),
+                                args.temperature)
 
-        # supervised pairs, in-batch negatives, both directions
-        counts = rng.multinomial(args.pair_batch, mix)
-        batch = []
-        for k, c in zip(KINDS, counts):
-            batch += [pairs[k][i] for i in rng.choice(len(pairs[k]), c, replace=False)]
-        a = [p[0] for p in batch]
-        b = [p[1] for p in batch]
-        same = torch.tensor([[i != j and (a[i] == a[j] or b[i] == b[j]) for j in range(len(batch))]
-                             for i in range(len(batch))])
-        sup = contrastive(embed(model, a, args.dropout), embed(model, b, args.dropout),
-                          args.temperature, same, both_ways=True)
+            # supervised pairs, in-batch negatives, both directions
+            counts = rng.multinomial(args.pair_batch, mix)
+            batch = []
+            for k, c in zip(KINDS, counts):
+                batch += [pairs[k][i] for i in rng.choice(len(pairs[k]), c, replace=False)]
+            a = [p[0] for p in batch]
+            b = [p[1] for p in batch]
+            same = torch.tensor([[i != j and (a[i] == a[j] or b[i] == b[j]) for j in range(len(batch))]
+                                 for i in range(len(batch))])
+            sup = contrastive(embed(model, a, args.dropout), embed(model, b, args.dropout),
+                              args.temperature, same, both_ways=True)
 
-        loss = mlm + nsp_loss + args.embed_weight * (unsup + sup)
+        loss = (args.mlm_weight * (mlm + nsp_loss) + args.distill_weight * (kl_mlm + kl_nsp)
+                + args.embed_weight * (unsup + sup))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        for k, v in (("mlm", mlm), ("nsp", nsp_loss), ("unsup", unsup), ("sup", sup)):
+        for k, v in (("mlm", mlm), ("nsp", nsp_loss), ("kl_mlm", kl_mlm), ("kl_nsp", kl_nsp),
+                     ("unsup", unsup), ("sup", sup)):
             acc[k] += float(v)
         n_acc += 1
         state["step"] += 1
