@@ -349,7 +349,7 @@ static int blas_is_avx512(void)
 
 bert_linear_plan bert_linear_plan_for(bert_isa isa)
 {
-    bert_linear_plan plan = {isa, FEW_ROWS, NULL, 1};
+    bert_linear_plan plan = {isa, FEW_ROWS, NULL, 1, NULL};
     /* Measured on an AVX-512 CPU, one thread, products of 49 to 4,096 rows:
      * OpenBLAS's AVX-512 kernels run at 180-200 GFLOP/s, ours in slabs at
      * 120-190, so OpenBLAS takes the many-rows products.  Held to AVX2

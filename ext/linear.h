@@ -17,12 +17,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Memory that bert_linear_matrix keeps from one call to the next (input
+ * rows quantized or converted): it grows to the largest product seen, so
+ * steady-state calls allocate nothing.  Zero-initialize it; one thread at
+ * a time; bert_linear_scratch_free releases it. */
+typedef struct {
+    void *data;
+    size_t size;
+} bert_linear_scratch;
+
+void bert_linear_scratch_free(bert_linear_scratch *s);
+
 /* How one connection's model computes its products, chosen once. */
 typedef struct {
     bert_isa isa;           /* vector instructions of the few-rows kernel */
     int few_rows_max;       /* products of up to this many input rows use it */
     bert_workers *workers;  /* helper threads, or NULL: the calling thread only */
     int threads;            /* threads a product, the caller's included */
+    /* bert_linear_matrix's reusable memory, set by the plan's owner; NULL:
+     * bfloat16 and int8 products allocate their scratch on every call. */
+    bert_linear_scratch *scratch;
 } bert_linear_plan;
 
 /* The plan for instruction set `isa` (bert_cpu_isa()), on one thread. */
@@ -81,9 +95,9 @@ const char *bert_precision_name(bert_precision p);
 int bert_precision_parse(const char *name, bert_precision *out);
 
 /* bert_linear for any precision: out[n x rows] = in[n x cols] W^T + b.
- * Scratch for quantized or converted input rows comes from the plan's
- * threads' own stacks or is allocated once per call; returns 0, or -1 when
- * memory ran out (out is then unspecified). */
+ * Scratch for quantized or converted input rows comes from plan->scratch
+ * (grown when too small) or, when that is NULL, is allocated once per call;
+ * returns 0, or -1 when memory ran out (out is then unspecified). */
 int bert_linear_matrix(const bert_linear_plan *plan, float *out, const float *in, const bert_matrix *w,
                        const float *b, int n, int rows, int cols);
 

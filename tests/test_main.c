@@ -55,6 +55,7 @@ long t_allocations(void)
     X(heads) \
     X(ner_qa) \
     X(kernels) \
+    X(lowp) \
     X(sql) \
     X(threads) \
     X(robustness) \
