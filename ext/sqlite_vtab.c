@@ -113,7 +113,8 @@ static int cursor_open(size_t size, sqlite3_vtab_cursor **out)
 /* ---- bert_models ---------------------------------------------------------- */
 
 enum { M_NAME, M_PATH, M_LOADED, M_HIDDEN, M_LAYERS, M_HEADS, M_VOCAB, M_MAX_LENGTH,
-       M_POOLING, M_NORMALIZE, M_HAS_MLM, M_HAS_NSP, M_DTYPE, M_REFS, M_ENCODER_CALLS, M_TASK, M_LABELS };
+       M_POOLING, M_NORMALIZE, M_HAS_MLM, M_HAS_NSP, M_DTYPE, M_REFS, M_ENCODER_CALLS, M_TASK, M_LABELS,
+       M_PRECISION };
 
 /* One row, copied when the scan starts: a function in the same query
  * (SELECT bert_unload(name) FROM bert_models) may free the entry it shows. */
@@ -141,7 +142,7 @@ static int models_connect(sqlite3 *db, void *aux, int argc, const char *const *a
         "CREATE TABLE x(name TEXT, path TEXT, loaded INTEGER, hidden_size INTEGER, num_layers INTEGER, "
         "num_heads INTEGER, vocab_size INTEGER, max_length INTEGER, pooling TEXT, normalize INTEGER, "
         "has_mlm_head INTEGER, has_nsp_head INTEGER, dtype TEXT, refs INTEGER, encoder_calls INTEGER, "
-        "task TEXT, labels TEXT)", out, err);
+        "task TEXT, labels TEXT, precision TEXT)", out, err);
 }
 
 static int models_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
@@ -280,6 +281,7 @@ static int models_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
             sqlite3_result_subtype(ctx, 74);   /* JSON */
         }
         break;
+    case M_PRECISION: sqlite3_result_text(ctx, bert_precision_name(r->info.precision), -1, SQLITE_STATIC); break;
     default: break;
     }
     return SQLITE_OK;
