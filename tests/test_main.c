@@ -51,6 +51,7 @@ long t_allocations(void)
     X(safetensors) \
     X(config) \
     X(loader) \
+    X(precision) \
     X(encoder) \
     X(heads) \
     X(ner_qa) \
