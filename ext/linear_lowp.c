@@ -392,27 +392,36 @@ BERT_TARGET_AVX2 BERT_INLINE void bf16w256_block(const int rm, const int rn, con
 }
 
 /* ---- int8, vpdpbusd, 512-bit: 64 columns a step.  The instruction takes
- * one operand unsigned: the input, shifted by 128 (flipping its top bit);
- * FINISH_INT takes 128 times the weight row's sum back off. */
+ * one operand unsigned: the input, quantized shifted by 128 (its top bit
+ * flipped, quantize_input's `flip`); FINISH_INT takes 128 times the weight
+ * row's sum back off. */
+/* acc + the dot products of 4-byte groups of a (unsigned) and b (signed).
+ * Written out because GCC 12 copies the accumulators between registers
+ * around the intrinsic's tied operand, and spills them: a third slower. */
+BERT_TARGET_VNNI512 BERT_INLINE __m512i dpbusd512(__m512i acc, __m512i a, __m512i b)
+{
+    __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "vm"(b));
+    return acc;
+}
+
 BERT_TARGET_VNNI512 BERT_INLINE void vnni512_block(const int rm, const int rn, const lowp_job *j, int i, int r,
                                                   const char *next)
 {
     int cols = j->cols, body = cols - cols % 64;
-    const int8_t *x = j->qx + (size_t)i * cols, *w = j->w->i8 + (size_t)r * cols;
-    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    const uint8_t *x = (const uint8_t *)j->qx + (size_t)i * cols;
+    const int8_t *w = j->w->i8 + (size_t)r * cols;
     __m512i acc[RM512][RN512];
     UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm512_setzero_si512();
     for (int k = 0; k < body; k += 64) {
         PREFETCH(next, rn, (size_t)cols, (size_t)k);
         __m512i xv[RM512];
-        UNROLL for (int a = 0; a < rm; a++)
-            xv[a] = _mm512_xor_si512(_mm512_loadu_si512(x + (size_t)a * cols + k), flip);
+        UNROLL for (int a = 0; a < rm; a++) xv[a] = _mm512_loadu_si512(x + (size_t)a * cols + k);
         UNROLL for (int e = 0; e < rn; e++) {
             __m512i wv = _mm512_loadu_si512(w + (size_t)e * cols + k);
-            UNROLL for (int a = 0; a < rm; a++) acc[a][e] = _mm512_dpbusd_epi32(acc[a][e], xv[a], wv);
+            UNROLL for (int a = 0; a < rm; a++) acc[a][e] = dpbusd512(acc[a][e], xv[a], wv);
         }
     }
-    TAIL_INT(128);
+    TAIL_INT(0);
     FINISH_INT(__m512i, _mm512_setzero_si512(), hsum4_512i, RM512, RN512, 128);
 }
 
@@ -421,21 +430,20 @@ BERT_TARGET_AVXVNNI BERT_INLINE void avxvnni_block(const int rm, const int rn, c
                                                   const char *next)
 {
     int cols = j->cols, body = cols - cols % 32;
-    const int8_t *x = j->qx + (size_t)i * cols, *w = j->w->i8 + (size_t)r * cols;
-    const __m256i flip = _mm256_set1_epi8((char)0x80);
+    const uint8_t *x = (const uint8_t *)j->qx + (size_t)i * cols;
+    const int8_t *w = j->w->i8 + (size_t)r * cols;
     __m256i acc[RM256][RN256];
     UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm256_setzero_si256();
     for (int k = 0; k < body; k += 32) {
         if (k % 64 == 0) PREFETCH(next, rn, (size_t)cols, (size_t)k);
         __m256i xv[RM256];
-        UNROLL for (int a = 0; a < rm; a++)
-            xv[a] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(x + (size_t)a * cols + k)), flip);
+        UNROLL for (int a = 0; a < rm; a++) xv[a] = _mm256_loadu_si256((const __m256i *)(x + (size_t)a * cols + k));
         UNROLL for (int e = 0; e < rn; e++) {
             __m256i wv = _mm256_loadu_si256((const __m256i *)(w + (size_t)e * cols + k));
             UNROLL for (int a = 0; a < rm; a++) acc[a][e] = _mm256_dpbusd_avx_epi32(acc[a][e], xv[a], wv);
         }
     }
-    TAIL_INT(128);
+    TAIL_INT(0);
     FINISH_INT(__m256i, _mm256_setzero_si256(), hsum4_256i, RM256, RN256, 128);
 }
 
@@ -507,7 +515,7 @@ DEFINE_WALK(int8avx2, BERT_TARGET_AVX2, RM256, RN256, 1)
 /* quantize_row for input rows, 16 and 8 columns at a time: the same
  * products, rounding (to even, as nearbyintf in the default mode) and
  * clamping, so the same bytes. */
-BERT_TARGET_AVX512BW static float quantize512(int8_t *q, const float *v, int cols)
+BERT_TARGET_AVX512BW static float quantize512(int8_t *q, const float *v, int cols, int8_t flip)
 {
     __m512 m = _mm512_setzero_ps();
     int body = cols - cols % 16;
@@ -515,7 +523,7 @@ BERT_TARGET_AVX512BW static float quantize512(int8_t *q, const float *v, int col
     for (int c = 0; c < body; c += 16) m = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(v + c)), m);
     float top = row_top(v, body, cols, _mm512_reduce_max_ps(m));
     if (row_is_zero(top)) {
-        memset(q, 0, (size_t)cols);
+        memset(q, flip, (size_t)cols);
         return 0.0f;
     }
     float inverse = 127.0f / top;
@@ -525,13 +533,14 @@ BERT_TARGET_AVX512BW static float quantize512(int8_t *q, const float *v, int col
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         __mmask16 number = _mm512_cmp_ps_mask(r, r, _CMP_ORD_Q);
         r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
-        _mm_storeu_si128((__m128i *)(q + c), _mm512_cvtepi32_epi8(_mm512_maskz_cvtps_epi32(number, r)));
+        __m128i bytes = _mm512_cvtepi32_epi8(_mm512_maskz_cvtps_epi32(number, r));
+        _mm_storeu_si128((__m128i *)(q + c), _mm_xor_si128(bytes, _mm_set1_epi8(flip)));
     }
-    for (int c = body; c < cols; c++) q[c] = quantize_one(v[c], inverse);
+    for (int c = body; c < cols; c++) q[c] = (int8_t)(quantize_one(v[c], inverse) ^ flip);
     return top / 127.0f;
 }
 
-BERT_TARGET_AVX2 static float quantize256(int8_t *q, const float *v, int cols)
+BERT_TARGET_AVX2 static float quantize256(int8_t *q, const float *v, int cols, int8_t flip)
 {
     const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     __m256 m = _mm256_setzero_ps();
@@ -541,7 +550,7 @@ BERT_TARGET_AVX2 static float quantize256(int8_t *q, const float *v, int cols)
     _mm256_storeu_ps(lanes, m);
     float top = row_top(v, body, cols, row_top(lanes, 0, 8, 0.0f));
     if (row_is_zero(top)) {
-        memset(q, 0, (size_t)cols);
+        memset(q, flip, (size_t)cols);
         return 0.0f;
     }
     float inverse = 127.0f / top;
@@ -553,9 +562,9 @@ BERT_TARGET_AVX2 static float quantize256(int8_t *q, const float *v, int cols)
         r = _mm256_min_ps(_mm256_max_ps(r, lo), hi);
         __m256i qi = _mm256_and_si256(_mm256_cvtps_epi32(r), number);
         __m128i q16 = _mm_packs_epi32(_mm256_castsi256_si128(qi), _mm256_extracti128_si256(qi, 1));
-        _mm_storel_epi64((__m128i *)(q + c), _mm_packs_epi16(q16, q16));
+        _mm_storel_epi64((__m128i *)(q + c), _mm_xor_si128(_mm_packs_epi16(q16, q16), _mm_set1_epi8(flip)));
     }
-    for (int c = body; c < cols; c++) q[c] = quantize_one(v[c], inverse);
+    for (int c = body; c < cols; c++) q[c] = (int8_t)(quantize_one(v[c], inverse) ^ flip);
     return top / 127.0f;
 }
 #endif
@@ -675,13 +684,15 @@ static void *scratch_get(bert_linear_scratch *s, size_t bytes, void **owned)
 }
 
 /* quantize_row for an input row, with the vector instructions kernel k's
- * CPU has. */
+ * CPU has; for the VNNI kernels shifted by 128, to unsigned bytes. */
 static float quantize_input(bert_lowp_kernel k, int8_t *q, const float *v, int cols)
 {
+    const int8_t flip = (int8_t)-128;
     switch (k) {
 #ifdef BERT_X86_KERNELS
-    case BERT_LOWP_INT8_VNNI512: return quantize512(q, v, cols);
-    case BERT_LOWP_INT8_AVXVNNI: case BERT_LOWP_INT8_AVX2: return quantize256(q, v, cols);
+    case BERT_LOWP_INT8_VNNI512: return quantize512(q, v, cols, flip);
+    case BERT_LOWP_INT8_AVXVNNI: return quantize256(q, v, cols, flip);
+    case BERT_LOWP_INT8_AVX2: return quantize256(q, v, cols, 0);
 #endif
     default: return quantize_row(q, v, cols, NULL);
     }

@@ -6,7 +6,9 @@
  * The weights are read as an encoder reads them: each product takes the next
  * of enough copies of W to fill 96 MB of float32, so W comes from RAM, not
  * from a cache that one matrix alone would fit.  The reduced-precision times
- * include preparing the input rows (rounding or quantizing them).
+ * include preparing the input rows (rounding or quantizing them).  Times
+ * are the process's CPU time, so that other programs on the core do not
+ * count (their use of the caches still does).
  *
  *   bench_kernels [SECONDS]     time per measurement (0.15)
  *
@@ -82,7 +84,9 @@ static double measure(const column *col, const pool *p, int n, int rows, int col
                       const float *b, double seconds)
 {
     long reps = 0;
-    double start = now(), elapsed = 0;
+    /* CPU time: on a shared machine another program's turns on the core
+     * would otherwise count as ours. */
+    double start = cpu_now(), elapsed = 0;
     int copy = 0;
     do {
         int got;
@@ -96,7 +100,7 @@ static double measure(const column *col, const pool *p, int n, int rows, int col
         if (got != 0) return -1;
         copy = (copy + 1) % p->copies;
         reps++;
-        elapsed = now() - start;
+        elapsed = cpu_now() - start;
     } while (elapsed < seconds || reps < 3);
     return 2.0 * n * rows * cols * reps / elapsed * 1e-9;
 }
