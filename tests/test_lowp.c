@@ -1,9 +1,11 @@
 /*
  * test_lowp.c - the reduced-precision projections (linear.h, "reduced
  * precision"): bfloat16 conversion against the nearest representable value
- * computed in double, int8 quantization against its rounding bound, and
+ * computed in double, int8 quantization against its rounding bound,
  * bert_linear_matrix against a double-precision product of the very same
- * converted or quantized weights.
+ * converted or quantized weights and inputs, and every vector kernel this
+ * CPU runs against the portable one: int8 to the bit, bfloat16 within float
+ * rounding, also when chosen through SQLITE_BERT_ISA.
  */
 #include "test.h"
 #include "../ext/cpu.h"
@@ -197,7 +199,9 @@ static double lowp_error(const float *out, const float *in, const bert_matrix *m
                 mag = (double)abs_dot * unit;
             } else {
                 for (int k = 0; k < cols; k++) {
-                    double t = (double)in[(size_t)i * cols + k] * widen(m->bf16[(size_t)r * cols + k]);
+                    uint16_t x;
+                    bert_bf16_from_f32(&x, &in[(size_t)i * cols + k], 1);
+                    double t = (double)widen(x) * widen(m->bf16[(size_t)r * cols + k]);
                     sum += t;
                     mag += fabs(t);
                 }
@@ -379,6 +383,132 @@ done:
     bert_linear_scratch_free(&scratch);
 }
 
+/* Every vector kernel this CPU runs against the portable kernel, on shapes
+ * that cover every remainder of the blocks (4 x 6 and 3 x 4) and of the
+ * vectors (cols not a multiple of 64, 32, 16 or 8). */
+static void check_kernels(void)
+{
+    static const int ns[] = {1, 2, 3, 4, 5, 7, 16, 49, 130};
+    static const int rowss[] = {1, 2, 3, 5, 6, 7, 13, 100};
+    static const int colss[] = {8, 40, 100, 256, 384, 770, 3072};
+    bert_workers *pool = bert_workers_new();
+    for (int k = BERT_LOWP_PORTABLE + 1; k < BERT_LOWP_KERNELS; k++) {
+        bert_lowp_kernel kernel = (bert_lowp_kernel)k;
+        char title[128];
+        snprintf(title, sizeof title, "kernel %s matches the portable kernel", bert_lowp_kernel_name(kernel));
+        t_case(title);
+        if (!T_CHECK(pool, "out of memory")) return;
+        uint32_t seed = 77 + k;
+        int ran = 0;
+        for (size_t c = 0; c < sizeof colss / sizeof *colss; c++)
+            for (size_t r = 0; r < sizeof rowss / sizeof *rowss; r++) {
+                int rows = rowss[r], cols = colss[c];
+                weights w;
+                int ok = weights_make(&w, rows, cols, &seed) == 0;
+                float *b = random_floats((size_t)rows, 0.5f, &seed);
+                for (size_t a = 0; ok && b && a < sizeof ns / sizeof *ns; a++) {
+                    int n = ns[a];
+                    /* Large enough for 2 threads to split 130 x 100 x 3072. */
+                    float *in = random_floats((size_t)n * cols, 2.0f, &seed);
+                    float *ref = malloc((size_t)n * rows * sizeof *ref);
+                    float *out = malloc(((size_t)n * rows + 1) * sizeof *out);
+                    if (!T_CHECK(in && ref && out, "out of memory")) {
+                        free(in), free(ref), free(out);
+                        break;
+                    }
+                    if (n == 5) memset(in + 2 * cols, 0, (size_t)cols * sizeof *in);
+                    for (int p = BERT_PRECISION_BFLOAT16; p <= BERT_PRECISION_INT8; p++) {
+                        bert_matrix m = matrix_of(&w, (bert_precision)p);
+                        if (n == 7 && p == BERT_PRECISION_INT8) {
+                            /* For the quantizers: a NaN, an infinity, and a
+                             * row of ties (scale 1, values k + 1/2). */
+                            in[1 * cols + cols / 2] = NAN;
+                            in[2 * cols + cols - 1] = INFINITY;
+                            for (int t = 0; t < cols; t++) in[4 * cols + t] = t == 0 ? -127.0f : (float)(t % 9) - 4.5f;
+                        }
+                        int threads = (a + c) % 2 ? 2 : 1;
+                        const float *bias = (a + r) % 2 ? b : NULL;
+                        out[(size_t)n * rows] = 12345.0f;
+                        int got = bert_linear_matrix_with(kernel, pool, threads, out, in, &m, bias, n, rows, cols);
+                        if (got == -1) continue; /* another precision's kernel, or not on this CPU */
+                        ran++;
+                        T_CHECK(got == 0, "%s failed", bert_lowp_kernel_name(kernel));
+                        T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, ref, in, &m, bias, n, rows, cols) == 0,
+                                "portable failed");
+                        T_CHECK(out[(size_t)n * rows] == 12345.0f, "%s n=%d rows=%d cols=%d: wrote past the output",
+                                bert_lowp_kernel_name(kernel), n, rows, cols);
+                        if (p == BERT_PRECISION_INT8) {
+                            size_t differ = 0;
+                            for (size_t i = 0; i < (size_t)n * rows; i++) differ += out[i] != ref[i];
+                            T_CHECK(differ == 0, "%s n=%d rows=%d cols=%d threads=%d: %zu outputs differ from portable",
+                                    bert_lowp_kernel_name(kernel), n, rows, cols, threads, differ);
+                        } else {
+                            double e = lowp_error(out, in, &m, bias, n, rows, cols);
+                            T_CHECK(e < 4e-5, "%s n=%d rows=%d cols=%d threads=%d: relative error %.3g",
+                                    bert_lowp_kernel_name(kernel), n, rows, cols, threads, e);
+                        }
+                    }
+                    free(in);
+                    free(ref);
+                    free(out);
+                }
+                T_CHECK(ok && b, "out of memory");
+                weights_free(&w);
+                free(b);
+            }
+        if (ran == 0) t_skip("this CPU lacks the instructions");
+    }
+    bert_workers_free(pool);
+}
+
+/* SQLITE_BERT_ISA lowers what a plan may use; whatever it picks, int8 gives
+ * the portable kernel's outputs to the bit and bfloat16 the same within
+ * float rounding. */
+static void check_isa_levels(void)
+{
+    t_case("under each SQLITE_BERT_ISA level the chosen kernels give the portable results");
+    static const char *const levels[] = {"base", "avx2", "avx512", NULL};
+    enum { N = 13, ROWS = 50, COLS = 384 };
+    uint32_t seed = 8;
+    weights w;
+    float *in = random_floats((size_t)N * COLS, 1.0f, &seed);
+    float *ref = malloc((size_t)N * ROWS * sizeof *ref), *out = malloc((size_t)N * ROWS * sizeof *out);
+    const char *was = getenv("SQLITE_BERT_ISA");
+    char *saved = was ? strdup(was) : NULL;
+    if (!T_CHECK(weights_make(&w, ROWS, COLS, &seed) == 0 && in && ref && out && (saved || !was), "out of memory"))
+        goto done;
+    for (size_t l = 0; l < sizeof levels / sizeof *levels; l++) {
+        if (levels[l]) setenv("SQLITE_BERT_ISA", levels[l], 1);
+        else unsetenv("SQLITE_BERT_ISA");
+        bert_linear_plan plan = bert_linear_plan_for(bert_cpu_isa());
+        const char *name = levels[l] ? levels[l] : "(unset)";
+        T_CHECK(!levels[l] || plan.extensions == 0, "%s: extensions 0x%x remain", name, plan.extensions);
+        T_CHECK(plan.extensions == (plan.extensions & bert_cpu_extensions()), "%s: extensions beyond the CPU's",
+                name);
+        for (int p = BERT_PRECISION_BFLOAT16; p <= BERT_PRECISION_INT8; p++) {
+            bert_matrix m = matrix_of(&w, (bert_precision)p);
+            T_CHECK(bert_linear_matrix(&plan, out, in, &m, NULL, N, ROWS, COLS) == 0, "failed");
+            T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, ref, in, &m, NULL, N, ROWS, COLS) == 0,
+                    "portable failed");
+            if (p == BERT_PRECISION_INT8) {
+                T_CHECK(memcmp(out, ref, (size_t)N * ROWS * sizeof *out) == 0, "%s: int8 differs from portable",
+                        name);
+            } else {
+                double e = lowp_error(out, in, &m, NULL, N, ROWS, COLS);
+                T_CHECK(e < 4e-5, "%s: bfloat16 relative error %.3g", name, e);
+            }
+        }
+    }
+done:
+    if (saved) setenv("SQLITE_BERT_ISA", saved, 1);
+    else unsetenv("SQLITE_BERT_ISA");
+    free(saved);
+    weights_free(&w);
+    free(in);
+    free(ref);
+    free(out);
+}
+
 void suite_lowp(void)
 {
     check_names();
@@ -387,4 +517,6 @@ void suite_lowp(void)
     check_products();
     check_against_float32();
     check_no_allocation();
+    check_kernels();
+    check_isa_levels();
 }
