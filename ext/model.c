@@ -574,10 +574,27 @@ static const float *float_row(const st_tensor *t, size_t r, size_t cols, float *
     return row_buf;
 }
 
+/* At a reduced precision the 1-D float32 tensors (biases, LayerNorms) are
+ * copied out of the mapping: they lie between the projections whose pages
+ * were released, and a read of one in place makes the kernel map back the
+ * whole page-cache folio around it, megabytes of those projections. */
+static int copied_at(const st_tensor *t, bert_precision p)
+{
+    return p != BERT_PRECISION_FLOAT32 && t->ndim == 1;
+}
+
 /* A bfloat16 tensor at bfloat16 precision is used where it lies. */
 static int bf16_in_place(const st_tensor *t)
 {
     return t->dtype == ST_BF16 && (uintptr_t)t->data % sizeof(uint16_t) == 0;
+}
+
+/* Whether the model reads tensor t (bound to `mat`, or to a float32
+ * pointer when mat is NULL) where it lies in the mapping. */
+static int used_in_place(const st_tensor *t, const bert_matrix *mat, bert_precision p)
+{
+    if (mat && p != BERT_PRECISION_FLOAT32) return p == BERT_PRECISION_BFLOAT16 && bf16_in_place(t);
+    return in_place(t) && !copied_at(t, p);
 }
 
 /* The projections' blocks start on cache lines, for the vector kernels. */
@@ -639,7 +656,7 @@ static int materialize(binder *b, model_priv *priv, bert_model *m)
             size_t bytes = reduced_size(t, p);
             reduced += bytes;
             if (bytes && (size_t)t->shape[1] > cols_max) cols_max = (size_t)t->shape[1];
-        } else if (!in_place(t)) {
+        } else if (!in_place(t) || copied_at(t, p)) {
             floats += t->count;   /* bounded by the file size */
         }
     }
@@ -670,21 +687,18 @@ static int materialize(binder *b, model_priv *priv, bert_model *m)
     for (int i = 0; i < b->count; i++) {
         const st_tensor *t = b->list[i].t;
         bert_matrix *mat = b->list[i].matrix;
+        mapped |= used_in_place(t, mat, p);
         if (mat && p != BERT_PRECISION_FLOAT32) {
             reduce(t, p, &next_reduced, row_buf, mat);
-            if (p == BERT_PRECISION_BFLOAT16 && bf16_in_place(t)) mapped = 1;
-            else bert_safetensors_release(priv->st, t);
             continue;
         }
         const float *data;
-        if (in_place(t)) {
+        if (used_in_place(t, mat, p)) {
             data = (const float *)(const void *)t->data;
-            mapped = 1;
         } else {
             convert(t, next);
             data = next;
             next += t->count;
-            bert_safetensors_release(priv->st, t);
         }
         if (mat) {
             mat->precision = BERT_PRECISION_FLOAT32;
@@ -699,7 +713,12 @@ static int materialize(binder *b, model_priv *priv, bert_model *m)
     if (!mapped) {
         bert_safetensors_close(priv->st);
         priv->st = NULL;
+        return 0;
     }
+    /* Released last: reading a tensor maps back the page-cache folio
+     * around it, which may hold the pages of one converted before. */
+    for (int i = 0; i < b->count; i++)
+        if (!used_in_place(b->list[i].t, b->list[i].matrix, p)) bert_safetensors_release(priv->st, b->list[i].t);
     return 0;
 }
 
