@@ -13,10 +13,13 @@
 #include "../ext/internal.h"
 #include "../ext/model.h"
 
+#include <fcntl.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DEMO "model/demo"
 #define SENTENCES "tests/bench/sentences.txt"
@@ -511,12 +514,92 @@ static void check_allocations(void)
     }
 }
 
+/* ---- pages given back ----------------------------------------------------- */
+
+/* Bytes of [p, p + n) that this process has in its page tables, from
+ * /proc/self/pagemap (the present bit); -1 when it cannot be read. */
+static long long present_bytes(const void *p, size_t n)
+{
+    int fd = open("/proc/self/pagemap", O_RDONLY);
+    if (fd < 0) return -1;
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t first = (uintptr_t)p / (uintptr_t)page, last = ((uintptr_t)p + n - 1) / (uintptr_t)page;
+    long long bytes = 0;
+    for (uintptr_t i = first; i <= last; i++) {
+        uint64_t e;
+        if (pread(fd, &e, sizeof e, (off_t)(i * sizeof e)) != (ssize_t)sizeof e) {
+            bytes = -1;
+            break;
+        }
+        if (e >> 63) bytes += page;
+    }
+    close(fd);
+    return bytes;
+}
+
+/* After a few sentences, how much of the layers' 2-D tensors is mapped in
+ * the model's view of a float32 file: all of it at float32, next to nothing
+ * once converted (the pages were released at load and nothing reads them). */
+static void check_released(void)
+{
+    t_case("precision: the pages of a float32 file converted at load are released");
+    const char *dir = "build/models/mlm-tied-f32";
+    if (!t_exists(dir)) {
+        t_skip("build/models missing: run make test");
+        return;
+    }
+    st_file *st = NULL;
+    char *err = NULL;
+    if (!T_CHECK(bert_safetensors_open("build/models/mlm-tied-f32/model.safetensors", &st, &err) == 0, "%s",
+                 err ? err : "?")) {
+        free(err);
+        return;
+    }
+    const st_tensor *emb = bert_safetensors_find(st, "bert.embeddings.word_embeddings.weight");
+    const bert_precision ps[] = {BERT_PRECISION_FLOAT32, BERT_PRECISION_BFLOAT16, BERT_PRECISION_INT8};
+    for (size_t i = 0; emb && i < sizeof ps / sizeof *ps; i++) {
+        bert_model *m = NULL;
+        bert_scratch *s = bert_scratch_new();
+        if (!T_CHECK(s && bert_model_load_precision(dir, ps[i], &m, &err) == 0, "load: %s", err ? err : "?")) {
+            free(err);
+            err = NULL;
+            bert_scratch_free(s);
+            continue;
+        }
+        T_CHECK(encode_some(m, s, 3, 12) == 0 && encode_some(m, s, 1, 30) == 0, "bert_encode failed");
+        /* The word embeddings stay in place: they locate the mapping. */
+        const unsigned char *base = (const unsigned char *)m->word_emb - (emb->data - bert_safetensors_tensor_at(st, 0)->data);
+        long long present = 0, total = 0;
+        for (int k = 0; k < bert_safetensors_count(st) && present >= 0; k++) {
+            const st_tensor *t = bert_safetensors_tensor_at(st, k);
+            if (t->ndim != 2 || !strstr(t->name, "encoder.layer.")) continue;
+            long long b = present_bytes(base + (t->data - bert_safetensors_tensor_at(st, 0)->data), t->nbytes);
+            present = b < 0 ? -1 : present + b;
+            total += (long long)t->nbytes;
+        }
+        const char *name = bert_precision_name(ps[i]);
+        if (T_CHECK(present >= 0, "/proc/self/pagemap cannot be read")) {
+            printf("precision: mlm-tied-f32 at %s, %lld of %lld bytes of the layers' projections mapped after use\n",
+                   name, present, total);
+            if (ps[i] == BERT_PRECISION_FLOAT32)
+                T_CHECK(present >= total * 9 / 10, "%s: only %lld of %lld bytes mapped", name, present, total);
+            else
+                T_CHECK(present <= total / 20, "%s: %lld of %lld bytes still mapped", name, present, total);
+        }
+        bert_scratch_free(s);
+        bert_model_free(m);
+    }
+    T_CHECK(emb != NULL, "no word embeddings in the file");
+    bert_safetensors_close(st);
+}
+
 void suite_precision(void)
 {
     check_option();
     check_cache();
     check_loader();
     check_allocations();
+    check_released();
 
     lines texts;
     t_case("precision: the sentences to measure on");
