@@ -206,10 +206,10 @@ done
 # ---- the demo model (trained weights, float16) at every precision
 if [ -f model/demo/model.safetensors ]; then
     step "demo: ours at float32 and $precisions, row by row and batched"
-    record "$out/bench_embed" ./bert.so model/demo "$here/sentences.txt" demo "$out" "$limit" || true
+    record "$out/bench_embed" ./bert.so model/demo "$here/sentences.txt" demo-model "$out" "$limit" || true
     for precision in $precisions; do
-        BENCH_LOAD_OPTIONS="{\"precision\": \"$precision\"}" BENCH_REFERENCE="$out/demo.ours.f32" \
-            record "$out/bench_embed" ./bert.so model/demo "$here/sentences.txt" demo "$out" "$limit" || true
+        BENCH_LOAD_OPTIONS="{\"precision\": \"$precision\"}" BENCH_REFERENCE="$out/demo-model.ours.f32" \
+            record "$out/bench_embed" ./bert.so model/demo "$here/sentences.txt" demo-model "$out" "$limit" || true
     done
 fi
 
