@@ -431,6 +431,13 @@ BERT_TARGET_VNNI512 BERT_INLINE void vnni512_block(const int rm, const int rn, c
     FINISH_INT(__m512i, _mm512_setzero_si512(), hsum4_512i, RM512, RN512, 128);
 }
 
+/* As dpbusd512, the VEX-encoded instruction on 256 bits (registers 0-15). */
+BERT_TARGET_AVXVNNI BERT_INLINE __m256i dpbusd256(__m256i acc, __m256i a, __m256i b)
+{
+    __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(a), "xm"(b));
+    return acc;
+}
+
 /* ---- int8, vpdpbusd, 256-bit (AVX-VNNI): 32 columns a step, as above. */
 BERT_TARGET_AVXVNNI BERT_INLINE void avxvnni_block(const int rm, const int rn, const lowp_job *j, int i, int r,
                                                   prefetcher *pf)
@@ -446,7 +453,7 @@ BERT_TARGET_AVXVNNI BERT_INLINE void avxvnni_block(const int rm, const int rn, c
         UNROLL for (int a = 0; a < rm; a++) xv[a] = _mm256_loadu_si256((const __m256i *)(x + (size_t)a * cols + k));
         UNROLL for (int e = 0; e < rn; e++) {
             __m256i wv = _mm256_loadu_si256((const __m256i *)(w + (size_t)e * cols + k));
-            UNROLL for (int a = 0; a < rm; a++) acc[a][e] = _mm256_dpbusd_avx_epi32(acc[a][e], xv[a], wv);
+            UNROLL for (int a = 0; a < rm; a++) acc[a][e] = dpbusd256(acc[a][e], xv[a], wv);
         }
     }
     TAIL_INT(0);
