@@ -294,13 +294,19 @@ BERT_TARGET_AVX2 BERT_INLINE __m128i hsum4_256i(__m256i a, __m256i b, __m256i c,
         }                                                                                            \
     } while (0)
 
-/* Prefetches the next weight block's line at column k. */
-#define PREFETCH(next, rn, rowbytes, offset)                                                         \
-    do {                                                                                             \
-        if (next)                                                                                    \
-            UNROLL for (int e = 0; e < rn; e++)                                                      \
-                _mm_prefetch((next) + (size_t)e * (rowbytes) + (offset), _MM_HINT_T0);              \
-    } while (0)
+/* The weight block a few blocks ahead, fetched a few lines at each step of
+ * every block of input rows, so that requests to memory stay in flight
+ * while the current block is computed (one burst at its start leaves the
+ * rest of the time unused, and a sentence's rows take W from RAM). */
+typedef struct {
+    const char *at, *end; /* lines still to fetch */
+    int per_step;         /* lines a step */
+} prefetcher;
+
+/* Weight blocks between the one computed and the one fetched. */
+#define PREFETCH_AHEAD 2
+
+#define PREFETCH(pf)                                                                                     do {                                                                                                     for (int p_ = 0; p_ < (pf)->per_step && (pf)->at < (pf)->end; p_++, (pf)->at += 64)                      _mm_prefetch((pf)->at, _MM_HINT_T0);                                                         } while (0)
 
 /* The float tails: columns body..cols of bfloat16 rows. */
 #define TAIL_BF16()                                                                                  \
@@ -319,14 +325,14 @@ BERT_TARGET_AVX2 BERT_INLINE __m128i hsum4_256i(__m256i a, __m256i b, __m256i c,
 /* ---- bfloat16, vdpbf16ps: 32 columns a step, pairs of products summed in
  * float32 by the instruction. */
 BERT_TARGET_BF16 BERT_INLINE void bf16dp_block(const int rm, const int rn, const lowp_job *j, int i, int r,
-                                              const char *next)
+                                              prefetcher *pf)
 {
     int cols = j->cols, body = cols - cols % 32;
     const uint16_t *x = j->xb + (size_t)i * cols, *w = j->w->bf16 + (size_t)r * cols;
     __m512 acc[RM512][RN512];
     UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm512_setzero_ps();
     for (int k = 0; k < body; k += 32) {
-        PREFETCH(next, rn, (size_t)cols * 2, (size_t)k * 2);
+        PREFETCH(pf);
         __m512bh xv[RM512];
         UNROLL for (int a = 0; a < rm; a++) xv[a] = (__m512bh)_mm512_loadu_si512(x + (size_t)a * cols + k);
         UNROLL for (int e = 0; e < rn; e++) {
@@ -351,14 +357,14 @@ BERT_TARGET_AVX2 BERT_INLINE __m256 widen256(const uint16_t *p)
 
 /* ---- bfloat16 widened in registers, FMA, 512-bit: 16 columns a step. */
 BERT_TARGET_AVX512BW BERT_INLINE void bf16w512_block(const int rm, const int rn, const lowp_job *j, int i, int r,
-                                                    const char *next)
+                                                    prefetcher *pf)
 {
     int cols = j->cols, body = cols - cols % 16;
     const uint16_t *x = j->xb + (size_t)i * cols, *w = j->w->bf16 + (size_t)r * cols;
     __m512 acc[RM512][RN512];
     UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm512_setzero_ps();
     for (int k = 0; k < body; k += 16) {
-        PREFETCH(next, rn, (size_t)cols * 2, (size_t)k * 2);
+        PREFETCH(pf);
         __m512 xv[RM512];
         UNROLL for (int a = 0; a < rm; a++) xv[a] = widen512(x + (size_t)a * cols + k);
         UNROLL for (int e = 0; e < rn; e++) {
@@ -372,14 +378,14 @@ BERT_TARGET_AVX512BW BERT_INLINE void bf16w512_block(const int rm, const int rn,
 
 /* ---- bfloat16 widened in registers, FMA, 256-bit: 8 columns a step. */
 BERT_TARGET_AVX2 BERT_INLINE void bf16w256_block(const int rm, const int rn, const lowp_job *j, int i, int r,
-                                                const char *next)
+                                                prefetcher *pf)
 {
     int cols = j->cols, body = cols - cols % 8;
     const uint16_t *x = j->xb + (size_t)i * cols, *w = j->w->bf16 + (size_t)r * cols;
     __m256 acc[RM256][RN256];
     UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm256_setzero_ps();
     for (int k = 0; k < body; k += 8) {
-        if (k % 32 == 0) PREFETCH(next, rn, (size_t)cols * 2, (size_t)k * 2);
+        PREFETCH(pf);
         __m256 xv[RM256];
         UNROLL for (int a = 0; a < rm; a++) xv[a] = widen256(x + (size_t)a * cols + k);
         UNROLL for (int e = 0; e < rn; e++) {
@@ -405,7 +411,7 @@ BERT_TARGET_VNNI512 BERT_INLINE __m512i dpbusd512(__m512i acc, __m512i a, __m512
 }
 
 BERT_TARGET_VNNI512 BERT_INLINE void vnni512_block(const int rm, const int rn, const lowp_job *j, int i, int r,
-                                                  const char *next)
+                                                  prefetcher *pf)
 {
     int cols = j->cols, body = cols - cols % 64;
     const uint8_t *x = (const uint8_t *)j->qx + (size_t)i * cols;
@@ -413,7 +419,7 @@ BERT_TARGET_VNNI512 BERT_INLINE void vnni512_block(const int rm, const int rn, c
     __m512i acc[RM512][RN512];
     UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm512_setzero_si512();
     for (int k = 0; k < body; k += 64) {
-        PREFETCH(next, rn, (size_t)cols, (size_t)k);
+        PREFETCH(pf);
         __m512i xv[RM512];
         UNROLL for (int a = 0; a < rm; a++) xv[a] = _mm512_loadu_si512(x + (size_t)a * cols + k);
         UNROLL for (int e = 0; e < rn; e++) {
@@ -425,9 +431,16 @@ BERT_TARGET_VNNI512 BERT_INLINE void vnni512_block(const int rm, const int rn, c
     FINISH_INT(__m512i, _mm512_setzero_si512(), hsum4_512i, RM512, RN512, 128);
 }
 
+/* As dpbusd512, the VEX-encoded instruction on 256 bits (registers 0-15). */
+BERT_TARGET_AVXVNNI BERT_INLINE __m256i dpbusd256(__m256i acc, __m256i a, __m256i b)
+{
+    __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(a), "xm"(b));
+    return acc;
+}
+
 /* ---- int8, vpdpbusd, 256-bit (AVX-VNNI): 32 columns a step, as above. */
 BERT_TARGET_AVXVNNI BERT_INLINE void avxvnni_block(const int rm, const int rn, const lowp_job *j, int i, int r,
-                                                  const char *next)
+                                                  prefetcher *pf)
 {
     int cols = j->cols, body = cols - cols % 32;
     const uint8_t *x = (const uint8_t *)j->qx + (size_t)i * cols;
@@ -435,12 +448,12 @@ BERT_TARGET_AVXVNNI BERT_INLINE void avxvnni_block(const int rm, const int rn, c
     __m256i acc[RM256][RN256];
     UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm256_setzero_si256();
     for (int k = 0; k < body; k += 32) {
-        if (k % 64 == 0) PREFETCH(next, rn, (size_t)cols, (size_t)k);
+        PREFETCH(pf);
         __m256i xv[RM256];
         UNROLL for (int a = 0; a < rm; a++) xv[a] = _mm256_loadu_si256((const __m256i *)(x + (size_t)a * cols + k));
         UNROLL for (int e = 0; e < rn; e++) {
             __m256i wv = _mm256_loadu_si256((const __m256i *)(w + (size_t)e * cols + k));
-            UNROLL for (int a = 0; a < rm; a++) acc[a][e] = _mm256_dpbusd_avx_epi32(acc[a][e], xv[a], wv);
+            UNROLL for (int a = 0; a < rm; a++) acc[a][e] = dpbusd256(acc[a][e], xv[a], wv);
         }
     }
     TAIL_INT(0);
@@ -450,14 +463,14 @@ BERT_TARGET_AVXVNNI BERT_INLINE void avxvnni_block(const int rm, const int rn, c
 /* ---- int8, AVX2: both sides widened to int16, vpmaddwd sums pairs of
  * products (at most 2 * 128 * 128, exact) into int32: 16 columns a step. */
 BERT_TARGET_AVX2 BERT_INLINE void int8avx2_block(const int rm, const int rn, const lowp_job *j, int i, int r,
-                                                const char *next)
+                                                prefetcher *pf)
 {
     int cols = j->cols, body = cols - cols % 16;
     const int8_t *x = j->qx + (size_t)i * cols, *w = j->w->i8 + (size_t)r * cols;
     __m256i acc[RM256][RN256];
     UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm256_setzero_si256();
     for (int k = 0; k < body; k += 16) {
-        if (k % 64 == 0) PREFETCH(next, rn, (size_t)cols, (size_t)k);
+        PREFETCH(pf);
         __m256i xv[RM256];
         UNROLL for (int a = 0; a < rm; a++)
             xv[a] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(x + (size_t)a * cols + k)));
@@ -473,44 +486,51 @@ BERT_TARGET_AVX2 BERT_INLINE void int8avx2_block(const int rm, const int rn, con
 /* The walk over blocks, for each kernel: NAME##_rows takes every input row
  * i0..i1 through one block of rn weight rows; NAME##_walk every block of
  * weight rows r0..r1. */
-#define DEFINE_WALK(NAME, TARGET, RM, RN, ELEM)                                                      \
+#define DEFINE_WALK(NAME, TARGET, RM, RN, ELEM, STEP)                                                \
     TARGET BERT_INLINE void NAME##_rows(const int rn, const lowp_job *j, int i0, int i1, int r,    \
-                                        const char *next)                                            \
+                                        prefetcher *pf)                                              \
     {                                                                                                \
         int i = i0;                                                                                  \
-        for (; i + RM <= i1; i += RM, next = NULL) NAME##_block(RM, rn, j, i, r, next);             \
+        for (; i + RM <= i1; i += RM) NAME##_block(RM, rn, j, i, r, pf);                             \
         switch (i1 - i) {                                                                            \
-        case 1: NAME##_block(1, rn, j, i, r, next); break;                                           \
-        case 2: NAME##_block(CAP(2, RM), rn, j, i, r, next); break;                                  \
-        case 3: NAME##_block(CAP(3, RM), rn, j, i, r, next); break;                                  \
+        case 1: NAME##_block(1, rn, j, i, r, pf); break;                                             \
+        case 2: NAME##_block(CAP(2, RM), rn, j, i, r, pf); break;                                    \
+        case 3: NAME##_block(CAP(3, RM), rn, j, i, r, pf); break;                                    \
         default: break;                                                                              \
         }                                                                                            \
     }                                                                                                \
     TARGET static void NAME##_walk(const lowp_job *j, int i0, int i1, int r0, int r1)               \
     {                                                                                                \
-        size_t rowbytes = (size_t)j->cols * sizeof(ELEM);                                            \
+        size_t rowbytes = (size_t)j->cols * ELEM, block = RN * rowbytes;                             \
         const char *base = (const char *)(ELEM == 1 ? (const void *)j->w->i8 : (const void *)j->w->bf16); \
+        /* Steps over one weight block: every input block's, each cols / STEP. */                   \
+        int steps = (i1 - i0 + RM - 1) / RM * (j->cols / STEP > 0 ? j->cols / STEP : 1);             \
+        int lines = (int)((block + 63) / 64);                                                        \
+        prefetcher pf = {NULL, NULL, (lines + steps - 1) / steps};                                   \
         int r = r0;                                                                                  \
         for (; r + RN <= r1; r += RN) {                                                              \
-            const char *next = r + 2 * RN <= r1 ? base + (size_t)(r + RN) * rowbytes : NULL;         \
-            NAME##_rows(RN, j, i0, i1, r, next);                                                     \
+            int ahead = r + PREFETCH_AHEAD * RN;                                                     \
+            pf.at = ahead + RN <= r1 ? base + (size_t)ahead * rowbytes : NULL;                       \
+            pf.end = pf.at ? pf.at + block : NULL;                                                   \
+            NAME##_rows(RN, j, i0, i1, r, &pf);                                                      \
         }                                                                                            \
+        pf.at = pf.end = NULL;                                                                       \
         switch (r1 - r) {                                                                            \
-        case 1: NAME##_rows(1, j, i0, i1, r, NULL); break;                                           \
-        case 2: NAME##_rows(CAP(2, RN), j, i0, i1, r, NULL); break;                                  \
-        case 3: NAME##_rows(CAP(3, RN), j, i0, i1, r, NULL); break;                                  \
-        case 4: NAME##_rows(CAP(4, RN), j, i0, i1, r, NULL); break;                                  \
-        case 5: NAME##_rows(CAP(5, RN), j, i0, i1, r, NULL); break;                                  \
+        case 1: NAME##_rows(1, j, i0, i1, r, &pf); break;                                            \
+        case 2: NAME##_rows(CAP(2, RN), j, i0, i1, r, &pf); break;                                   \
+        case 3: NAME##_rows(CAP(3, RN), j, i0, i1, r, &pf); break;                                   \
+        case 4: NAME##_rows(CAP(4, RN), j, i0, i1, r, &pf); break;                                   \
+        case 5: NAME##_rows(CAP(5, RN), j, i0, i1, r, &pf); break;                                   \
         default: break;                                                                              \
         }                                                                                            \
     }
 
-DEFINE_WALK(bf16dp, BERT_TARGET_BF16, RM512, RN512, 2)
-DEFINE_WALK(bf16w512, BERT_TARGET_AVX512BW, RM512, RN512, 2)
-DEFINE_WALK(bf16w256, BERT_TARGET_AVX2, RM256, RN256, 2)
-DEFINE_WALK(vnni512, BERT_TARGET_VNNI512, RM512, RN512, 1)
-DEFINE_WALK(avxvnni, BERT_TARGET_AVXVNNI, RM256, RN256, 1)
-DEFINE_WALK(int8avx2, BERT_TARGET_AVX2, RM256, RN256, 1)
+DEFINE_WALK(bf16dp, BERT_TARGET_BF16, RM512, RN512, 2, 32)
+DEFINE_WALK(bf16w512, BERT_TARGET_AVX512BW, RM512, RN512, 2, 16)
+DEFINE_WALK(bf16w256, BERT_TARGET_AVX2, RM256, RN256, 2, 8)
+DEFINE_WALK(vnni512, BERT_TARGET_VNNI512, RM512, RN512, 1, 64)
+DEFINE_WALK(avxvnni, BERT_TARGET_AVXVNNI, RM256, RN256, 1, 32)
+DEFINE_WALK(int8avx2, BERT_TARGET_AVX2, RM256, RN256, 1, 16)
 
 /* quantize_row for input rows, 16 and 8 columns at a time: the same
  * products, rounding (to even, as nearbyintf in the default mode) and

@@ -24,7 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef POOL_BYTES
 #define POOL_BYTES ((size_t)96 << 20)
+#endif
 
 typedef struct {
     int copies;
