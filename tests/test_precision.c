@@ -205,6 +205,9 @@ static void check_embeddings(const char *label, const char *dir, const char *isa
         {"f32", "{}", 0, 0},
         {"bf16", "{\"precision\": \"bfloat16\"}", BF16_MIN_COS, BF16_MIN_COS},
         {"int8", "{\"precision\": \"int8\"}", INT8_MIN_COS, INT8_MEAN_COS},
+        /* Each product split over the connection's helper threads. */
+        {"int8-2t", "{\"precision\": \"int8\", \"threads\": 2}", INT8_MIN_COS, INT8_MEAN_COS},
+        {"bf16-2t", "{\"precision\": \"bfloat16\", \"threads\": 2}", BF16_MIN_COS, BF16_MIN_COS},
     };
     for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
         char *res = t_query(db, "SELECT bert_load(?1, ?2, ?3)", runs[r].name, dir, runs[r].options, NULL);
