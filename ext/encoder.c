@@ -214,7 +214,9 @@ static void attention_chunk(void *p, int chunk, int chunks)
 {
     const attention_job *j = p;
     int per = (j->n_seqs + chunks - 1) / chunks;
-    int first = chunk * per, last = first + per < j->n_seqs ? first + per : j->n_seqs;
+    /* With per rounded up, the last chunks may start past the end. */
+    int first = chunk * per < j->n_seqs ? chunk * per : j->n_seqs;
+    int last = first + per < j->n_seqs ? first + per : j->n_seqs;
     size_t t0 = 0;
     for (int i = 0; i < first; i++) t0 += (size_t)j->lengths[i];
     for (int i = first; i < last; t0 += (size_t)j->lengths[i], i++) {
