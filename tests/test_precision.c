@@ -596,12 +596,51 @@ static void check_released(void)
     bert_safetensors_close(st);
 }
 
+/* The same through SQL, row by row, as the kernels suite checks float32:
+ * tokenizer, ids, scratch and the products' input rows all reused. */
+static void check_sql_allocations(void)
+{
+    t_case("precision: bert_embed at bfloat16 and int8 allocates nothing per call once warm");
+    if (!t_exists("build/models/st-mean-f16")) {
+        t_skip("build/models missing: run make test");
+        return;
+    }
+    static const char *texts[] = {
+        "Hello world.",
+        "The quick brown fox jumps over the lazy dog, and then a longer tail of words follows.",
+        "unaffable unbelievable transformers tokenization",
+    };
+    sqlite3 *db = t_open();
+    t_expect(db, "SELECT bert_load('b', ?1, '{\"precision\": \"bfloat16\"}') || "
+                 "bert_load('i', ?1, '{\"precision\": \"int8\"}')",
+             "build/models/st-mean-f16", "bi");
+    sqlite3_stmt *st = NULL;
+    if (!T_CHECK(sqlite3_prepare_v2(db, "SELECT length(bert_embed(?1, 'b')) + length(bert_embed(?1, 'i'))", -1, &st,
+                                    NULL) == SQLITE_OK,
+                 "prepare: %s", sqlite3_errmsg(db)))
+        goto done;
+    long before = 0;
+    for (int round = 0; round < 5; round++) {
+        if (round == 2) before = t_allocations(); /* two rounds to warm up */
+        for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+            sqlite3_bind_text(st, 1, texts[i], -1, SQLITE_STATIC);
+            T_CHECK(sqlite3_step(st) == SQLITE_ROW, "%s", sqlite3_errmsg(db));
+            sqlite3_reset(st);
+        }
+    }
+    T_CHECK(t_allocations() == before, "%ld allocations in 18 calls", t_allocations() - before);
+done:
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 void suite_precision(void)
 {
     check_option();
     check_cache();
     check_loader();
     check_allocations();
+    check_sql_allocations();
     check_released();
 
     lines texts;
