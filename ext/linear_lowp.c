@@ -61,21 +61,26 @@ static float bf16_to_f32(uint16_t h)
     return f;
 }
 
-void bert_bf16_from_f32(uint16_t *out, const float *in, size_t n)
+/* Without branches, so that the compiler vectorizes it. */
+BERT_INLINE void bf16_rows_body(uint16_t *out, const float *in, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         uint32_t u = f32_bits(in[i]);
-        if ((u & 0x7fffffffu) > 0x7f800000u) {
-            /* A NaN whose payload sits in the low half would round to
-             * infinity: keep the sign, set the quiet bit. */
-            out[i] = (uint16_t)((u >> 16) | 0x0040u);
-            continue;
-        }
         /* Round to nearest, ties to the even upper half; a carry out of the
-         * mantissa steps the exponent, up to infinity, as it should. */
-        u += 0x7fffu + ((u >> 16) & 1u);
-        out[i] = (uint16_t)(u >> 16);
+         * mantissa steps the exponent, up to infinity, as it should.  A NaN
+         * whose payload sits in the low half would round to infinity: it
+         * keeps its sign and gets the quiet bit instead. */
+        uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+        uint32_t quiet = (u >> 16) | 0x0040u;
+        out[i] = (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
     }
+}
+
+BERT_MULTIVERSION(bf16_rows, (uint16_t *out, const float *in, size_t n), (out, in, n))
+
+void bert_bf16_from_f32(uint16_t *out, const float *in, size_t n)
+{
+    bf16_rows(BERT_ISA_BASE, out, in, n);
 }
 
 /* One value times 127 / max|row|, rounded to even, within [-127, 127]; 0
@@ -749,7 +754,9 @@ static int matrix_run(bert_lowp_kernel kernel, bert_workers *workers, int thread
     } else {
         uint16_t *xb = scratch_get(scratch, (size_t)n * cols * sizeof *xb, &owned);
         if (!xb) return -1;
-        bert_bf16_from_f32(xb, in, (size_t)n * cols);
+        bf16_rows(kernel == BERT_LOWP_PORTABLE ? BERT_ISA_BASE
+                  : kernel == BERT_LOWP_BF16_AVX2 ? BERT_ISA_AVX2 : BERT_ISA_AVX512,
+                  xb, in, (size_t)n * cols);
         job.xb = xb;
     }
     run(workers, threads, &job);

@@ -461,6 +461,36 @@ static void check_kernels(void)
     bert_workers_free(pool);
 }
 
+/* Each bfloat16 kernel rounds its input rows itself (vectorized): against
+ * an identity matrix, out[i][r] is x[i][r] as rounded, exactly. */
+static void check_input_rounding(void)
+{
+    t_case("bfloat16 kernels round input rows as bert_bf16_from_f32 does");
+    enum { N = 5, COLS = 80 };
+    float in[N * COLS], out[N * COLS];
+    uint16_t eye[COLS * COLS], rounded[N * COLS];
+    uint32_t seed = 4711;
+    for (int i = 0; i < N * COLS; i++) {
+        uint32_t u;
+        /* Exponents from 1 to 127: finite, and normal (vdpbf16ps takes
+         * subnormals as zero). */
+        u = (next_random(&seed) & 0xbfffffffu) | 0x00800000u;
+        if (i % 3 == 0) u = (u & 0xffff0000u) | 0x8000u; /* a tie */
+        in[i] = bits_f32(u);
+    }
+    in[7] = 0.0f, in[8] = -0.0f;
+    bert_bf16_from_f32(rounded, in, N * COLS);
+    for (int r = 0; r < COLS; r++)
+        for (int c = 0; c < COLS; c++) eye[r * COLS + c] = r == c ? 0x3f80 : 0;
+    bert_matrix m = {BERT_PRECISION_BFLOAT16, NULL, eye, NULL, NULL, NULL};
+    for (int k = BERT_LOWP_PORTABLE; k < BERT_LOWP_KERNELS; k++) {
+        if (bert_linear_matrix_with((bert_lowp_kernel)k, NULL, 1, out, in, &m, NULL, N, COLS, COLS) != 0) continue;
+        int wrong = 0;
+        for (int i = 0; i < N * COLS; i++) wrong += out[i] != widen(rounded[i]); /* -0 and 0 alike */
+        T_CHECK(wrong == 0, "%s: %d inputs rounded otherwise", bert_lowp_kernel_name((bert_lowp_kernel)k), wrong);
+    }
+}
+
 /* SQLITE_BERT_ISA lowers what a plan may use; whatever it picks, int8 gives
  * the portable kernel's outputs to the bit and bfloat16 the same within
  * float rounding. */
@@ -522,5 +552,6 @@ void suite_lowp(void)
     check_against_float32();
     check_no_allocation();
     check_kernels();
+    check_input_rounding();
     check_isa_levels();
 }
