@@ -71,7 +71,7 @@ int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threa
  * of each float32; the input rows are rounded to bfloat16 too (as the
  * AVX512_BF16 dot products take them), products of the two accumulated in
  * float32, so that every kernel computes the same sums up to the order of
- * float additions.  int8: symmetric, one
+ * float additions (and vdpbf16ps's taking subnormals as zero).  int8: symmetric, one
  * scale per output row (W[r][c] ~ q[r][c] * scale[r]); the input rows are
  * quantized on the fly the same way, one scale per row (max|x| / 127, round
  * to nearest even, 0 for an all-zero row), products summed in int32, so

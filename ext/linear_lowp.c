@@ -61,21 +61,26 @@ static float bf16_to_f32(uint16_t h)
     return f;
 }
 
-void bert_bf16_from_f32(uint16_t *out, const float *in, size_t n)
+/* Without branches, so that the compiler vectorizes it. */
+BERT_INLINE void bf16_rows_body(uint16_t *out, const float *in, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         uint32_t u = f32_bits(in[i]);
-        if ((u & 0x7fffffffu) > 0x7f800000u) {
-            /* A NaN whose payload sits in the low half would round to
-             * infinity: keep the sign, set the quiet bit. */
-            out[i] = (uint16_t)((u >> 16) | 0x0040u);
-            continue;
-        }
         /* Round to nearest, ties to the even upper half; a carry out of the
-         * mantissa steps the exponent, up to infinity, as it should. */
-        u += 0x7fffu + ((u >> 16) & 1u);
-        out[i] = (uint16_t)(u >> 16);
+         * mantissa steps the exponent, up to infinity, as it should.  A NaN
+         * whose payload sits in the low half would round to infinity: it
+         * keeps its sign and gets the quiet bit instead. */
+        uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+        uint32_t quiet = (u >> 16) | 0x0040u;
+        out[i] = (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
     }
+}
+
+BERT_MULTIVERSION(bf16_rows, (uint16_t *out, const float *in, size_t n), (out, in, n))
+
+void bert_bf16_from_f32(uint16_t *out, const float *in, size_t n)
+{
+    bf16_rows(BERT_ISA_BASE, out, in, n);
 }
 
 /* One value times 127 / max|row|, rounded to even, within [-127, 127]; 0
@@ -306,7 +311,12 @@ typedef struct {
 /* Weight blocks between the one computed and the one fetched. */
 #define PREFETCH_AHEAD 2
 
-#define PREFETCH(pf)                                                                                     do {                                                                                                     for (int p_ = 0; p_ < (pf)->per_step && (pf)->at < (pf)->end; p_++, (pf)->at += 64)                      _mm_prefetch((pf)->at, _MM_HINT_T0);                                                         } while (0)
+/* Into L2 rather than L1: requests to L1 stall the loop once its few miss
+ * slots are taken (15% of a bfloat16 product's time at 16 rows); into L2
+ * more are in flight, and the loads then find W there.  Measured, 16 rows
+ * of 768x768: bfloat16 119 -> 146-162 GFLOP/s, int8 213 -> 206-223. */
+
+#define PREFETCH(pf)                                                                                     do {                                                                                                     for (int p_ = 0; p_ < (pf)->per_step && (pf)->at < (pf)->end; p_++, (pf)->at += 64)                      _mm_prefetch((pf)->at, _MM_HINT_T1);                                                         } while (0)
 
 /* The float tails: columns body..cols of bfloat16 rows. */
 #define TAIL_BF16()                                                                                  \
@@ -619,13 +629,26 @@ static int kernel_runs(bert_lowp_kernel k, bert_isa isa, unsigned ext)
 #endif
 }
 
-/* The fastest kernel for precision p on such a CPU: the order of the list
- * is the order of their speed (tests/bench/bench_kernels.c). */
-static bert_lowp_kernel kernel_for(bert_precision p, bert_isa isa, unsigned ext)
+/* The fastest kernel for precision p and n input rows on such a CPU: the
+ * first of its list that runs.  Measured with AVX-512 (AMD EPYC, one
+ * thread, W from RAM, tests/bench/bench_kernels.c): from 8 rows on, the
+ * 512-bit dot products are fastest (int8 at 16 rows 2.4-2.7 times AVX2's;
+ * batched, bfloat16 runs at 1.6-2 times OpenBLAS's float32 sgemm, so
+ * widening W for sgemm would only lose).  Up to 2 rows a product only
+ * streams W, and the 256-bit kernels, whose 3 x 4 blocks take one line of
+ * W a step, stream it faster (int8 52 against 27 GFLOP/s at one row,
+ * bfloat16 15 against 13); bfloat16 widened on 512 bits leads at 3-4. */
+static bert_lowp_kernel kernel_for(bert_precision p, int n, bert_isa isa, unsigned ext)
 {
     static const bert_lowp_kernel bf16[] = {BERT_LOWP_BF16_DP512, BERT_LOWP_BF16_AVX512, BERT_LOWP_BF16_AVX2};
+    static const bert_lowp_kernel bf16_4[] = {BERT_LOWP_BF16_AVX512, BERT_LOWP_BF16_DP512, BERT_LOWP_BF16_AVX2};
+    static const bert_lowp_kernel bf16_2[] = {BERT_LOWP_BF16_AVX2, BERT_LOWP_BF16_AVX2, BERT_LOWP_BF16_AVX2};
     static const bert_lowp_kernel int8[] = {BERT_LOWP_INT8_VNNI512, BERT_LOWP_INT8_AVXVNNI, BERT_LOWP_INT8_AVX2};
-    const bert_lowp_kernel *list = p == BERT_PRECISION_INT8 ? int8 : bf16;
+    static const bert_lowp_kernel int8_2[] = {BERT_LOWP_INT8_AVXVNNI, BERT_LOWP_INT8_AVX2, BERT_LOWP_INT8_AVX2};
+    const bert_lowp_kernel *list = p == BERT_PRECISION_INT8 ? (n <= 2 ? int8_2 : int8)
+                                   : n <= 2                 ? bf16_2
+                                   : n <= 4                 ? bf16_4
+                                                            : bf16;
     for (int k = 0; k < 3; k++)
         if (kernel_runs(list[k], isa, ext)) return list[k];
     return BERT_LOWP_PORTABLE;
@@ -736,7 +759,9 @@ static int matrix_run(bert_lowp_kernel kernel, bert_workers *workers, int thread
     } else {
         uint16_t *xb = scratch_get(scratch, (size_t)n * cols * sizeof *xb, &owned);
         if (!xb) return -1;
-        bert_bf16_from_f32(xb, in, (size_t)n * cols);
+        bf16_rows(kernel == BERT_LOWP_PORTABLE ? BERT_ISA_BASE
+                  : kernel == BERT_LOWP_BF16_AVX2 ? BERT_ISA_AVX2 : BERT_ISA_AVX512,
+                  xb, in, (size_t)n * cols);
         job.xb = xb;
     }
     run(workers, threads, &job);
@@ -752,7 +777,7 @@ int bert_linear_matrix(const bert_linear_plan *plan, float *out, const float *in
         bert_linear(plan, out, in, w->f32, b, n, rows, cols);
         return 0;
     }
-    bert_lowp_kernel kernel = kernel_for(w->precision, plan->isa, plan->extensions);
+    bert_lowp_kernel kernel = kernel_for(w->precision, n, plan->isa, plan->extensions);
     return matrix_run(kernel, plan->workers, plan->threads, plan->scratch, out, in, w, b, n, rows, cols);
 }
 
@@ -777,7 +802,7 @@ int bert_linear_matrix_with(bert_lowp_kernel kernel, bert_workers *workers, int 
     bert_isa isa = bert_cpu_isa();
     unsigned ext = bert_cpu_extensions();
     if (w->precision == BERT_PRECISION_FLOAT32) return -1;
-    if (kernel == BERT_LOWP_AUTO) kernel = kernel_for(w->precision, isa, ext);
+    if (kernel == BERT_LOWP_AUTO) kernel = kernel_for(w->precision, n, isa, ext);
     bert_precision kp = kernel_precision(kernel);
     if ((kp != BERT_PRECISION_FLOAT32 && kp != w->precision) || !kernel_runs(kernel, isa, ext)) return -1;
     if (n < 1 || rows < 1 || cols < 1) return 0;

@@ -461,6 +461,36 @@ static void check_kernels(void)
     bert_workers_free(pool);
 }
 
+/* Each bfloat16 kernel rounds its input rows itself (vectorized): against
+ * an identity matrix, out[i][r] is x[i][r] as rounded, exactly. */
+static void check_input_rounding(void)
+{
+    t_case("bfloat16 kernels round input rows as bert_bf16_from_f32 does");
+    enum { N = 5, COLS = 80 };
+    float in[N * COLS], out[N * COLS];
+    uint16_t eye[COLS * COLS], rounded[N * COLS];
+    uint32_t seed = 4711;
+    for (int i = 0; i < N * COLS; i++) {
+        uint32_t u;
+        /* Exponents from 1 to 127: finite, and normal (vdpbf16ps takes
+         * subnormals as zero). */
+        u = (next_random(&seed) & 0xbfffffffu) | 0x00800000u;
+        if (i % 3 == 0) u = (u & 0xffff0000u) | 0x8000u; /* a tie */
+        in[i] = bits_f32(u);
+    }
+    in[7] = 0.0f, in[8] = -0.0f;
+    bert_bf16_from_f32(rounded, in, N * COLS);
+    for (int r = 0; r < COLS; r++)
+        for (int c = 0; c < COLS; c++) eye[r * COLS + c] = r == c ? 0x3f80 : 0;
+    bert_matrix m = {BERT_PRECISION_BFLOAT16, NULL, eye, NULL, NULL, NULL};
+    for (int k = BERT_LOWP_PORTABLE; k < BERT_LOWP_KERNELS; k++) {
+        if (bert_linear_matrix_with((bert_lowp_kernel)k, NULL, 1, out, in, &m, NULL, N, COLS, COLS) != 0) continue;
+        int wrong = 0;
+        for (int i = 0; i < N * COLS; i++) wrong += out[i] != widen(rounded[i]); /* -0 and 0 alike */
+        T_CHECK(wrong == 0, "%s: %d inputs rounded otherwise", bert_lowp_kernel_name((bert_lowp_kernel)k), wrong);
+    }
+}
+
 /* SQLITE_BERT_ISA lowers what a plan may use; whatever it picks, int8 gives
  * the portable kernel's outputs to the bit and bfloat16 the same within
  * float rounding. */
@@ -485,19 +515,23 @@ static void check_isa_levels(void)
         T_CHECK(!levels[l] || plan.extensions == 0, "%s: extensions 0x%x remain", name, plan.extensions);
         T_CHECK(plan.extensions == (plan.extensions & bert_cpu_extensions()), "%s: extensions beyond the CPU's",
                 name);
-        for (int p = BERT_PRECISION_BFLOAT16; p <= BERT_PRECISION_INT8; p++) {
-            bert_matrix m = matrix_of(&w, (bert_precision)p);
-            T_CHECK(bert_linear_matrix(&plan, out, in, &m, NULL, N, ROWS, COLS) == 0, "failed");
-            T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, ref, in, &m, NULL, N, ROWS, COLS) == 0,
-                    "portable failed");
-            if (p == BERT_PRECISION_INT8) {
-                T_CHECK(memcmp(out, ref, (size_t)N * ROWS * sizeof *out) == 0, "%s: int8 differs from portable",
-                        name);
-            } else {
-                double e = lowp_error(out, in, &m, NULL, N, ROWS, COLS);
-                T_CHECK(e < 4e-5, "%s: bfloat16 relative error %.3g", name, e);
+        /* The choice depends on the rows too (the fewest stream W on 256 bits). */
+        static const int ns[] = {1, 2, 3, 4, N};
+        for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+            for (int p = BERT_PRECISION_BFLOAT16; p <= BERT_PRECISION_INT8; p++) {
+                int n = ns[a];
+                bert_matrix m = matrix_of(&w, (bert_precision)p);
+                T_CHECK(bert_linear_matrix(&plan, out, in, &m, NULL, n, ROWS, COLS) == 0, "failed");
+                T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, ref, in, &m, NULL, n, ROWS, COLS) == 0,
+                        "portable failed");
+                if (p == BERT_PRECISION_INT8) {
+                    T_CHECK(memcmp(out, ref, (size_t)n * ROWS * sizeof *out) == 0,
+                            "%s n=%d: int8 differs from portable", name, n);
+                } else {
+                    double e = lowp_error(out, in, &m, NULL, n, ROWS, COLS);
+                    T_CHECK(e < 4e-5, "%s n=%d: bfloat16 relative error %.3g", name, n, e);
+                }
             }
-        }
     }
 done:
     if (saved) setenv("SQLITE_BERT_ISA", saved, 1);
@@ -518,5 +552,6 @@ void suite_lowp(void)
     check_against_float32();
     check_no_allocation();
     check_kernels();
+    check_input_rounding();
     check_isa_levels();
 }

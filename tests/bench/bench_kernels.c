@@ -120,11 +120,15 @@ int main(int argc, char **argv)
     int ncol = 0;
     cols_all[ncol++] = (column){"f32-ours", 1, isa == BERT_ISA_AVX512 ? BERT_LINEAR_AVX512 : BERT_LINEAR_AVX2, 0, 0};
     cols_all[ncol++] = (column){"f32-blas", 1, BERT_LINEAR_BLAS, 0, 0};
-    static const bert_lowp_kernel lowp[] = {BERT_LOWP_BF16_DP512, BERT_LOWP_BF16_AVX512, BERT_LOWP_BF16_AVX2,
-                                            BERT_LOWP_INT8_VNNI512, BERT_LOWP_INT8_AVXVNNI, BERT_LOWP_INT8_AVX2};
+    /* "auto": bert_linear_matrix's choice for the shape. */
+    static const bert_lowp_kernel lowp[] = {BERT_LOWP_AUTO, BERT_LOWP_BF16_DP512, BERT_LOWP_BF16_AVX512,
+                                            BERT_LOWP_BF16_AVX2, BERT_LOWP_AUTO, BERT_LOWP_INT8_VNNI512,
+                                            BERT_LOWP_INT8_AVXVNNI, BERT_LOWP_INT8_AVX2};
     for (size_t k = 0; k < sizeof lowp / sizeof *lowp; k++) {
-        bert_precision p = k < 3 ? BERT_PRECISION_BFLOAT16 : BERT_PRECISION_INT8;
-        cols_all[ncol++] = (column){bert_lowp_kernel_name(lowp[k]), 0, 0, lowp[k], p};
+        bert_precision p = k < 4 ? BERT_PRECISION_BFLOAT16 : BERT_PRECISION_INT8;
+        const char *name = lowp[k] != BERT_LOWP_AUTO ? bert_lowp_kernel_name(lowp[k])
+                           : p == BERT_PRECISION_INT8 ? "int8-auto" : "bf16-auto";
+        cols_all[ncol++] = (column){name, 0, 0, lowp[k], p};
     }
     static const int shapes[][2] = {{768, 768}, {3072, 768}, {768, 3072}, {384, 384}};
     static const int ns[] = {1, 16, 128, 512};
