@@ -4,6 +4,8 @@
 #   make demo       run sql/demo.sql in the sqlite3 shell
 #   make test       run the test suite (ends with "N passed, N failed")
 #   make bench      speed measurements (installs its peers, not part of test)
+#   make bench-kernels  GFLOP/s of the float32, bfloat16 and int8 projection
+#                   kernels on bert-base and MiniLM shapes, one thread
 #   make static     build libsqlite_bert.a, to link into an application
 #   make install    copy bert.so, libsqlite_bert.a and sqlite_bert.h under $(DESTDIR)$(PREFIX)
 #   make deps       check (and as root, install) the Debian packages needed
@@ -43,7 +45,7 @@ EXT_HDR   := $(wildcard ext/*.h)
 TEST_SRC  := $(wildcard tests/test_*.c)
 MODELS    := build/models/.done
 
-.PHONY: all static test demo bench bench-tokenizer bench-vec install uninstall clean deps build-deps sqlite-vec test-dqlite
+.PHONY: all static test demo bench bench-tokenizer bench-kernels bench-vec install uninstall clean deps build-deps sqlite-vec test-dqlite
 all: bert.so
 
 deps:
@@ -104,6 +106,14 @@ $(BUILD)/bench_tokenizer: tests/bench/bench_tokenizer.c $(EXT_SRC) $(EXT_HDR) | 
 
 bench-tokenizer: $(BUILD)/bench_tokenizer
 	$(BUILD)/bench_tokenizer
+
+$(BUILD)/bench_kernels: tests/bench/bench_kernels.c tests/bench/bench_clock.h $(EXT_SRC) $(EXT_HDR) | build-deps
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ tests/bench/bench_kernels.c $(EXT_SRC) -lsqlite3 $(LIBS) $(LDFLAGS)
+
+# Pinned to one core, with OpenBLAS's own choice of kernels for this CPU.
+bench-kernels: $(BUILD)/bench_kernels
+	env -u OPENBLAS_CORETYPE taskset -c 1 $(BUILD)/bench_kernels
 
 bench: bert.so $(BUILD)/bench_tokenizer vec0.so
 	sh tests/bench/run.sh

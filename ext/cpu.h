@@ -49,4 +49,21 @@ bert_isa bert_cpu_isa(void);
 /* "avx512", "avx2" or "base". */
 const char *bert_cpu_isa_name(bert_isa isa);
 
+/* Dot-product extensions beside the instruction sets above, for the
+ * reduced-precision kernels (linear_lowp.c): bit flags. */
+enum {
+    BERT_CPU_AVX512_BF16 = 1 << 0, /* vdpbf16ps on 512 bits */
+    BERT_CPU_AVX512_VNNI = 1 << 1, /* vpdpbusd on 512 bits (with AVX-512BW) */
+    BERT_CPU_AVX_VNNI = 1 << 2     /* vpdpbusd on 256 bits, VEX-encoded */
+};
+
+/* The extensions this CPU and its OS support, within what SQLITE_BERT_ISA
+ * allows: "avx512" rules them all out (AVX-512F and AVX2 kernels only),
+ * "avx2" and "base" too.  Reads the environment, as bert_cpu_isa does:
+ * once per plan (bert_linear_plan_for), not per product. */
+unsigned bert_cpu_extensions(void);
+
+/* "avx512_bf16", "avx512_vnni" or "avx_vnni" for one flag; "" else. */
+const char *bert_cpu_extension_name(unsigned flag);
+
 #endif

@@ -30,12 +30,16 @@ struct bert_scratch {
     bert_workers *workers; /* started when threads > 1 */
     int threads;           /* per product; 0 until set or first used */
     bert_linear_plan plan; /* the kernels and threads of every product, chosen once */
+    bert_linear_scratch lowp; /* bfloat16 / int8 products' input rows, kept between calls */
 };
 
 bert_scratch *bert_scratch_new(void)
 {
     bert_scratch *s = calloc(1, sizeof(bert_scratch));
-    if (s) s->plan = bert_linear_plan_for(bert_cpu_isa());
+    if (s) {
+        s->plan = bert_linear_plan_for(bert_cpu_isa());
+        s->plan.scratch = &s->lowp;
+    }
     return s;
 }
 
@@ -49,13 +53,14 @@ void bert_scratch_free(bert_scratch *s)
     if (!s) return;
     free(s->work);
     free(s->head);
+    bert_linear_scratch_free(&s->lowp);
     bert_workers_free(s->workers);
     free(s);
 }
 
 size_t bert_scratch_bytes(const bert_scratch *s)
 {
-    return s ? (s->work_cap + s->head_cap) * sizeof(float) : 0;
+    return s ? (s->work_cap + s->head_cap) * sizeof(float) + s->lowp.size : 0;
 }
 
 /* Makes *buf hold at least `floats`; the old contents are not kept. */
@@ -209,7 +214,9 @@ static void attention_chunk(void *p, int chunk, int chunks)
 {
     const attention_job *j = p;
     int per = (j->n_seqs + chunks - 1) / chunks;
-    int first = chunk * per, last = first + per < j->n_seqs ? first + per : j->n_seqs;
+    /* With per rounded up, the last chunks may start past the end. */
+    int first = chunk * per < j->n_seqs ? chunk * per : j->n_seqs;
+    int last = first + per < j->n_seqs ? first + per : j->n_seqs;
     size_t t0 = 0;
     for (int i = 0; i < first; i++) t0 += (size_t)j->lengths[i];
     for (int i = first; i < last; t0 += (size_t)j->lengths[i], i++) {
@@ -256,6 +263,15 @@ static int check_inputs(const bert_model *m, const int32_t *ids, const int32_t *
         }
     }
     return 0;
+}
+
+/* A projection at a reduced precision could not get memory for its
+ * quantized or converted input rows. */
+static const float *projection_out_of_memory(const bert_model *m, int tokens, char **err)
+{
+    *err = bert_errorf("out of memory: a %s projection over %d tokens could not get its scratch",
+                       bert_precision_name(m->precision), tokens);
+    return NULL;
 }
 
 const float *bert_encode(const bert_model *m, bert_scratch *s,
@@ -313,17 +329,21 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
         }
         const bert_layer_weights *w = &m->layers[l];
 
-        bert_linear(plan, q, x, w->q_w, w->q_b, T, H, H);
-        bert_linear(plan, k, x, w->k_w, w->k_b, T, H, H);
-        bert_linear(plan, v, x, w->v_w, w->v_b, T, H, H);
+        if (bert_linear_matrix(plan, q, x, &w->q_w, w->q_b, T, H, H) ||
+            bert_linear_matrix(plan, k, x, &w->k_w, w->k_b, T, H, H) ||
+            bert_linear_matrix(plan, v, x, &w->v_w, w->v_b, T, H, H))
+            return projection_out_of_memory(m, T, err);
         if (att_chunks > 1) bert_workers_run(plan->workers, plan->threads, att_chunks, attention_chunk, &att);
         else attention_chunk(&att, 0, 1);
-        bert_linear(plan, q, a, w->out_w, w->out_b, T, H, H);
+        if (bert_linear_matrix(plan, q, a, &w->out_w, w->out_b, T, H, H))
+            return projection_out_of_memory(m, T, err);
         add_layer_norm(s->plan.isa, x, q, x, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
 
-        bert_linear(plan, f, x, w->ff_in_w, w->ff_in_b, T, FF, H);
+        if (bert_linear_matrix(plan, f, x, &w->ff_in_w, w->ff_in_b, T, FF, H))
+            return projection_out_of_memory(m, T, err);
         activate(s->plan.isa, f, total * (size_t)FF, c->hidden_act);
-        bert_linear(plan, q, f, w->ff_out_w, w->ff_out_b, T, H, FF);
+        if (bert_linear_matrix(plan, q, f, &w->ff_out_w, w->ff_out_b, T, H, FF))
+            return projection_out_of_memory(m, T, err);
         add_layer_norm(s->plan.isa, x, q, x, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
     }
     return x;

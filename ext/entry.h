@@ -24,6 +24,7 @@ struct bert_entry {
     int truncate;
     int threads;
     bert_aggregation aggregation; /* how bert_ner groups pieces */
+    bert_precision precision;    /* of the weights this entry takes from the cache */
     bert_tokenizer *tokenizer;   /* NULL until first needed */
     const bert_model *model;     /* NULL until first needed; shared, see weight_cache.h */
     bert_scratch *scratch;       /* this connection's buffers for this model */

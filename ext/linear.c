@@ -349,7 +349,11 @@ static int blas_is_avx512(void)
 
 bert_linear_plan bert_linear_plan_for(bert_isa isa)
 {
-    bert_linear_plan plan = {isa, FEW_ROWS, NULL, 1};
+    bert_linear_plan plan = {isa, FEW_ROWS, NULL, 1, NULL, 0};
+    /* The extensions that go with the instruction set asked for. */
+    unsigned ext = bert_cpu_extensions();
+    if (isa != BERT_ISA_AVX512) ext &= ~(unsigned)(BERT_CPU_AVX512_BF16 | BERT_CPU_AVX512_VNNI);
+    plan.extensions = isa == BERT_ISA_BASE ? 0 : ext;
     /* Measured on an AVX-512 CPU, one thread, products of 49 to 4,096 rows:
      * OpenBLAS's AVX-512 kernels run at 180-200 GFLOP/s, ours in slabs at
      * 120-190, so OpenBLAS takes the many-rows products.  Held to AVX2

@@ -17,15 +17,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Memory that bert_linear_matrix keeps from one call to the next (input
+ * rows quantized or converted): it grows to the largest product seen, so
+ * steady-state calls allocate nothing.  Zero-initialize it; one thread at
+ * a time; bert_linear_scratch_free releases it. */
+typedef struct {
+    void *data;
+    size_t size;
+} bert_linear_scratch;
+
+void bert_linear_scratch_free(bert_linear_scratch *s);
+
 /* How one connection's model computes its products, chosen once. */
 typedef struct {
     bert_isa isa;           /* vector instructions of the few-rows kernel */
     int few_rows_max;       /* products of up to this many input rows use it */
     bert_workers *workers;  /* helper threads, or NULL: the calling thread only */
     int threads;            /* threads a product, the caller's included */
+    /* bert_linear_matrix's reusable memory, set by the plan's owner; NULL:
+     * bfloat16 and int8 products allocate their scratch on every call. */
+    bert_linear_scratch *scratch;
+    unsigned extensions;    /* BERT_CPU_* dot-product extensions its kernels may use */
 } bert_linear_plan;
 
-/* The plan for instruction set `isa` (bert_cpu_isa()), on one thread. */
+/* The plan for instruction set `isa` (bert_cpu_isa()), on one thread, with
+ * the extensions of bert_cpu_extensions() that go with `isa`. */
 bert_linear_plan bert_linear_plan_for(bert_isa isa);
 
 /* out[n x rows] = in[n x cols] W^T + b; W is [rows x cols], b may be NULL.
@@ -52,7 +68,10 @@ int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threa
 /* ---- reduced precision (the `precision` option of bert_load) ----------------
  *
  * A projection's weights as the model holds them.  bfloat16: the upper half
- * of each float32, products accumulated in float32.  int8: symmetric, one
+ * of each float32; the input rows are rounded to bfloat16 too (as the
+ * AVX512_BF16 dot products take them), products of the two accumulated in
+ * float32, so that every kernel computes the same sums up to the order of
+ * float additions (and vdpbf16ps's taking subnormals as zero).  int8: symmetric, one
  * scale per output row (W[r][c] ~ q[r][c] * scale[r]); the input rows are
  * quantized on the fly the same way, one scale per row (max|x| / 127, round
  * to nearest even, 0 for an all-zero row), products summed in int32, so
@@ -81,11 +100,35 @@ const char *bert_precision_name(bert_precision p);
 int bert_precision_parse(const char *name, bert_precision *out);
 
 /* bert_linear for any precision: out[n x rows] = in[n x cols] W^T + b.
- * Scratch for quantized or converted input rows comes from the plan's
- * threads' own stacks or is allocated once per call; returns 0, or -1 when
- * memory ran out (out is then unspecified). */
+ * Scratch for quantized or converted input rows comes from plan->scratch
+ * (grown when too small) or, when that is NULL, is allocated once per call;
+ * returns 0, or -1 when memory ran out (out is then unspecified). */
 int bert_linear_matrix(const bert_linear_plan *plan, float *out, const float *in, const bert_matrix *w,
                        const float *b, int n, int rows, int cols);
+
+/* The reduced-precision kernels, for tests and benchmarks.  Each has a
+ * scalar tail, so any cols goes. */
+typedef enum {
+    BERT_LOWP_AUTO = 0,     /* bert_linear_matrix's own choice */
+    BERT_LOWP_PORTABLE,     /* plain C, either precision */
+    BERT_LOWP_BF16_AVX2,    /* bfloat16 widened to float32 in registers, FMA, 256-bit */
+    BERT_LOWP_BF16_AVX512,  /* the same, 512-bit */
+    BERT_LOWP_BF16_DP512,   /* vdpbf16ps (AVX512_BF16) */
+    BERT_LOWP_INT8_AVX2,    /* int8 widened to int16, vpmaddwd, 256-bit */
+    BERT_LOWP_INT8_AVXVNNI, /* vpdpbusd, 256-bit (AVX-VNNI) */
+    BERT_LOWP_INT8_VNNI512, /* vpdpbusd, 512-bit (AVX512_VNNI) */
+    BERT_LOWP_KERNELS       /* how many there are */
+} bert_lowp_kernel;
+
+/* "portable", "bf16-avx2" ... */
+const char *bert_lowp_kernel_name(bert_lowp_kernel kernel);
+
+/* bert_linear_matrix through one kernel, over up to `threads` threads of
+ * `workers` (scratch allocated for the call): 0; -1 (nothing written) when
+ * this CPU (within SQLITE_BERT_ISA) lacks its instructions or it is not
+ * for w's precision; -2 when memory ran out. */
+int bert_linear_matrix_with(bert_lowp_kernel kernel, bert_workers *workers, int threads, float *out,
+                            const float *in, const bert_matrix *w, const float *b, int n, int rows, int cols);
 
 /* float32 -> bfloat16, round to nearest even (NaN stays NaN). */
 void bert_bf16_from_f32(uint16_t *out, const float *in, size_t n);

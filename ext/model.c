@@ -13,6 +13,9 @@
  * copy, shared with every other process that maps the same file.  float16 and
  * bfloat16 tensors (and the rare misaligned float32 one) are converted into
  * one allocation; when nothing is left in the mapping it is dropped at once.
+ * At a reduced precision the layers' projections go into a second block as
+ * bfloat16 or int8 (a bfloat16 tensor stays in the mapping), and the pages
+ * of what was converted are given back.
  */
 #include "model.h"
 #include "buffer.h"
@@ -43,7 +46,8 @@
 
 typedef struct {
     st_file *st;          /* NULL when every tensor was converted */
-    float *converted;     /* one block for every converted tensor */
+    float *converted;     /* one block for every tensor converted to float32 */
+    void *reduced;        /* one block for every bfloat16 / int8 projection made at load */
 } model_priv;
 
 static int ends_with(const char *s, const char *suffix)
@@ -411,8 +415,11 @@ int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err)
 
 /* ---------------------------------------------------------- tensor binding */
 
+/* A tensor and where it goes: a float32 pointer, or (the layers'
+ * projections) a bert_matrix held at the model's precision. */
 typedef struct {
     const float **dst;
+    bert_matrix *matrix;
     const st_tensor *t;
 } binding;
 
@@ -485,8 +492,19 @@ static int bind(binder *b, const float **dst, const char *name, int in_bert, int
         return -1;
     }
     b->list[b->count].dst = dst;
+    b->list[b->count].matrix = NULL;
     b->list[b->count].t = t;
     b->count++;
+    return 0;
+}
+
+/* Binds a required projection weight [d0 x d1] to *dst. */
+static int bind_matrix(binder *b, bert_matrix *dst, const char *name, int d0, int d1, const char *why)
+{
+    const float *unused = NULL;
+    if (bind(b, &unused, name, 1, 1, d0, d1, why) != 0) return -1;
+    b->list[b->count - 1].dst = NULL;
+    b->list[b->count - 1].matrix = dst;
     return 0;
 }
 
@@ -539,13 +557,109 @@ static void convert(const st_tensor *t, float *out)
     }
 }
 
-/* Points every bound weight at its data, converting what cannot be used in
- * place into one block. */
+/* Row r of tensor t as float32: in place when it can be, else widened
+ * into row_buf. */
+static const float *float_row(const st_tensor *t, size_t r, size_t cols, float *row_buf)
+{
+    if (in_place(t)) return (const float *)(const void *)t->data + r * cols;
+    const unsigned char *p = t->data + r * cols * (t->dtype == ST_F32 ? sizeof(float) : sizeof(uint16_t));
+    if (t->dtype == ST_F32) {
+        memcpy(row_buf, p, cols * sizeof(float));
+        return row_buf;
+    }
+    for (size_t i = 0; i < cols; i++) {
+        uint16_t h = (uint16_t)(p[2 * i] | p[2 * i + 1] << 8);
+        row_buf[i] = t->dtype == ST_F16 ? f16_to_f32(h) : bf16_to_f32(h);
+    }
+    return row_buf;
+}
+
+/* At a reduced precision the 1-D float32 tensors (biases, LayerNorms) are
+ * copied out of the mapping: they lie between the projections whose pages
+ * were released, and a read of one in place makes the kernel map back the
+ * whole page-cache folio around it, megabytes of those projections. */
+static int copied_at(const st_tensor *t, bert_precision p)
+{
+    return p != BERT_PRECISION_FLOAT32 && t->ndim == 1;
+}
+
+/* A bfloat16 tensor at bfloat16 precision is used where it lies. */
+static int bf16_in_place(const st_tensor *t)
+{
+    return t->dtype == ST_BF16 && (uintptr_t)t->data % sizeof(uint16_t) == 0;
+}
+
+/* Whether the model reads tensor t (bound to `mat`, or to a float32
+ * pointer when mat is NULL) where it lies in the mapping. */
+static int used_in_place(const st_tensor *t, const bert_matrix *mat, bert_precision p)
+{
+    if (mat && p != BERT_PRECISION_FLOAT32) return p == BERT_PRECISION_BFLOAT16 && bf16_in_place(t);
+    return in_place(t) && !copied_at(t, p);
+}
+
+/* The projections' blocks start on cache lines, for the vector kernels. */
+#define REDUCED_ALIGN 64
+static size_t align_up(size_t n) { return (n + REDUCED_ALIGN - 1) & ~(size_t)(REDUCED_ALIGN - 1); }
+
+/* Bytes of the reduced block that tensor t takes at precision p. */
+static size_t reduced_size(const st_tensor *t, bert_precision p)
+{
+    size_t rows = (size_t)t->shape[0], count = t->count;
+    if (p == BERT_PRECISION_BFLOAT16) return bf16_in_place(t) ? 0 : align_up(count * sizeof(uint16_t));
+    if (p == BERT_PRECISION_INT8)
+        return align_up(count) + align_up(rows * sizeof(float)) + align_up(rows * sizeof(int32_t));
+    return 0;
+}
+
+/* Fills *mat with tensor t at precision p, carving its arrays from *next
+ * (reduced_size(t, p) bytes) and converting row by row through row_buf. */
+static void reduce(const st_tensor *t, bert_precision p, unsigned char **next, float *row_buf, bert_matrix *mat)
+{
+    size_t rows = (size_t)t->shape[0], cols = (size_t)t->shape[1];
+    mat->precision = p;
+    if (p == BERT_PRECISION_BFLOAT16) {
+        if (bf16_in_place(t)) {
+            mat->bf16 = (const uint16_t *)(const void *)t->data;
+            return;
+        }
+        uint16_t *out = (uint16_t *)(void *)*next;
+        *next += align_up(t->count * sizeof(uint16_t));
+        for (size_t r = 0; r < rows; r++) bert_bf16_from_f32(out + r * cols, float_row(t, r, cols, row_buf), cols);
+        mat->bf16 = out;
+        return;
+    }
+    int8_t *q = (int8_t *)(void *)*next;
+    *next += align_up(t->count);
+    float *scale = (float *)(void *)*next;
+    *next += align_up(rows * sizeof(float));
+    int32_t *row_sum = (int32_t *)(void *)*next;
+    *next += align_up(rows * sizeof(int32_t));
+    /* One row at a time: a row's scale depends on that row alone. */
+    for (size_t r = 0; r < rows; r++)
+        bert_int8_quantize_rows(q + r * cols, scale + r, row_sum + r, float_row(t, r, cols, row_buf), 1, (int)cols);
+    mat->i8 = q;
+    mat->scale = scale;
+    mat->row_sum = row_sum;
+}
+
+/* Points every bound weight at its data: float32 in place, else converted
+ * into one block; the projections at a reduced precision into another.  A
+ * tensor converted from the mapping has its pages released: the file is
+ * not read again, and the resident set should not hold it twice. */
 static int materialize(binder *b, model_priv *priv, bert_model *m)
 {
-    size_t floats = 0;
-    for (int i = 0; i < b->count; i++)
-        if (!in_place(b->list[i].t)) floats += b->list[i].t->count;   /* bounded by the file size */
+    const bert_precision p = m->precision;
+    size_t floats = 0, reduced = 0, cols_max = 0;
+    for (int i = 0; i < b->count; i++) {
+        const st_tensor *t = b->list[i].t;
+        if (b->list[i].matrix && p != BERT_PRECISION_FLOAT32) {
+            size_t bytes = reduced_size(t, p);
+            reduced += bytes;
+            if (bytes && (size_t)t->shape[1] > cols_max) cols_max = (size_t)t->shape[1];
+        } else if (!in_place(t) || copied_at(t, p)) {
+            floats += t->count;   /* bounded by the file size */
+        }
+    }
     if (floats) {
         priv->converted = malloc(floats * sizeof(float));
         if (!priv->converted) {
@@ -554,24 +668,57 @@ static int materialize(binder *b, model_priv *priv, bert_model *m)
             return -1;
         }
     }
+    float *row_buf = NULL;
+    unsigned char *next_reduced = NULL;
+    if (reduced) {
+        priv->reduced = malloc(reduced + REDUCED_ALIGN);
+        row_buf = malloc(cols_max * sizeof(float));
+        if (!priv->reduced || !row_buf) {
+            free(row_buf);
+            *b->err = bert_errorf("out of memory holding %zu MB of %s weights as %s", reduced >> 20, b->file,
+                                  bert_precision_name(p));
+            return -1;
+        }
+        uintptr_t at = (uintptr_t)priv->reduced;
+        next_reduced = (unsigned char *)priv->reduced + (align_up(at) - at);
+    }
     float *next = priv->converted;
     int mapped = 0;
     for (int i = 0; i < b->count; i++) {
         const st_tensor *t = b->list[i].t;
-        if (in_place(t)) {
-            *b->list[i].dst = (const float *)(const void *)t->data;
-            mapped = 1;
+        bert_matrix *mat = b->list[i].matrix;
+        mapped |= used_in_place(t, mat, p);
+        if (mat && p != BERT_PRECISION_FLOAT32) {
+            reduce(t, p, &next_reduced, row_buf, mat);
+            continue;
+        }
+        const float *data;
+        if (used_in_place(t, mat, p)) {
+            data = (const float *)(const void *)t->data;
         } else {
             convert(t, next);
-            *b->list[i].dst = next;
+            data = next;
             next += t->count;
         }
+        if (mat) {
+            mat->precision = BERT_PRECISION_FLOAT32;
+            mat->f32 = data;
+        } else {
+            *b->list[i].dst = data;
+        }
     }
+    free(row_buf);
     m->converted_bytes = floats * sizeof(float);
+    m->reduced_bytes = reduced;
     if (!mapped) {
         bert_safetensors_close(priv->st);
         priv->st = NULL;
+        return 0;
     }
+    /* Released last: reading a tensor maps back the page-cache folio
+     * around it, which may hold the pages of one converted before. */
+    for (int i = 0; i < b->count; i++)
+        if (!used_in_place(b->list[i].t, b->list[i].matrix, p)) bert_safetensors_release(priv->st, b->list[i].t);
     return 0;
 }
 
@@ -602,27 +749,28 @@ static int bind_layer(binder *b, bert_layer_weights *w, int l, const bert_config
                              *const hi = "hidden_size x intermediate_size", *const i = "intermediate_size";
     const int H = c->hidden_size, I = c->intermediate_size;
     const struct {
-        const float **dst;
+        const float **dst;       /* a float32 tensor, or */
+        bert_matrix *matrix;     /* a projection, held at the model's precision */
         const char *name;
         int d0, d1;
         const char *why;
     } t[] = {
-        {&w->q_w, "attention.self.query.weight", H, H, hh},
-        {&w->q_b, "attention.self.query.bias", H, 0, h},
-        {&w->k_w, "attention.self.key.weight", H, H, hh},
-        {&w->k_b, "attention.self.key.bias", H, 0, h},
-        {&w->v_w, "attention.self.value.weight", H, H, hh},
-        {&w->v_b, "attention.self.value.bias", H, 0, h},
-        {&w->out_w, "attention.output.dense.weight", H, H, hh},
-        {&w->out_b, "attention.output.dense.bias", H, 0, h},
-        {&w->attn_ln_w, "attention.output.LayerNorm.weight", H, 0, h},
-        {&w->attn_ln_b, "attention.output.LayerNorm.bias", H, 0, h},
-        {&w->ff_in_w, "intermediate.dense.weight", I, H, ih},
-        {&w->ff_in_b, "intermediate.dense.bias", I, 0, i},
-        {&w->ff_out_w, "output.dense.weight", H, I, hi},
-        {&w->ff_out_b, "output.dense.bias", H, 0, h},
-        {&w->ff_ln_w, "output.LayerNorm.weight", H, 0, h},
-        {&w->ff_ln_b, "output.LayerNorm.bias", H, 0, h},
+        {NULL, &w->q_w, "attention.self.query.weight", H, H, hh},
+        {&w->q_b, NULL, "attention.self.query.bias", H, 0, h},
+        {NULL, &w->k_w, "attention.self.key.weight", H, H, hh},
+        {&w->k_b, NULL, "attention.self.key.bias", H, 0, h},
+        {NULL, &w->v_w, "attention.self.value.weight", H, H, hh},
+        {&w->v_b, NULL, "attention.self.value.bias", H, 0, h},
+        {NULL, &w->out_w, "attention.output.dense.weight", H, H, hh},
+        {&w->out_b, NULL, "attention.output.dense.bias", H, 0, h},
+        {&w->attn_ln_w, NULL, "attention.output.LayerNorm.weight", H, 0, h},
+        {&w->attn_ln_b, NULL, "attention.output.LayerNorm.bias", H, 0, h},
+        {NULL, &w->ff_in_w, "intermediate.dense.weight", I, H, ih},
+        {&w->ff_in_b, NULL, "intermediate.dense.bias", I, 0, i},
+        {NULL, &w->ff_out_w, "output.dense.weight", H, I, hi},
+        {&w->ff_out_b, NULL, "output.dense.bias", H, 0, h},
+        {&w->ff_ln_w, NULL, "output.LayerNorm.weight", H, 0, h},
+        {&w->ff_ln_b, NULL, "output.LayerNorm.bias", H, 0, h},
     };
     char name[160];
     for (size_t k = 0; k < sizeof t / sizeof *t; k++) {
@@ -631,7 +779,9 @@ static int bind_layer(binder *b, bert_layer_weights *w, int l, const bert_config
                      strrchr(t[k].name, '.'));
         else
             snprintf(name, sizeof name, "encoder.layer.%d.%s", l, t[k].name);
-        if (bind(b, t[k].dst, name, 1, 1, t[k].d0, t[k].d1, t[k].why) != 0) return -1;
+        int rc = t[k].matrix ? bind_matrix(b, t[k].matrix, name, t[k].d0, t[k].d1, t[k].why)
+                             : bind(b, t[k].dst, name, 1, 1, t[k].d0, t[k].d1, t[k].why);
+        if (rc != 0) return -1;
     }
     return 0;
 }
@@ -761,6 +911,11 @@ static const char *dtype_label(st_dtype t)
 
 int bert_model_load(const char *model_dir, bert_model **out, char **err)
 {
+    return bert_model_load_precision(model_dir, BERT_PRECISION_FLOAT32, out, err);
+}
+
+int bert_model_load_precision(const char *model_dir, bert_precision precision, bert_model **out, char **err)
+{
     *out = NULL;
     *err = NULL;
     bert_model *m = calloc(1, sizeof *m);
@@ -775,6 +930,7 @@ int bert_model_load(const char *model_dir, bert_model **out, char **err)
         return -1;
     }
     m->priv = priv;
+    m->precision = precision;
     if (bert_config_load(model_dir, &m->cfg, err) != 0) goto fail;
     const bert_config *c = &m->cfg;
     if (bert_safetensors_open(path, &priv->st, err) != 0) goto fail;
@@ -835,6 +991,7 @@ void bert_model_free(bert_model *m)
     if (priv) {
         bert_safetensors_close(priv->st);
         free(priv->converted);
+        free(priv->reduced);
         free(priv);
     }
     bert_head_config_free(&m->head);

@@ -4,12 +4,15 @@
  *
  * float32 tensors are used in place inside the read-only mapping of
  * model.safetensors; float16 and bfloat16 ones are converted to float32 once,
- * at load.  A loaded model is immutable and may be shared by many threads.
+ * at load.  The layers' projections may instead be held as bfloat16 or int8
+ * (bert_model_load_precision).  A loaded model is immutable and may be shared by many threads.
  * Every matrix is row-major [out_features x in_features] as in PyTorch's
  * nn.Linear, so y = x W^T + b.
  */
 #ifndef BERT_MODEL_H
 #define BERT_MODEL_H
+
+#include "linear.h"
 
 #include <stddef.h>
 
@@ -78,12 +81,18 @@ typedef struct {
 
 int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err);
 
+/* A layer's six projections are held at the model's precision (linear.h);
+ * their biases and the LayerNorms stay float32. */
 typedef struct {
-    const float *q_w, *q_b, *k_w, *k_b, *v_w, *v_b;   /* [H x H], [H] */
-    const float *out_w, *out_b;                         /* attention output dense */
+    bert_matrix q_w, k_w, v_w;                          /* [H x H] */
+    const float *q_b, *k_b, *v_b;                       /* [H] */
+    bert_matrix out_w;                                  /* attention output dense */
+    const float *out_b;
     const float *attn_ln_w, *attn_ln_b;                 /* LayerNorm after attention */
-    const float *ff_in_w, *ff_in_b;                     /* [I x H], [I] */
-    const float *ff_out_w, *ff_out_b;                   /* [H x I], [H] */
+    bert_matrix ff_in_w;                                /* [I x H] */
+    const float *ff_in_b;                               /* [I] */
+    bert_matrix ff_out_w;                               /* [H x I] */
+    const float *ff_out_b;                              /* [H] */
     const float *ff_ln_w, *ff_ln_b;                     /* LayerNorm after the FFN */
 } bert_layer_weights;
 
@@ -111,8 +120,10 @@ typedef struct bert_model {
     const float *qa_w, *qa_b;            /* [2 x H] (start, end), [2] */
     bert_head_config head;               /* labels etc.; head.num_labels = rows of cls_w or tok_w when bound */
     const char *dtype;                   /* "float32", "float16" or "bfloat16" */
+    bert_precision precision;            /* how the layers' projections are held */
     size_t file_size;                    /* bytes of model.safetensors */
-    size_t converted_bytes;              /* bytes allocated for converted tensors */
+    size_t converted_bytes;              /* bytes allocated for tensors converted to float32 */
+    size_t reduced_bytes;                /* bytes allocated for bfloat16 / int8 projections */
     void *priv;                          /* mapping and owned buffers */
 } bert_model;
 
@@ -120,6 +131,11 @@ typedef struct bert_model {
  * and byte range against config.json and the file size.  0, or -1 with *err
  * (malloc'd) naming the file, the tensor and the fix. */
 int bert_model_load(const char *model_dir, bert_model **out, char **err);
+
+/* The same, with the layers' projections held at `precision`: bfloat16
+ * tensors of the file are used in place, anything else is converted or
+ * quantized once, and the pages of the file read for it are released. */
+int bert_model_load_precision(const char *model_dir, bert_precision precision, bert_model **out, char **err);
 void bert_model_free(bert_model *m);
 
 /* The loader binds a head whole or not at all (model.c, bind_heads). */

@@ -47,6 +47,7 @@ int bert_options_parse(const char *text, bert_options *out, char **err)
     out->truncate = 1;
     out->threads = 0;
     out->aggregation = -1;
+    out->precision = -1;
     if (!text || !*text) return 0;
 
     json_doc *doc = NULL;
@@ -102,9 +103,18 @@ int bert_options_parse(const char *text, bert_options *out, char **err)
                                    "\"average\", \"max\" (how bert_ner groups word pieces into entities)");
                 goto done;
             }
+        } else if (strcmp(key, "precision") == 0) {
+            const char *s = bert_json_str(doc, c, NULL);
+            bert_precision p;
+            if (!s || bert_precision_parse(s, &p) != 0) {
+                *err = bert_errorf("option \"precision\" must be one of \"float32\", \"bfloat16\", \"int8\" "
+                                   "(how the encoder's weights are held; default \"float32\")");
+                goto done;
+            }
+            out->precision = (int)p;
         } else {
             *err = bert_errorf("unknown bert_load option \"%s\": the options are pooling, normalize, "
-                               "max_length, truncate, threads and aggregation", key);
+                               "max_length, truncate, threads, precision and aggregation", key);
             goto done;
         }
     }
@@ -122,6 +132,7 @@ static int resolve_settings(bert_entry *e, char **err)
     e->truncate = o->truncate;
     e->threads = o->threads;
     e->aggregation = o->aggregation >= 0 ? (bert_aggregation)o->aggregation : BERT_AGG_DEFAULT;
+    e->precision = o->precision >= 0 ? (bert_precision)o->precision : BERT_PRECISION_FLOAT32;
     int limit = e->cfg.max_position_embeddings;
     int max_length = limit;
     /* Read at registration, so max_length is known before the tokenizer is loaded. */
@@ -166,16 +177,18 @@ static char *effective_options(const bert_entry *e)
     char threads[32] = "";
     if (e->threads > 0) snprintf(threads, sizeof threads, ", \"threads\": %d", e->threads);
     return bert_errorf("{\"pooling\": \"%s\", \"normalize\": %s, \"max_length\": %d, \"truncate\": %s%s, "
-                       "\"aggregation\": \"%s\"}",
+                       "\"precision\": \"%s\", \"aggregation\": \"%s\"}",
                        bert_pooling_name(e->pooling), e->normalize ? "true" : "false", e->max_length,
-                       e->truncate ? "true" : "false", threads, bert_aggregation_name(e->aggregation));
+                       e->truncate ? "true" : "false", threads, bert_precision_name(e->precision),
+                       bert_aggregation_name(e->aggregation));
 }
 
 static int same_effect(const bert_entry *a, const bert_entry *b)
 {
     return a->dir_dev == b->dir_dev && a->dir_ino == b->dir_ino && a->pooling == b->pooling &&
            a->normalize == b->normalize && a->max_length == b->max_length &&
-           a->truncate == b->truncate && a->threads == b->threads && a->aggregation == b->aggregation;
+           a->truncate == b->truncate && a->threads == b->threads && a->aggregation == b->aggregation &&
+           a->precision == b->precision;
 }
 
 static char *conflict_error(const bert_entry *old, const bert_entry *e)
@@ -325,7 +338,7 @@ int bert_entry_need_model(bert_entry *e, char **err)
         return -1;
     }
     if (e->model) return 0;
-    const bert_model *m = bert_weight_cache_acquire(e->path, err);
+    const bert_model *m = bert_weight_cache_acquire(e->path, e->precision, err);
     if (!m) return -1;
     if (m->cfg.vocab_size < (int)bert_tokenizer_vocab_size(e->tokenizer)) {
         *err = bert_errorf("model '%s': vocab.txt has %zu entries but the weights only %d: the "
@@ -366,6 +379,7 @@ const bert_entry *bert_registry_next(const bert_registry *r, const bert_entry *a
     info->max_length = e->max_length;
     info->normalize = e->normalize;
     info->pooling = e->pooling;
+    info->precision = e->precision;
     info->model = e->model;
     info->encoder_calls = e->encoder_calls;
     return e;

@@ -23,6 +23,7 @@ typedef struct {
     int truncate;     /* 1 (default): cut silently; 0: error on longer input */
     int threads;      /* OpenBLAS threads, 0 for the default */
     int aggregation;  /* bert_aggregation of bert_ner, -1 for the default ("simple") */
+    int precision;    /* bert_precision of the encoder's weights, -1 for the default (float32) */
 } bert_options;
 
 /* A registered model: opaque outside registry.c and pipeline.c (entry.h). */
@@ -68,6 +69,7 @@ typedef struct {
     bert_config cfg;
     int max_length, normalize;
     bert_pooling pooling;
+    bert_precision precision;    /* how the encoder's weights are held */
     const bert_model *model;     /* NULL while the weights are not loaded */
     long long encoder_calls;     /* forward passes run */
 } bert_entry_info;

@@ -299,6 +299,17 @@ const st_tensor *bert_safetensors_tensor_at(const st_file *f, int i)
     return f && i >= 0 && i < f->count ? &f->tensors[i] : NULL;
 }
 
+void bert_safetensors_release(const st_file *f, const st_tensor *t)
+{
+    if (!f || !f->map || !t) return;
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) return;
+    uintptr_t mask = (uintptr_t)page - 1;
+    uintptr_t begin = ((uintptr_t)t->data + mask) & ~mask, end = ((uintptr_t)t->data + t->nbytes) & ~mask;
+    /* Only advice: a failure leaves the pages resident, nothing worse. */
+    if (end > begin) (void)madvise((void *)begin, end - begin, MADV_DONTNEED);
+}
+
 void bert_safetensors_close(st_file *f)
 {
     if (!f) return;

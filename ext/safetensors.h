@@ -48,6 +48,12 @@ const st_tensor *bert_safetensors_find(const st_file *f, const char *name);
 /* Size of the whole file (or in-memory image) in bytes. */
 size_t bert_safetensors_size(const st_file *f);
 
+/* Tells the kernel that the pages lying wholly inside tensor t's bytes
+ * will not be read again: a weight converted at load (bfloat16, int8) then
+ * stops counting in the resident set twice.  A later read would page them
+ * back in from the file.  Does nothing for an in-memory image. */
+void bert_safetensors_release(const st_file *f, const st_tensor *t);
+
 /* Unmaps the file (when bert_safetensors_open mapped it) and frees everything. */
 void bert_safetensors_close(st_file *f);
 

@@ -15,10 +15,12 @@
 
 /* A model is its weights file and its config.json: the config decides the
  * sizes and the heads' labels, and two directories may share one weights
- * file (links into a download cache) with different configs. */
+ * file (links into a download cache) with different configs.  The same
+ * file held at another precision is another copy of the weights. */
 typedef struct cache_entry {
     dev_t dev, config_dev;
     ino_t ino, config_ino;
+    bert_precision precision;
     bert_model *model;
     int refs;
     struct cache_entry *next;
@@ -27,7 +29,7 @@ typedef struct cache_entry {
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static cache_entry *cache_head;
 
-const bert_model *bert_weight_cache_acquire(const char *model_dir, char **err)
+const bert_model *bert_weight_cache_acquire(const char *model_dir, bert_precision precision, char **err)
 {
     *err = NULL;
     char *path = bert_path_join(model_dir, "model.safetensors");
@@ -50,7 +52,8 @@ const bert_model *bert_weight_cache_acquire(const char *model_dir, char **err)
 
     pthread_mutex_lock(&cache_lock);
     for (cache_entry *e = cache_head; e; e = e->next) {
-        if (e->dev == st.st_dev && e->ino == st.st_ino && e->config_dev == cst.st_dev && e->config_ino == cst.st_ino) {
+        if (e->dev == st.st_dev && e->ino == st.st_ino && e->config_dev == cst.st_dev && e->config_ino == cst.st_ino &&
+            e->precision == precision) {
             e->refs++;
             pthread_mutex_unlock(&cache_lock);
             return e->model;
@@ -60,7 +63,7 @@ const bert_model *bert_weight_cache_acquire(const char *model_dir, char **err)
      * file twice; loads are rare and a waiting caller needs the result anyway. */
     cache_entry *e = calloc(1, sizeof *e);
     bert_model *m = NULL;
-    if (!e || bert_model_load(model_dir, &m, err) != 0) {
+    if (!e || bert_model_load_precision(model_dir, precision, &m, err) != 0) {
         free(e);
         pthread_mutex_unlock(&cache_lock);
         return NULL;
@@ -69,6 +72,7 @@ const bert_model *bert_weight_cache_acquire(const char *model_dir, char **err)
     e->ino = st.st_ino;
     e->config_dev = cst.st_dev;
     e->config_ino = cst.st_ino;
+    e->precision = precision;
     e->model = m;
     e->refs = 1;
     e->next = cache_head;

@@ -3,7 +3,8 @@
  *
  * A model directory's model.safetensors is mapped once per process, however
  * many connections use it: entries are keyed by the file's identity (device
- * and inode) and reference-counted; the last release frees the weights.
+ * and inode), its config.json's and the precision the weights are held at,
+ * and reference-counted; the last release frees the weights.
  * This is the extension's only global mutable state, and a mutex guards it.
  */
 #ifndef BERT_WEIGHT_CACHE_H
@@ -11,9 +12,9 @@
 
 #include "model.h"
 
-/* Returns the shared model of `model_dir`, loading it on first use.
- * NULL with *err (malloc'd) when it cannot be loaded. */
-const bert_model *bert_weight_cache_acquire(const char *model_dir, char **err);
+/* Returns the shared model of `model_dir` at `precision`, loading it on
+ * first use.  NULL with *err (malloc'd) when it cannot be loaded. */
+const bert_model *bert_weight_cache_acquire(const char *model_dir, bert_precision precision, char **err);
 
 /* Gives back one reference taken by bert_weight_cache_acquire. */
 void bert_weight_cache_release(const bert_model *m);

@@ -51,10 +51,12 @@ long t_allocations(void)
     X(safetensors) \
     X(config) \
     X(loader) \
+    X(precision) \
     X(encoder) \
     X(heads) \
     X(ner_qa) \
     X(kernels) \
+    X(lowp) \
     X(sql) \
     X(threads) \
     X(robustness) \

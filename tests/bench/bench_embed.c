@@ -13,6 +13,14 @@
  * tests/bench/report.py.  The thread count is the extension's default
  * (OPENBLAS_NUM_THREADS, else every core) unless the environment variable
  * BENCH_LOAD_OPTIONS gives bert_load options such as {"threads": 1}.
+ *
+ * With a `precision` among those options other than float32, the batched
+ * embeddings go to OUTDIR/LABEL.PRECISION.f32 instead, and when
+ * BENCH_REFERENCE names the float32 run's LABEL.ours.f32, every embedding
+ * (row by row and batched) is compared with it: a "CHECK ... min_cos=
+ * mean_cos=" line.  Every run prints "MEMORY ... growth_kb=": the
+ * process's resident set (VmRSS) after the first embeddings minus before,
+ * what holding the model's weights costs.
  */
 #include <math.h>
 #include <sqlite3.h>
@@ -149,6 +157,57 @@ static int embed_rows(sqlite3 *db, const lines *s, int n, int dim, float *out)
     return rc;
 }
 
+/* The process's resident set in kB (VmRSS of /proc/self/status), or -1. */
+static long rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long kb = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "VmRSS:", 6) == 0) kb = strtol(line + 6, NULL, 10);
+    fclose(f);
+    return kb;
+}
+
+/* Smallest and mean cosine between the rows of a and b, [n x dim] each. */
+static void cosines(const float *a, const float *b, int n, int dim, double *min, double *mean)
+{
+    *min = 2;
+    *mean = 0;
+    for (int i = 0; i < n; i++) {
+        double ab = 0, aa = 0, bb = 0;
+        for (int j = 0; j < dim; j++) {
+            double x = a[(size_t)i * dim + j], y = b[(size_t)i * dim + j];
+            ab += x * y;
+            aa += x * x;
+            bb += y * y;
+        }
+        double c = aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0;
+        if (c < *min) *min = c;
+        *mean += c / n;
+    }
+}
+
+/* Compares rows and batch with the float32 run's batched embeddings. */
+static void compare_reference(const char *path, const char *label, const char *precision, const float *rows,
+                              const float *batch, int n, int dim)
+{
+    FILE *f = fopen(path, "rb");
+    float *ref = malloc((size_t)n * dim * sizeof *ref);
+    if (!f || !ref || fread(ref, sizeof(float), (size_t)n * dim, f) != (size_t)n * dim) {
+        fprintf(stderr, "bench_embed: cannot read %d float32 embeddings from %s\n", n, path);
+    } else {
+        double min_r, mean_r, min_b, mean_b;
+        cosines(ref, rows, n, dim, &min_r, &mean_r);
+        cosines(ref, batch, n, dim, &min_b, &mean_b);
+        printf("CHECK model=%s what=%s-vs-float32 min_cos=%.6f mean_cos=%.6f\n", label, precision,
+               min_r < min_b ? min_r : min_b, (mean_r + mean_b) / 2);
+    }
+    if (f) fclose(f);
+    free(ref);
+}
+
 /* One bert_embed_each() over a JSON array of the texts. */
 static int embed_each(sqlite3 *db, const char *json, int n, int dim, float *out)
 {
@@ -203,14 +262,21 @@ static int run(sqlite3 *db, const char *ext, const char *model, const lines *s, 
     int dim = dim_text ? atoi(dim_text) : 0;
     free(dim_text);
     if (dim <= 0) return -1;
+    char precision[16];
+    char *p_text = query_text(db, "SELECT precision FROM bert_models WHERE name = 'bench'", NULL);
+    if (!p_text) return -1;
+    snprintf(precision, sizeof precision, "%s", p_text);
+    free(p_text);
+    int reduced = strcmp(precision, "float32") != 0;
 
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.ids.json", outdir, label);
     double tok_seconds;
     long tokens = write_ids(db, s, path, &tok_seconds);
     if (tokens < 0) return -1;
-    printf("RESULT model=%s engine=ours-tokenize batch=1 sentences=%d tokens=%ld seconds=%.6f\n",
-           label, s->n, tokens, tok_seconds);
+    if (!reduced)
+        printf("RESULT model=%s engine=ours-tokenize batch=1 sentences=%d tokens=%ld seconds=%.6f\n",
+               label, s->n, tokens, tok_seconds);
 
     /* The JSON array of all texts, built by SQLite outside the timed part. */
     sqlite3_exec(db, "CREATE TEMP TABLE texts(i INTEGER PRIMARY KEY, t TEXT)", NULL, NULL, NULL);
@@ -231,23 +297,29 @@ static int run(sqlite3 *db, const char *ext, const char *model, const lines *s, 
     int rc = -1;
     if (!rows || !batch) { fprintf(stderr, "bench_embed: out of memory for %d embeddings\n", s->n); goto done; }
 
-    /* Warm-up: maps the weights and grows the scratch buffers. */
+    /* Warm-up: maps the weights and grows the scratch buffers.  The
+     * tokenizer is loaded already: the growth is the weights' (those read
+     * in place, what was converted at load) and the scratch. */
+    long rss_before = rss_kb();
     int warm = s->n < 8 ? s->n : 8;
     if (embed_rows(db, s, warm, dim, rows) != 0) goto done;
+    long rss_after = rss_kb();
+    printf("MEMORY model=%s engine=ours precision=%s rss_before_kb=%ld rss_after_kb=%ld growth_kb=%ld\n", label,
+           precision, rss_before, rss_after, rss_before >= 0 && rss_after >= 0 ? rss_after - rss_before : -1);
 
     double c0 = cpu_now(), t0 = now();
     if (embed_rows(db, s, s->n, dim, rows) != 0) goto done;
     double row_seconds = now() - t0, row_cpu = cpu_now() - c0;
-    printf("RESULT model=%s engine=ours batch=1 sentences=%d tokens=%ld seconds=%.6f cpu_seconds=%.3f\n",
-           label, s->n, tokens, row_seconds, row_cpu);
+    printf("RESULT model=%s engine=ours batch=1 sentences=%d tokens=%ld seconds=%.6f cpu_seconds=%.3f precision=%s\n",
+           label, s->n, tokens, row_seconds, row_cpu, precision);
     fflush(stdout);
 
     c0 = cpu_now();
     t0 = now();
     if (embed_each(db, json, s->n, dim, batch) != 0) goto done;
     double batch_seconds = now() - t0, batch_cpu = cpu_now() - c0;
-    printf("RESULT model=%s engine=ours batch=all sentences=%d tokens=%ld seconds=%.6f cpu_seconds=%.3f\n",
-           label, s->n, tokens, batch_seconds, batch_cpu);
+    printf("RESULT model=%s engine=ours batch=all sentences=%d tokens=%ld seconds=%.6f cpu_seconds=%.3f precision=%s\n",
+           label, s->n, tokens, batch_seconds, batch_cpu, precision);
 
     /* Packing sequences must not change what each one computes. */
     double worst = 0;
@@ -255,9 +327,13 @@ static int run(sqlite3 *db, const char *ext, const char *model, const lines *s, 
         double d = fabs((double)rows[i] - batch[i]);
         if (d > worst) worst = d;
     }
-    printf("CHECK model=%s what=ours-row-vs-batched max_abs_diff=%.3g\n", label, worst);
+    printf("CHECK model=%s what=ours-row-vs-batched%s%s max_abs_diff=%.3g\n", label, reduced ? "-" : "",
+           reduced ? precision : "", worst);
+    const char *reference = getenv("BENCH_REFERENCE");
+    if (reduced && reference && *reference) compare_reference(reference, label, precision, rows, batch, s->n, dim);
 
-    snprintf(path, sizeof path, "%s/%s.ours.f32", outdir, label);
+    if (reduced) snprintf(path, sizeof path, "%s/%s.%s.f32", outdir, label, precision);
+    else snprintf(path, sizeof path, "%s/%s.ours.f32", outdir, label);
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(batch, sizeof(float), (size_t)s->n * dim, f) != (size_t)s->n * dim) {
         fprintf(stderr, "bench_embed: cannot write %s\n", path);

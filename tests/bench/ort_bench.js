@@ -7,7 +7,8 @@
 //
 // onnxruntime-node is looked up in build/bench/node_modules (tests/bench/run.sh
 // installs it there: npm install --ignore-scripts onnxruntime-node), then on
-// NODE_PATH.  Prints "RESULT ..." and "CHECK ..." lines for tests/bench/report.py.
+// NODE_PATH.  Prints "RESULT ...", "CHECK ..." and "MEMORY ..." lines for
+// tests/bench/report.py.
 'use strict';
 
 const fs = require('fs');
@@ -77,6 +78,9 @@ async function main() {
   }
   const threads = Number(threadsArg);
   const { ort, version } = loadOrt();
+  // Resident set from before the session to after its first run: what
+  // holding the model costs, as bench_embed measures ours.
+  const rssBefore = process.memoryUsage().rss;
   const session = await ort.InferenceSession.create(onnxPath, {
     executionProviders: ['cpu'],
     intraOpNumThreads: threads,
@@ -95,6 +99,11 @@ async function main() {
 
   for (const size of [1, 32]) {
     await run(ort, session, ids.slice(0, size), size, null);      // warm-up
+    if (size === 1) {
+      const rssAfter = process.memoryUsage().rss;
+      console.log(`MEMORY model=${label} engine=ort precision=float32 rss_before_kb=${Math.round(rssBefore / 1024)} ` +
+                  `rss_after_kb=${Math.round(rssAfter / 1024)} growth_kb=${Math.round((rssAfter - rssBefore) / 1024)}`);
+    }
     const out = ours ? new Float32Array(ours.length) : null;
     const [seconds, cpuSeconds] = await run(ort, session, ids, size, out);
     let padded = 0;

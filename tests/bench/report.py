@@ -27,7 +27,7 @@ ENGINES = {
 
 
 def parse(path):
-    results, checks, info, sgemm = [], [], {}, []
+    results, checks, info, sgemm, memory = [], [], {}, [], []
     with open(path, encoding="utf-8") as f:
         for line in f:
             kind, _, rest = line.strip().partition(" ")
@@ -40,7 +40,9 @@ def parse(path):
                 checks.append(fields)
             elif kind == "INFO":
                 info[fields.get("engine")] = fields
-    return results, checks, info, sgemm
+            elif kind == "MEMORY":
+                memory.append(fields)
+    return results, checks, info, sgemm, memory
 
 
 def encoder_flops(model_dir, lengths):
@@ -50,12 +52,68 @@ def encoder_flops(model_dir, lengths):
     return sum(L * (2 * n * (4 * H * H + 2 * H * I) + 4 * n * n * H) for n in lengths), (L, H, I)
 
 
+def precision_table(results, reduced, checks, memory):
+    """Ours at float32, bfloat16 and int8, model by model: speed against
+    ONNX Runtime float32 (batch 1 for row by row, batch 32 for batched) and
+    against our own float32, resident memory growth, cosine to float32."""
+    if not reduced:
+        return []
+    # Per CPU-second: at one thread on a core that other work shares, the
+    # wall clock counts the others' turns; CPU time does not.
+    speed = {}
+    for r in results + reduced:
+        key = (r["model"], r["engine"], r.get("precision", "float32"), r["batch"])
+        seconds = float(r.get("cpu_seconds", 0)) or float(r["seconds"])
+        speed[key] = int(r["tokens"]) / seconds
+    growth = {(m["model"], m["engine"], m.get("precision", "float32")): int(m["growth_kb"]) / 1024
+              for m in memory if int(m.get("growth_kb", -1)) >= 0}
+    cos = {(c["model"], c["what"].split("-vs-")[0]): (float(c["min_cos"]), float(c["mean_cos"]))
+           for c in checks if "min_cos" in c}
+    out = ["", "Reduced precision (bert_load's \"precision\"): tokens per CPU-second, and their ratio to ONNX "
+           "Runtime float32", "(row by row: its batch 1; batched: its batch 32) and to our float32; resident set "
+           "growth after first use; cosine to our float32.", ""]
+    header = (f"{'model':<10} {'precision':<9} {'row/cs':>8} {'/ORT b1':>7} {'/f32':>5}   {'batch/cs':>8} "
+              f"{'/ORT b32':>8} {'/f32':>5}   {'RSS MB':>7} {'/f32':>5}   {'min cos':>8} {'mean cos':>8}")
+    out.append(header)
+    out.append("-" * len(header))
+
+    def ratio(a, b):
+        return f"{a / b:.2f}" if a and b else "-"
+
+    models = []
+    for r in reduced:
+        if r["model"] not in models:
+            models.append(r["model"])
+    for label in models:
+        ort1, ort32 = speed.get((label, "ort", "float32", "1")), speed.get((label, "ort", "float32", "32"))
+        f1, fall = speed.get((label, "ours", "float32", "1")), speed.get((label, "ours", "float32", "all"))
+        fmem = growth.get((label, "ours", "float32"))
+        for p in ("float32", "bfloat16", "int8"):
+            s1, sall = speed.get((label, "ours", p, "1")), speed.get((label, "ours", p, "all"))
+            if not s1 and not sall:
+                continue
+            mem = growth.get((label, "ours", p))
+            mc = cos.get((label, p))
+            out.append(f"{label:<10} {p:<9} {s1 or 0:8.0f} {ratio(s1, ort1):>7} {ratio(s1, f1):>5}   "
+                       f"{sall or 0:8.0f} {ratio(sall, ort32):>8} {ratio(sall, fall):>5}   "
+                       f"{mem if mem is not None else float('nan'):7.1f} {ratio(mem, fmem):>5}   "
+                       f"{(f'{mc[0]:.5f}' if mc else '-'):>8} {(f'{mc[1]:.5f}' if mc else '-'):>8}")
+        om = growth.get((label, "ort", "float32"))
+        if om is not None:
+            out.append(f"{label:<10} (ONNX Runtime float32: resident set growth {om:.1f} MB from creating the "
+                       f"session to after its first run)")
+    return out
+
+
 def main():
     if len(sys.argv) < 5:
         sys.exit("usage: report.py RAW_LINES OUTDIR THREADS LABEL=MODEL_DIR ...")
     raw, outdir, threads = sys.argv[1], sys.argv[2], sys.argv[3]
     models = dict(a.split("=", 1) for a in sys.argv[4:])
-    results, checks, info, sgemm = parse(raw)
+    results, checks, info, sgemm, memory = parse(raw)
+    # The peers' table is float32's; the reduced precisions get their own.
+    reduced = [r for r in results if r.get("precision", "float32") != "float32"]
+    results = [r for r in results if r.get("precision", "float32") == "float32"]
     out = []
 
     ceiling = cpu_ceiling = None
@@ -147,11 +205,14 @@ def main():
         r = tok[0]
         out.append(f"Tokenizer through SQL (bert_token_ids, one call a sentence): "
                    f"{int(r['tokens']) / float(r['seconds']):,.0f} tokens/s.")
-    if checks:
+    diffs = [c for c in checks if "max_abs_diff" in c]
+    if diffs:
         out.append("")
         out.append("Same computation (largest |difference| between embeddings):")
-        for c in checks:
+        for c in diffs:
             out.append(f"  {c['model']:<10} {c['what']:<24} {c['max_abs_diff']}")
+
+    out.extend(precision_table(results, reduced, checks, memory))
 
     tok_path = os.path.join(outdir, "tokenizer.txt")
     if os.path.exists(tok_path):

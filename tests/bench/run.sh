@@ -11,6 +11,13 @@
 #   BENCH_MODELS      which models, among "bert-base minilm" (default: both)
 #   BENCH_ORT_VERSION onnxruntime-node version to install (default 1.30.0)
 #   BENCH_QUERY_ROWS  stored vectors for the query-constant rows (default 100000)
+#   BENCH_PRECISIONS  reduced precisions of ours beside float32 (default "bfloat16 int8")
+#
+# Ours runs at float32 and at each of BENCH_PRECISIONS (bert_load's
+# "precision"), each in a process of its own so that its resident set
+# growth (bench_embed's MEMORY line) is its own; so does the demo model
+# on the same sentences.  report.py puts them in a table of their own,
+# against ONNX Runtime float32 and our float32.
 #
 # After the peers' comparison, three sets of rows of ours alone (extra.txt,
 # appended to results.txt):
@@ -43,6 +50,7 @@ here=tests/bench
 threads=${BENCH_THREADS:-$(nproc)}
 limit=${BENCH_SENTENCES:-0}
 models=${BENCH_MODELS:-bert-base minilm}
+precisions=${BENCH_PRECISIONS:-bfloat16 int8}
 ort_version=${BENCH_ORT_VERSION:-1.30.0}
 vocab=${BERT_TEST_VOCAB:-tests/fixtures/bert-base-uncased/vocab.txt}
 CC=${CC:-cc}
@@ -173,6 +181,11 @@ for name in $models; do
     args="$args $name=$dir"
     step "$name: ours, row by row and batched"
     record "$out/bench_embed" ./bert.so "$dir" "$here/sentences.txt" "$name" "$out" "$limit" || exit 1
+    for precision in $precisions; do
+        step "$name: ours at $precision, row by row and batched"
+        BENCH_LOAD_OPTIONS="{\"precision\": \"$precision\"}" BENCH_REFERENCE="$out/$name.ours.f32" \
+            record "$out/bench_embed" ./bert.so "$dir" "$here/sentences.txt" "$name" "$out" "$limit" || true
+    done
     rm -f "$out/$name.onnx"
     if [ $have_torch = 1 ]; then
         step "$name: PyTorch, batch 1 and 32"
@@ -189,6 +202,16 @@ for name in $models; do
         rm -f "$out/$name.onnx"
     fi
 done
+
+# ---- the demo model (trained weights, float16) at every precision
+if [ -f model/demo/model.safetensors ]; then
+    step "demo: ours at float32 and $precisions, row by row and batched"
+    record "$out/bench_embed" ./bert.so model/demo "$here/sentences.txt" demo-model "$out" "$limit" || true
+    for precision in $precisions; do
+        BENCH_LOAD_OPTIONS="{\"precision\": \"$precision\"}" BENCH_REFERENCE="$out/demo-model.ours.f32" \
+            record "$out/bench_embed" ./bert.so model/demo "$here/sentences.txt" demo-model "$out" "$limit" || true
+    done
+fi
 
 # ---- ours alone: the demo model on short texts, a busy core, the query pattern
 extra=$out/extra.txt

@@ -1,6 +1,6 @@
 #!/bin/sh
 # make_test_models.sh OUTDIR - builds gen_model and writes the fixed set of
-# test models into OUTDIR (about 100 MB, well under a second or two).
+# test models into OUTDIR (about 150 MB, in a second or two).
 #
 # Every model uses the bert-base-uncased vocabulary, so the real tokenizer
 # applies; the weights are pseudo-random but identical on every machine, and
@@ -136,6 +136,12 @@ ${CC:-cc} -std=c11 -O2 -ffp-contract=off -o "$gen" "$here/gen_model.c" -lm
 "$gen" "$new/qa-distil" --vocab "$vocab" --seed 127 \
     --layers 3 --hidden 128 --heads 4 --intermediate 512 --max-positions 512 --dtype f32 \
     --model-type distilbert --arch qa
+
+# all-MiniLM-L6-v2's shape (6 x 384, 12 heads), float16, for the
+# reduced-precision suite (tests/test_precision.c); no goldens.
+"$gen" "$new/minilm-f16" --vocab "$vocab" --seed 131 \
+    --layers 6 --hidden 384 --heads 12 --intermediate 1536 --max-positions 512 --dtype f16 \
+    --position-ids --st-pooling mean --normalize --max-seq-length 256
 
 rm -f "$gen"
 for dir in "$new"/*; do

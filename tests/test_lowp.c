@@ -1,0 +1,557 @@
+/*
+ * test_lowp.c - the reduced-precision projections (linear.h, "reduced
+ * precision"): bfloat16 conversion against the nearest representable value
+ * computed in double, int8 quantization against its rounding bound,
+ * bert_linear_matrix against a double-precision product of the very same
+ * converted or quantized weights and inputs, and every vector kernel this
+ * CPU runs against the portable one: int8 to the bit, bfloat16 within float
+ * rounding, also when chosen through SQLITE_BERT_ISA.
+ */
+#include "test.h"
+#include "../ext/cpu.h"
+#include "../ext/linear.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t next_random(uint32_t *seed)
+{
+    *seed = *seed * 1664525u + 1013904223u;
+    return *seed;
+}
+
+/* Uniform in [-scale, scale). */
+static float *random_floats(size_t n, float scale, uint32_t *seed)
+{
+    float *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v) return NULL;
+    for (size_t i = 0; i < n; i++)
+        v[i] = ((float)((next_random(seed) >> 8) & 0xffff) / 32768.0f - 1.0f) * scale;
+    return v;
+}
+
+static float bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static uint32_t f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static float widen(uint16_t h) { return bits_f32((uint32_t)h << 16); }
+
+static void check_names(void)
+{
+    t_case("precision names parse back to themselves, anything else is refused");
+    static const bert_precision all[] = {BERT_PRECISION_FLOAT32, BERT_PRECISION_BFLOAT16, BERT_PRECISION_INT8};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+        bert_precision p = (bert_precision)-1;
+        const char *name = bert_precision_name(all[i]);
+        T_CHECK(bert_precision_parse(name, &p) == 0 && p == all[i], "%s does not parse back", name);
+    }
+    static const char *const bad[] = {"", "fp32", "BFLOAT16", "int4", "float16", "int8 "};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        bert_precision p = BERT_PRECISION_INT8;
+        T_CHECK(bert_precision_parse(bad[i], &p) == -1 && p == BERT_PRECISION_INT8, "'%s' was accepted",
+                bad[i]);
+    }
+    bert_precision p;
+    T_CHECK(bert_precision_parse(NULL, &p) == -1, "NULL was accepted");
+}
+
+/* The bfloat16 nearest to f, ties to an even last bit, found in double from
+ * the two candidates around f (f's upper half truncated, and one up). */
+static uint16_t nearest_bf16(float f)
+{
+    uint16_t lo = (uint16_t)(f32_bits(f) >> 16), hi = (uint16_t)(lo + 1);
+    double dlo = fabs((double)f - widen(lo));
+    /* One step past the largest finite value is infinity: measure the
+     * distance to where the next value would be. */
+    double vhi = (hi & 0x7fff) == 0x7f80 ? copysign(ldexp(1.0, 128), f) : (double)widen(hi);
+    double dhi = fabs((double)f - vhi);
+    if (dlo < dhi) return lo;
+    if (dhi < dlo) return hi;
+    return (lo & 1) ? hi : lo;
+}
+
+static void check_bf16_conversion(void)
+{
+    t_case("float32 to bfloat16 rounds to the nearest value, ties to even, NaN stays NaN");
+    static const uint32_t cases[] = {
+        0x3f800000u, /* 1 */
+        0x3f808000u, /* 1 + 2^-8: a tie, stays on the even 1 */
+        0x3f818000u, /* a tie above an odd value: rounds up */
+        0x3f808001u, /* just above a tie: up */
+        0x3f807fffu, /* just below a tie: down */
+        0x7f7fffffu, /* the largest float: rounds to infinity */
+        0x7f7f7fffu, /* stays finite */
+        0x7f800000u, 0xff800000u, /* infinities */
+        0x80000000u, 0x00000000u, /* zeros */
+        0x00008000u, 0x00018000u, 0x00000001u, /* subnormals and their ties */
+        0xbf818000u, 0xc0490fdbu, 0x3eaaaaabu,
+    };
+    uint16_t out[sizeof cases / sizeof *cases];
+    float in[sizeof cases / sizeof *cases];
+    size_t count = sizeof cases / sizeof *cases;
+    for (size_t i = 0; i < count; i++) in[i] = bits_f32(cases[i]);
+    bert_bf16_from_f32(out, in, count);
+    for (size_t i = 0; i < count; i++)
+        T_CHECK(out[i] == nearest_bf16(in[i]), "0x%08x gave 0x%04x, not 0x%04x", cases[i], out[i],
+                nearest_bf16(in[i]));
+    /* Random bit patterns over the whole range, NaNs aside. */
+    uint32_t seed = 99;
+    int wrong = 0;
+    for (int i = 0; i < 200000; i++) {
+        float f = bits_f32(next_random(&seed));
+        if (isnan(f)) continue;
+        uint16_t h;
+        bert_bf16_from_f32(&h, &f, 1);
+        if (h != nearest_bf16(f) && wrong++ < 3)
+            T_CHECK(0, "0x%08x gave 0x%04x, not 0x%04x", f32_bits(f), h, nearest_bf16(f));
+    }
+    T_CHECK(wrong == 0, "%d random values rounded wrongly", wrong);
+    static const uint32_t nans[] = {0x7fc00000u, 0x7f800001u, 0xff800001u, 0x7fffffffu, 0x7f80ffffu};
+    for (size_t i = 0; i < sizeof nans / sizeof *nans; i++) {
+        float f = bits_f32(nans[i]);
+        uint16_t h;
+        bert_bf16_from_f32(&h, &f, 1);
+        T_CHECK(isnan(widen(h)) && (h >> 15) == (nans[i] >> 31), "NaN 0x%08x became 0x%04x", nans[i], h);
+    }
+}
+
+static void check_quantize(void)
+{
+    t_case("int8 quantization: within half a step of every weight, row sums exact, zero rows zero");
+    enum { ROWS = 9, COLS = 100 };
+    uint32_t seed = 4242;
+    float *w = random_floats((size_t)ROWS * COLS, 3.0f, &seed);
+    int8_t *q = malloc((size_t)ROWS * COLS);
+    float scale[ROWS];
+    int32_t sums[ROWS];
+    if (!T_CHECK(w && q, "out of memory")) goto done;
+    /* A zero row, a row with one large value, a row of ties (v * 127/max
+     * exactly half-way) to check round-to-even. */
+    memset(w + 2 * COLS, 0, COLS * sizeof *w);
+    w[3 * COLS + 7] = 1000.0f;
+    for (int c = 0; c < COLS; c++) w[4 * COLS + c] = c == 0 ? 127.0f : (float)(c % 8) + 0.5f;
+    bert_int8_quantize_rows(q, scale, sums, w, ROWS, COLS);
+    for (int r = 0; r < ROWS; r++) {
+        double top = 0;
+        int64_t total = 0;
+        int qtop = 0;
+        for (int c = 0; c < COLS; c++) {
+            double v = w[(size_t)r * COLS + c];
+            top = fabs(v) > top ? fabs(v) : top;
+            int qv = q[(size_t)r * COLS + c];
+            total += qv;
+            qtop = abs(qv) > qtop ? abs(qv) : qtop;
+            double back = (double)qv * scale[r];
+            T_CHECK(fabs(back - v) <= 0.5 * scale[r] * (1 + 1e-5) + 1e-30, "row %d col %d: %g came back as %g",
+                    r, c, v, back);
+        }
+        T_CHECK(fabs(scale[r] - top / 127) <= 1e-6 * top, "row %d: scale %g, max %g", r, scale[r], top);
+        T_CHECK(sums[r] == total, "row %d: row_sum %d, not %lld", r, sums[r], (long long)total);
+        T_CHECK(top == 0 ? qtop == 0 && scale[r] == 0 : qtop == 127, "row %d: largest |q| %d", r, qtop);
+    }
+    /* Row 4: scale 1, so 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, 3.5 -> 4 ... */
+    for (int c = 1; c < 9; c++) {
+        float v = w[4 * COLS + c];
+        T_CHECK(q[4 * COLS + c] == (int8_t)nearbyint(v), "%g quantized to %d", v, q[4 * COLS + c]);
+    }
+done:
+    free(w);
+    free(q);
+}
+
+/* The product of the test's matrices in double: bfloat16 weights widened,
+ * int8 with the input quantized as the contract says.  Returns the largest
+ * error of out relative to the sum of the terms' magnitudes. */
+static double lowp_error(const float *out, const float *in, const bert_matrix *m, const float *b, int n, int rows,
+                         int cols)
+{
+    double worst = 0;
+    int8_t *qx = malloc((size_t)n * cols);
+    float *xscale = malloc((size_t)n * sizeof *xscale);
+    int32_t *xsum = malloc((size_t)n * sizeof *xsum);
+    if (!qx || !xscale || !xsum) worst = INFINITY;
+    else if (m->precision == BERT_PRECISION_INT8) bert_int8_quantize_rows(qx, xscale, xsum, in, n, cols);
+    for (int i = 0; qx && xscale && xsum && i < n; i++)
+        for (int r = 0; r < rows; r++) {
+            double sum = 0, mag = 0;
+            if (m->precision == BERT_PRECISION_INT8) {
+                int64_t dot = 0, abs_dot = 0;
+                for (int k = 0; k < cols; k++) {
+                    int t = qx[(size_t)i * cols + k] * m->i8[(size_t)r * cols + k];
+                    dot += t;
+                    abs_dot += abs(t);
+                }
+                double unit = (double)xscale[i] * m->scale[r];
+                sum = (double)dot * unit;
+                mag = (double)abs_dot * unit;
+            } else {
+                for (int k = 0; k < cols; k++) {
+                    uint16_t x;
+                    bert_bf16_from_f32(&x, &in[(size_t)i * cols + k], 1);
+                    double t = (double)widen(x) * widen(m->bf16[(size_t)r * cols + k]);
+                    sum += t;
+                    mag += fabs(t);
+                }
+            }
+            if (b) {
+                sum += b[r];
+                mag += fabs(b[r]);
+            }
+            double e = fabs(out[(size_t)i * rows + r] - sum) / (mag + 1e-30);
+            if (!(e <= worst)) worst = e;
+        }
+    free(qx);
+    free(xscale);
+    free(xsum);
+    return worst;
+}
+
+/* Test weights in both precisions, from the same floats. */
+typedef struct {
+    float *f32;
+    uint16_t *bf16;
+    int8_t *i8;
+    float *scale;
+    int32_t *row_sum;
+} weights;
+
+static int weights_make(weights *w, int rows, int cols, uint32_t *seed)
+{
+    size_t count = (size_t)rows * cols;
+    w->f32 = random_floats(count, 0.1f, seed);
+    w->bf16 = malloc(count * sizeof *w->bf16);
+    w->i8 = malloc(count);
+    w->scale = malloc((size_t)rows * sizeof *w->scale);
+    w->row_sum = malloc((size_t)rows * sizeof *w->row_sum);
+    if (!w->f32 || !w->bf16 || !w->i8 || !w->scale || !w->row_sum) return -1;
+    bert_bf16_from_f32(w->bf16, w->f32, count);
+    bert_int8_quantize_rows(w->i8, w->scale, w->row_sum, w->f32, rows, cols);
+    return 0;
+}
+
+static void weights_free(weights *w)
+{
+    free(w->f32);
+    free(w->bf16);
+    free(w->i8);
+    free(w->scale);
+    free(w->row_sum);
+}
+
+static bert_matrix matrix_of(const weights *w, bert_precision p)
+{
+    bert_matrix m = {p, w->f32, w->bf16, w->i8, w->scale, w->row_sum};
+    return m;
+}
+
+static void check_products(void)
+{
+    t_case("bfloat16 and int8 products match a double-precision product of the same weights");
+    static const int ns[] = {1, 3, 13, 48, 49, 200};
+    static const int colss[] = {256, 384, 768, 3072, 100, 770};
+    static const int rowss[] = {5, 97};
+    uint32_t seed = 2024;
+    bert_workers *pool = bert_workers_new();
+    bert_linear_scratch scratch = {NULL, 0};
+    if (!T_CHECK(pool, "out of memory")) return;
+    bert_linear_plan plan = bert_linear_plan_for(BERT_ISA_BASE);
+    plan.scratch = &scratch;
+    for (size_t c = 0; c < sizeof colss / sizeof *colss; c++)
+        for (size_t r = 0; r < sizeof rowss / sizeof *rowss; r++) {
+            int rows = rowss[r], cols = colss[c];
+            weights w;
+            int ok = weights_make(&w, rows, cols, &seed) == 0;
+            float *b = random_floats((size_t)rows, 0.5f, &seed);
+            for (size_t a = 0; ok && b && a < sizeof ns / sizeof *ns; a++) {
+                int n = ns[a];
+                float *in = random_floats((size_t)n * cols, 2.0f, &seed);
+                float *out = malloc(((size_t)n * rows + 1) * sizeof *out);
+                if (!T_CHECK(in && out, "out of memory")) {
+                    free(in);
+                    free(out);
+                    break;
+                }
+                if (n == 3) memset(in + cols, 0, (size_t)cols * sizeof *in); /* an all-zero row */
+                for (int variant = 0; variant < 8; variant++) {
+                    bert_precision p = variant & 1 ? BERT_PRECISION_INT8 : BERT_PRECISION_BFLOAT16;
+                    int threads = variant & 2 ? 2 : 1;
+                    const float *bias = variant & 4 ? b : NULL;
+                    bert_matrix m = matrix_of(&w, p);
+                    plan.workers = threads > 1 ? pool : NULL;
+                    plan.threads = threads;
+                    out[(size_t)n * rows] = 12345.0f;
+                    T_CHECK(bert_linear_matrix(&plan, out, in, &m, bias, n, rows, cols) == 0, "failed");
+                    double e = lowp_error(out, in, &m, bias, n, rows, cols);
+                    /* float32 sums over cols terms; int8 only scales an exact sum. */
+                    double bound = p == BERT_PRECISION_INT8 ? 1e-6 : 4e-5;
+                    T_CHECK(e < bound, "%s n=%d rows=%d cols=%d threads=%d bias=%d: relative error %.3g",
+                            bert_precision_name(p), n, rows, cols, threads, bias != NULL, e);
+                    T_CHECK(out[(size_t)n * rows] == 12345.0f, "%s n=%d rows=%d cols=%d: wrote past the output",
+                            bert_precision_name(p), n, rows, cols);
+                }
+                free(in);
+                free(out);
+            }
+            T_CHECK(ok && b, "out of memory");
+            weights_free(&w);
+            free(b);
+        }
+    T_CHECK(bert_workers_started(pool) >= 1, "the products never ran on a helper thread");
+    bert_workers_free(pool);
+    bert_linear_scratch_free(&scratch);
+}
+
+/* The reduced precisions stay close to the float32 product they stand for. */
+static void check_against_float32(void)
+{
+    t_case("bfloat16 and int8 products stay near the float32 product");
+    enum { N = 13, ROWS = 64, COLS = 768 };
+    uint32_t seed = 31337;
+    weights w;
+    float *in = random_floats((size_t)N * COLS, 1.0f, &seed);
+    float *ref = malloc((size_t)N * ROWS * sizeof *ref), *out = malloc((size_t)N * ROWS * sizeof *out);
+    if (!T_CHECK(weights_make(&w, ROWS, COLS, &seed) == 0 && in && ref && out, "out of memory")) goto done;
+    bert_linear_plan plan = bert_linear_plan_for(BERT_ISA_BASE);
+    bert_matrix f = matrix_of(&w, BERT_PRECISION_FLOAT32);
+    T_CHECK(bert_linear_matrix(&plan, ref, in, &f, NULL, N, ROWS, COLS) == 0, "float32 failed");
+    /* Random data of this size: bfloat16 keeps 8 bits, int8 about 7 of
+     * each factor, and the errors of the cols terms partly cancel. */
+    static const struct { bert_precision p; double bound; } cases[] = {
+        {BERT_PRECISION_BFLOAT16, 0.01}, {BERT_PRECISION_INT8, 0.03}};
+    for (size_t k = 0; k < 2; k++) {
+        bert_matrix m = matrix_of(&w, cases[k].p);
+        T_CHECK(bert_linear_matrix(&plan, out, in, &m, NULL, N, ROWS, COLS) == 0, "failed");
+        double err = 0, norm = 0;
+        for (size_t i = 0; i < (size_t)N * ROWS; i++) {
+            err += (out[i] - ref[i]) * (double)(out[i] - ref[i]);
+            norm += (double)ref[i] * ref[i];
+        }
+        double rel = sqrt(err / norm);
+        T_CHECK(rel < cases[k].bound, "%s: relative error %.3g against float32", bert_precision_name(cases[k].p),
+                rel);
+    }
+done:
+    weights_free(&w);
+    free(in);
+    free(ref);
+    free(out);
+}
+
+static void check_no_allocation(void)
+{
+    t_case("with the plan's scratch, repeated reduced-precision products allocate nothing");
+    enum { N = 16, ROWS = 96, COLS = 384 };
+    uint32_t seed = 5;
+    weights w;
+    float *in = random_floats((size_t)N * COLS, 1.0f, &seed);
+    float *out = malloc((size_t)N * ROWS * sizeof *out);
+    bert_workers *pool = bert_workers_new();
+    bert_linear_scratch scratch = {NULL, 0};
+    if (!T_CHECK(weights_make(&w, ROWS, COLS, &seed) == 0 && in && out && pool, "out of memory")) goto done;
+    bert_linear_plan plan = bert_linear_plan_for(bert_cpu_isa());
+    plan.scratch = &scratch;
+    plan.workers = pool;
+    plan.threads = 2;
+    for (int p = BERT_PRECISION_BFLOAT16; p <= BERT_PRECISION_INT8; p++) {
+        bert_matrix m = matrix_of(&w, (bert_precision)p);
+        /* The first call may grow the scratch and start the helper thread. */
+        T_CHECK(bert_linear_matrix(&plan, out, in, &m, NULL, N, ROWS, COLS) == 0, "failed");
+        long before = t_allocations();
+        for (int k = 0; k < 5; k++)
+            T_CHECK(bert_linear_matrix(&plan, out, in, &m, NULL, N - k, ROWS, COLS) == 0, "failed");
+        T_CHECK(t_allocations() == before, "%s: %ld allocations in 5 products", bert_precision_name((bert_precision)p),
+                t_allocations() - before);
+    }
+done:
+    weights_free(&w);
+    free(in);
+    free(out);
+    bert_workers_free(pool);
+    bert_linear_scratch_free(&scratch);
+}
+
+/* Every vector kernel this CPU runs against the portable kernel, on shapes
+ * that cover every remainder of the blocks (4 x 6 and 3 x 4) and of the
+ * vectors (cols not a multiple of 64, 32, 16 or 8). */
+static void check_kernels(void)
+{
+    static const int ns[] = {1, 2, 3, 4, 5, 7, 16, 49, 130};
+    static const int rowss[] = {1, 2, 3, 5, 6, 7, 13, 100};
+    static const int colss[] = {8, 40, 100, 256, 384, 770, 3072};
+    bert_workers *pool = bert_workers_new();
+    for (int k = BERT_LOWP_PORTABLE + 1; k < BERT_LOWP_KERNELS; k++) {
+        bert_lowp_kernel kernel = (bert_lowp_kernel)k;
+        char title[128];
+        snprintf(title, sizeof title, "kernel %s matches the portable kernel", bert_lowp_kernel_name(kernel));
+        t_case(title);
+        if (!T_CHECK(pool, "out of memory")) return;
+        uint32_t seed = 77 + k;
+        int ran = 0;
+        for (size_t c = 0; c < sizeof colss / sizeof *colss; c++)
+            for (size_t r = 0; r < sizeof rowss / sizeof *rowss; r++) {
+                int rows = rowss[r], cols = colss[c];
+                weights w;
+                int ok = weights_make(&w, rows, cols, &seed) == 0;
+                float *b = random_floats((size_t)rows, 0.5f, &seed);
+                for (size_t a = 0; ok && b && a < sizeof ns / sizeof *ns; a++) {
+                    int n = ns[a];
+                    /* Large enough for 2 threads to split 130 x 100 x 3072. */
+                    float *in = random_floats((size_t)n * cols, 2.0f, &seed);
+                    float *ref = malloc((size_t)n * rows * sizeof *ref);
+                    float *out = malloc(((size_t)n * rows + 1) * sizeof *out);
+                    if (!T_CHECK(in && ref && out, "out of memory")) {
+                        free(in), free(ref), free(out);
+                        break;
+                    }
+                    if (n == 5) memset(in + 2 * cols, 0, (size_t)cols * sizeof *in);
+                    for (int p = BERT_PRECISION_BFLOAT16; p <= BERT_PRECISION_INT8; p++) {
+                        bert_matrix m = matrix_of(&w, (bert_precision)p);
+                        if (n == 7 && p == BERT_PRECISION_INT8) {
+                            /* For the quantizers: a NaN, an infinity, and a
+                             * row of ties (scale 1, values k + 1/2). */
+                            in[1 * cols + cols / 2] = NAN;
+                            in[2 * cols + cols - 1] = INFINITY;
+                            for (int t = 0; t < cols; t++) in[4 * cols + t] = t == 0 ? -127.0f : (float)(t % 9) - 4.5f;
+                        }
+                        int threads = (a + c) % 2 ? 2 : 1;
+                        const float *bias = (a + r) % 2 ? b : NULL;
+                        out[(size_t)n * rows] = 12345.0f;
+                        int got = bert_linear_matrix_with(kernel, pool, threads, out, in, &m, bias, n, rows, cols);
+                        if (got == -1) continue; /* another precision's kernel, or not on this CPU */
+                        ran++;
+                        T_CHECK(got == 0, "%s failed", bert_lowp_kernel_name(kernel));
+                        T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, ref, in, &m, bias, n, rows, cols) == 0,
+                                "portable failed");
+                        T_CHECK(out[(size_t)n * rows] == 12345.0f, "%s n=%d rows=%d cols=%d: wrote past the output",
+                                bert_lowp_kernel_name(kernel), n, rows, cols);
+                        if (p == BERT_PRECISION_INT8) {
+                            size_t differ = 0;
+                            for (size_t i = 0; i < (size_t)n * rows; i++) differ += out[i] != ref[i];
+                            T_CHECK(differ == 0, "%s n=%d rows=%d cols=%d threads=%d: %zu outputs differ from portable",
+                                    bert_lowp_kernel_name(kernel), n, rows, cols, threads, differ);
+                        } else {
+                            double e = lowp_error(out, in, &m, bias, n, rows, cols);
+                            T_CHECK(e < 4e-5, "%s n=%d rows=%d cols=%d threads=%d: relative error %.3g",
+                                    bert_lowp_kernel_name(kernel), n, rows, cols, threads, e);
+                        }
+                    }
+                    free(in);
+                    free(ref);
+                    free(out);
+                }
+                T_CHECK(ok && b, "out of memory");
+                weights_free(&w);
+                free(b);
+            }
+        if (ran == 0) t_skip("this CPU lacks the instructions");
+    }
+    bert_workers_free(pool);
+}
+
+/* Each bfloat16 kernel rounds its input rows itself (vectorized): against
+ * an identity matrix, out[i][r] is x[i][r] as rounded, exactly. */
+static void check_input_rounding(void)
+{
+    t_case("bfloat16 kernels round input rows as bert_bf16_from_f32 does");
+    enum { N = 5, COLS = 80 };
+    float in[N * COLS], out[N * COLS];
+    uint16_t eye[COLS * COLS], rounded[N * COLS];
+    uint32_t seed = 4711;
+    for (int i = 0; i < N * COLS; i++) {
+        uint32_t u;
+        /* Exponents from 1 to 127: finite, and normal (vdpbf16ps takes
+         * subnormals as zero). */
+        u = (next_random(&seed) & 0xbfffffffu) | 0x00800000u;
+        if (i % 3 == 0) u = (u & 0xffff0000u) | 0x8000u; /* a tie */
+        in[i] = bits_f32(u);
+    }
+    in[7] = 0.0f, in[8] = -0.0f;
+    bert_bf16_from_f32(rounded, in, N * COLS);
+    for (int r = 0; r < COLS; r++)
+        for (int c = 0; c < COLS; c++) eye[r * COLS + c] = r == c ? 0x3f80 : 0;
+    bert_matrix m = {BERT_PRECISION_BFLOAT16, NULL, eye, NULL, NULL, NULL};
+    for (int k = BERT_LOWP_PORTABLE; k < BERT_LOWP_KERNELS; k++) {
+        if (bert_linear_matrix_with((bert_lowp_kernel)k, NULL, 1, out, in, &m, NULL, N, COLS, COLS) != 0) continue;
+        int wrong = 0;
+        for (int i = 0; i < N * COLS; i++) wrong += out[i] != widen(rounded[i]); /* -0 and 0 alike */
+        T_CHECK(wrong == 0, "%s: %d inputs rounded otherwise", bert_lowp_kernel_name((bert_lowp_kernel)k), wrong);
+    }
+}
+
+/* SQLITE_BERT_ISA lowers what a plan may use; whatever it picks, int8 gives
+ * the portable kernel's outputs to the bit and bfloat16 the same within
+ * float rounding. */
+static void check_isa_levels(void)
+{
+    t_case("under each SQLITE_BERT_ISA level the chosen kernels give the portable results");
+    static const char *const levels[] = {"base", "avx2", "avx512", NULL};
+    enum { N = 13, ROWS = 50, COLS = 384 };
+    uint32_t seed = 8;
+    weights w;
+    float *in = random_floats((size_t)N * COLS, 1.0f, &seed);
+    float *ref = malloc((size_t)N * ROWS * sizeof *ref), *out = malloc((size_t)N * ROWS * sizeof *out);
+    const char *was = getenv("SQLITE_BERT_ISA");
+    char *saved = was ? strdup(was) : NULL;
+    if (!T_CHECK(weights_make(&w, ROWS, COLS, &seed) == 0 && in && ref && out && (saved || !was), "out of memory"))
+        goto done;
+    for (size_t l = 0; l < sizeof levels / sizeof *levels; l++) {
+        if (levels[l]) setenv("SQLITE_BERT_ISA", levels[l], 1);
+        else unsetenv("SQLITE_BERT_ISA");
+        bert_linear_plan plan = bert_linear_plan_for(bert_cpu_isa());
+        const char *name = levels[l] ? levels[l] : "(unset)";
+        T_CHECK(!levels[l] || plan.extensions == 0, "%s: extensions 0x%x remain", name, plan.extensions);
+        T_CHECK(plan.extensions == (plan.extensions & bert_cpu_extensions()), "%s: extensions beyond the CPU's",
+                name);
+        /* The choice depends on the rows too (the fewest stream W on 256 bits). */
+        static const int ns[] = {1, 2, 3, 4, N};
+        for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+            for (int p = BERT_PRECISION_BFLOAT16; p <= BERT_PRECISION_INT8; p++) {
+                int n = ns[a];
+                bert_matrix m = matrix_of(&w, (bert_precision)p);
+                T_CHECK(bert_linear_matrix(&plan, out, in, &m, NULL, n, ROWS, COLS) == 0, "failed");
+                T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, ref, in, &m, NULL, n, ROWS, COLS) == 0,
+                        "portable failed");
+                if (p == BERT_PRECISION_INT8) {
+                    T_CHECK(memcmp(out, ref, (size_t)n * ROWS * sizeof *out) == 0,
+                            "%s n=%d: int8 differs from portable", name, n);
+                } else {
+                    double e = lowp_error(out, in, &m, NULL, n, ROWS, COLS);
+                    T_CHECK(e < 4e-5, "%s n=%d: bfloat16 relative error %.3g", name, n, e);
+                }
+            }
+    }
+done:
+    if (saved) setenv("SQLITE_BERT_ISA", saved, 1);
+    else unsetenv("SQLITE_BERT_ISA");
+    free(saved);
+    weights_free(&w);
+    free(in);
+    free(ref);
+    free(out);
+}
+
+void suite_lowp(void)
+{
+    check_names();
+    check_bf16_conversion();
+    check_quantize();
+    check_products();
+    check_against_float32();
+    check_no_allocation();
+    check_kernels();
+    check_input_rounding();
+    check_isa_levels();
+}
