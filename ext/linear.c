@@ -50,30 +50,13 @@ static void linear_blas(float *out, const float *in, const float *w, const float
 }
 
 #ifdef BERT_X86_KERNELS
-#include <immintrin.h>
+#include "hsum_x86.h"
 
 #define UNROLL _Pragma("GCC unroll 8")
 
 /* ---- AVX-512: 4 input rows x 6 weight rows, 24 accumulators of 16 floats */
 
 enum { RM512 = 4, RN512 = 6 };
-
-/* [sum(a), sum(b), sum(c), sum(d)]: four horizontal sums at once, half the
- * shuffles of summing each alone, which matters when cols is only 384. */
-BERT_TARGET_AVX512 BERT_INLINE __m128 hsum4_512(__m512 a, __m512 b, __m512 c, __m512 d)
-{
-    /* Within each 128-bit lane: [a0+a2, b0+b2, a1+a3, b1+b3], the same for c, d ... */
-    __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
-    __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(c, d), _mm512_unpackhi_ps(c, d));
-    /* ... then [a, b, c, d] summed over the lane ... */
-    __m512d abd = _mm512_castps_pd(ab), cdd = _mm512_castps_pd(cd);
-    __m512 all = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(abd, cdd)),
-                               _mm512_castpd_ps(_mm512_unpackhi_pd(abd, cdd)));
-    /* ... and the four lanes added together. */
-    __m256 half = _mm256_add_ps(_mm512_castps512_ps256(all),
-                                _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(all), 1)));
-    return _mm_add_ps(_mm256_castps256_ps128(half), _mm256_extractf128_ps(half, 1));
-}
 
 /* out[rm x rn] (leading dimension ldo) = x[rm x cols] w[rn x cols]^T + b.
  * rm and rn are literals at every call, so the loops over them unroll and
@@ -150,17 +133,6 @@ BERT_TARGET_AVX512 static void linear512(float *out, int ldo, const float *in, c
  * registers in all) */
 
 enum { RM256 = 3, RN256 = 4 };
-
-/* [sum(a), sum(b), sum(c), sum(d)], as hsum4_512 */
-BERT_TARGET_AVX2 BERT_INLINE __m128 hsum4_256(__m256 a, __m256 b, __m256 c, __m256 d)
-{
-    __m256 ab = _mm256_add_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b));
-    __m256 cd = _mm256_add_ps(_mm256_unpacklo_ps(c, d), _mm256_unpackhi_ps(c, d));
-    __m256d abd = _mm256_castps_pd(ab), cdd = _mm256_castps_pd(cd);
-    __m256 all = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(abd, cdd)),
-                               _mm256_castpd_ps(_mm256_unpackhi_pd(abd, cdd)));
-    return _mm_add_ps(_mm256_castps256_ps128(all), _mm256_extractf128_ps(all, 1));
-}
 
 /* As block512, eight floats a vector; cols is still a multiple of 16. */
 BERT_TARGET_AVX2 BERT_INLINE void block256(const int rm, const int rn, const float *x, const float *w,

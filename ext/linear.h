@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Memory that bert_linear_matrix keeps from one call to the next (input
  * rows quantized or converted): it grows to the largest product seen, so
@@ -129,6 +130,15 @@ const char *bert_lowp_kernel_name(bert_lowp_kernel kernel);
  * for w's precision; -2 when memory ran out. */
 int bert_linear_matrix_with(bert_lowp_kernel kernel, bert_workers *workers, int threads, float *out,
                             const float *in, const bert_matrix *w, const float *b, int n, int rows, int cols);
+
+/* bfloat16 -> float32: the upper half of the float's bits. */
+static inline float bert_f32_from_bf16(uint16_t h)
+{
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
 
 /* float32 -> bfloat16, round to nearest even (NaN stays NaN). */
 void bert_bf16_from_f32(uint16_t *out, const float *in, size_t n);

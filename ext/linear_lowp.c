@@ -53,14 +53,6 @@ static uint32_t f32_bits(float f)
     return u;
 }
 
-static float bf16_to_f32(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 /* Without branches, so that the compiler vectorizes it. */
 BERT_INLINE void bf16_rows_body(uint16_t *out, const float *in, size_t n)
 {
@@ -184,8 +176,8 @@ static void bf16_portable(const lowp_job *j, int i0, int i1, int r0, int r1)
              * can keep in one vector. */
             float lane[16] = {0};
             for (int c = 0; c < body; c += 16)
-                for (int l = 0; l < 16; l++) lane[l] += bf16_to_f32(x[c + l]) * bf16_to_f32(w[c + l]);
-            for (int c = body; c < cols; c++) lane[0] += bf16_to_f32(x[c]) * bf16_to_f32(w[c]);
+                for (int l = 0; l < 16; l++) lane[l] += bert_f32_from_bf16(x[c + l]) * bert_f32_from_bf16(w[c + l]);
+            for (int c = body; c < cols; c++) lane[0] += bert_f32_from_bf16(x[c]) * bert_f32_from_bf16(w[c]);
             float sum = 0.0f;
             for (int l = 0; l < 16; l++) sum += lane[l];
             j->out[(size_t)i * j->rows + r] = j->b ? sum + j->b[r] : sum;
@@ -208,7 +200,7 @@ static void int8_portable(const lowp_job *j, int i0, int i1, int r0, int r1)
 }
 
 #ifdef BERT_X86_KERNELS
-#include <immintrin.h>
+#include "hsum_x86.h"
 
 #define UNROLL _Pragma("GCC unroll 8")
 #define BERT_TARGET_AVX512BW __attribute__((target("avx512f,avx512bw,fma")))
@@ -223,46 +215,6 @@ enum { RM512 = 4, RN512 = 6, RM256 = 3, RN256 = 4 };
 /* k when below K, else 1: a literal for the unreachable cases of a switch
  * that blocks of another size share, which must still compile. */
 #define CAP(k, K) ((k) < (K) ? (k) : 1)
-
-/* [sum(a), sum(b), sum(c), sum(d)] (as linear.c's), float and int32. */
-BERT_TARGET_AVX512BW BERT_INLINE __m128 hsum4_512(__m512 a, __m512 b, __m512 c, __m512 d)
-{
-    __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
-    __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(c, d), _mm512_unpackhi_ps(c, d));
-    __m512d abd = _mm512_castps_pd(ab), cdd = _mm512_castps_pd(cd);
-    __m512 all = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(abd, cdd)),
-                               _mm512_castpd_ps(_mm512_unpackhi_pd(abd, cdd)));
-    __m256 half = _mm256_add_ps(_mm512_castps512_ps256(all),
-                                _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(all), 1)));
-    return _mm_add_ps(_mm256_castps256_ps128(half), _mm256_extractf128_ps(half, 1));
-}
-
-BERT_TARGET_AVX512BW BERT_INLINE __m128i hsum4_512i(__m512i a, __m512i b, __m512i c, __m512i d)
-{
-    __m512i ab = _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
-    __m512i cd = _mm512_add_epi32(_mm512_unpacklo_epi32(c, d), _mm512_unpackhi_epi32(c, d));
-    __m512i all = _mm512_add_epi32(_mm512_unpacklo_epi64(ab, cd), _mm512_unpackhi_epi64(ab, cd));
-    __m256i half = _mm256_add_epi32(_mm512_castsi512_si256(all), _mm512_extracti64x4_epi64(all, 1));
-    return _mm_add_epi32(_mm256_castsi256_si128(half), _mm256_extracti128_si256(half, 1));
-}
-
-BERT_TARGET_AVX2 BERT_INLINE __m128 hsum4_256(__m256 a, __m256 b, __m256 c, __m256 d)
-{
-    __m256 ab = _mm256_add_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b));
-    __m256 cd = _mm256_add_ps(_mm256_unpacklo_ps(c, d), _mm256_unpackhi_ps(c, d));
-    __m256d abd = _mm256_castps_pd(ab), cdd = _mm256_castps_pd(cd);
-    __m256 all = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(abd, cdd)),
-                               _mm256_castpd_ps(_mm256_unpackhi_pd(abd, cdd)));
-    return _mm_add_ps(_mm256_castps256_ps128(all), _mm256_extractf128_ps(all, 1));
-}
-
-BERT_TARGET_AVX2 BERT_INLINE __m128i hsum4_256i(__m256i a, __m256i b, __m256i c, __m256i d)
-{
-    __m256i ab = _mm256_add_epi32(_mm256_unpacklo_epi32(a, b), _mm256_unpackhi_epi32(a, b));
-    __m256i cd = _mm256_add_epi32(_mm256_unpacklo_epi32(c, d), _mm256_unpackhi_epi32(c, d));
-    __m256i all = _mm256_add_epi32(_mm256_unpacklo_epi64(ab, cd), _mm256_unpackhi_epi64(ab, cd));
-    return _mm_add_epi32(_mm256_castsi256_si128(all), _mm256_extracti128_si256(all, 1));
-}
 
 /* The end of a float block: sums of the accumulators plus the scalar tails
  * and the bias, into out. */
@@ -316,14 +268,17 @@ typedef struct {
  * more are in flight, and the loads then find W there.  Measured, 16 rows
  * of 768x768: bfloat16 119 -> 146-162 GFLOP/s, int8 213 -> 206-223. */
 
-#define PREFETCH(pf)                                                                                     do {                                                                                                     for (int p_ = 0; p_ < (pf)->per_step && (pf)->at < (pf)->end; p_++, (pf)->at += 64)                      _mm_prefetch((pf)->at, _MM_HINT_T1);                                                         } while (0)
+static inline void prefetch_step(prefetcher *pf)
+{
+    for (int p = 0; p < pf->per_step && pf->at < pf->end; p++, pf->at += 64) _mm_prefetch(pf->at, _MM_HINT_T1);
+}
 
 /* The float tails: columns body..cols of bfloat16 rows. */
 #define TAIL_BF16()                                                                                  \
     float tail[RM512 > RM256 ? RM512 : RM256][RN512 > RN256 ? RN512 : RN256] = {{0}};                \
     for (int c = body; c < cols; c++)                                                                \
         UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++)                      \
-            tail[a][e] += bf16_to_f32(x[(size_t)a * cols + c]) * bf16_to_f32(w[(size_t)e * cols + c])
+            tail[a][e] += bert_f32_from_bf16(x[(size_t)a * cols + c]) * bert_f32_from_bf16(w[(size_t)e * cols + c])
 
 /* The int tails, with the input shifted by `offset`. */
 #define TAIL_INT(offset)                                                                             \
@@ -342,7 +297,7 @@ BERT_TARGET_BF16 BERT_INLINE void bf16dp_block(const int rm, const int rn, const
     __m512 acc[RM512][RN512];
     UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm512_setzero_ps();
     for (int k = 0; k < body; k += 32) {
-        PREFETCH(pf);
+        prefetch_step(pf);
         __m512bh xv[RM512];
         UNROLL for (int a = 0; a < rm; a++) xv[a] = (__m512bh)_mm512_loadu_si512(x + (size_t)a * cols + k);
         UNROLL for (int e = 0; e < rn; e++) {
@@ -374,7 +329,7 @@ BERT_TARGET_AVX512BW BERT_INLINE void bf16w512_block(const int rm, const int rn,
     __m512 acc[RM512][RN512];
     UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm512_setzero_ps();
     for (int k = 0; k < body; k += 16) {
-        PREFETCH(pf);
+        prefetch_step(pf);
         __m512 xv[RM512];
         UNROLL for (int a = 0; a < rm; a++) xv[a] = widen512(x + (size_t)a * cols + k);
         UNROLL for (int e = 0; e < rn; e++) {
@@ -395,7 +350,7 @@ BERT_TARGET_AVX2 BERT_INLINE void bf16w256_block(const int rm, const int rn, con
     __m256 acc[RM256][RN256];
     UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm256_setzero_ps();
     for (int k = 0; k < body; k += 8) {
-        PREFETCH(pf);
+        prefetch_step(pf);
         __m256 xv[RM256];
         UNROLL for (int a = 0; a < rm; a++) xv[a] = widen256(x + (size_t)a * cols + k);
         UNROLL for (int e = 0; e < rn; e++) {
@@ -429,7 +384,7 @@ BERT_TARGET_VNNI512 BERT_INLINE void vnni512_block(const int rm, const int rn, c
     __m512i acc[RM512][RN512];
     UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm512_setzero_si512();
     for (int k = 0; k < body; k += 64) {
-        PREFETCH(pf);
+        prefetch_step(pf);
         __m512i xv[RM512];
         UNROLL for (int a = 0; a < rm; a++) xv[a] = _mm512_loadu_si512(x + (size_t)a * cols + k);
         UNROLL for (int e = 0; e < rn; e++) {
@@ -458,7 +413,7 @@ BERT_TARGET_AVXVNNI BERT_INLINE void avxvnni_block(const int rm, const int rn, c
     __m256i acc[RM256][RN256];
     UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm256_setzero_si256();
     for (int k = 0; k < body; k += 32) {
-        PREFETCH(pf);
+        prefetch_step(pf);
         __m256i xv[RM256];
         UNROLL for (int a = 0; a < rm; a++) xv[a] = _mm256_loadu_si256((const __m256i *)(x + (size_t)a * cols + k));
         UNROLL for (int e = 0; e < rn; e++) {
@@ -480,7 +435,7 @@ BERT_TARGET_AVX2 BERT_INLINE void int8avx2_block(const int rm, const int rn, con
     __m256i acc[RM256][RN256];
     UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm256_setzero_si256();
     for (int k = 0; k < body; k += 16) {
-        PREFETCH(pf);
+        prefetch_step(pf);
         __m256i xv[RM256];
         UNROLL for (int a = 0; a < rm; a++)
             xv[a] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(x + (size_t)a * cols + k)));

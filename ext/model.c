@@ -531,14 +531,6 @@ static float f16_to_f32(uint16_t h)
     return f;
 }
 
-static float bf16_to_f32(uint16_t h)
-{
-    uint32_t bits = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
 static int in_place(const st_tensor *t)
 {
     return t->dtype == ST_F32 && (uintptr_t)t->data % sizeof(float) == 0;
@@ -553,7 +545,7 @@ static void convert(const st_tensor *t, float *out)
     }
     for (size_t i = 0; i < t->count; i++) {
         uint16_t h = (uint16_t)(p[2 * i] | p[2 * i + 1] << 8);
-        out[i] = t->dtype == ST_F16 ? f16_to_f32(h) : bf16_to_f32(h);
+        out[i] = t->dtype == ST_F16 ? f16_to_f32(h) : bert_f32_from_bf16(h);
     }
 }
 
@@ -569,7 +561,7 @@ static const float *float_row(const st_tensor *t, size_t r, size_t cols, float *
     }
     for (size_t i = 0; i < cols; i++) {
         uint16_t h = (uint16_t)(p[2 * i] | p[2 * i + 1] << 8);
-        row_buf[i] = t->dtype == ST_F16 ? f16_to_f32(h) : bf16_to_f32(h);
+        row_buf[i] = t->dtype == ST_F16 ? f16_to_f32(h) : bert_f32_from_bf16(h);
     }
     return row_buf;
 }
