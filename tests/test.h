@@ -16,6 +16,19 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+/* 1 in a build under AddressSanitizer or ThreadSanitizer (gcc or clang),
+ * where suites run fewer or lighter cases and allow their allocators' slack. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
 /* Starts a named case; the previous case of the suite is tallied. */
 void t_case(const char *name);
 

@@ -29,16 +29,6 @@
  * same bounds; the accuracy is measured by the plain build. */
 #define MAX_TEXTS 56
 #define MIN_TEXTS 50
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 #define TEXTS (SANITIZED ? 12 : MAX_TEXTS)
 #define LEAST_TEXTS (SANITIZED ? 12 : MIN_TEXTS)
 

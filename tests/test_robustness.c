@@ -35,18 +35,7 @@
 #define ROOT "build/robustness"
 
 /* Sanitizers' allocators keep freed memory and add their own: the memory
- * bounds below are wider under them. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
+ * bounds below are wider under them (SANITIZED, test.h). */
 /* A JSON array of %d texts of about 25 tokens each. */
 #define TEXTS_SQL "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d) " \
                   "SELECT json_group_array('sentence ' || i || ' of many, about a quick brown fox that " \
