@@ -146,8 +146,10 @@ int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
      * activation is under "activation". */
     int eps_node = cfg->distilbert ? -1 : bert_json_member(doc, 0, "layer_norm_eps");
     double eps = eps_node < 0 ? 1e-12 : bert_json_real(doc, eps_node, -1);
-    if (!(eps > 0 && eps < 1)) {
-        *err = bert_errorf("%s: layer_norm_eps must be a number between 0 and 1 (BERT uses 1e-12)", path);
+    /* The encoder adds eps in float32, where a value below about 1e-45
+     * becomes 0 and a constant row would divide by zero. */
+    if (!(eps > 0 && eps < 1 && (float)eps > 0)) {
+        *err = bert_errorf("%s: layer_norm_eps must be a number between 1e-45 and 1 (BERT uses 1e-12)", path);
         goto done;
     }
     cfg->layer_norm_eps = (float)eps;

@@ -53,6 +53,8 @@ static void config_json(void)
         {"{\"model_type\": \"bert\", \"hidden_act\": \"swish\"}", "swish"},
         {"{\"model_type\": \"bert\", \"layer_norm_eps\": -1}", "layer_norm_eps"},
         {"{\"model_type\": \"bert\", \"layer_norm_eps\": \"tiny\"}", "layer_norm_eps"},
+        /* Positive as a double, 0 as the float32 the encoder adds. */
+        {"{\"model_type\": \"bert\", \"layer_norm_eps\": 1e-50}", "layer_norm_eps"},
         {"[1, 2]", "object"},
         {"{\"model_type\": \"bert\",", "config.json"},
     };
