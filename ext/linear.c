@@ -52,7 +52,6 @@ static void linear_blas(float *out, const float *in, const float *w, const float
 #ifdef BERT_X86_KERNELS
 #include "hsum_x86.h"
 
-#define UNROLL _Pragma("GCC unroll 8")
 
 /* ---- AVX-512: 4 input rows x 6 weight rows, 24 accumulators of 16 floats */
 
@@ -67,26 +66,26 @@ BERT_TARGET_AVX512 BERT_INLINE void block512(const int rm, const int rn, const f
                                              const float *next)
 {
     __m512 acc[RM512][RN512];
-    UNROLL for (int i = 0; i < rm; i++) UNROLL for (int j = 0; j < rn; j++) acc[i][j] = _mm512_setzero_ps();
+    BERT_UNROLL for (int i = 0; i < rm; i++) BERT_UNROLL for (int j = 0; j < rn; j++) acc[i][j] = _mm512_setzero_ps();
     for (int k = 0; k < cols; k += 16) {
         if (next)
-            UNROLL for (int j = 0; j < rn; j++)
+            BERT_UNROLL for (int j = 0; j < rn; j++)
                 _mm_prefetch((const char *)(next + (size_t)j * cols + k), _MM_HINT_T0);
         __m512 xv[RM512];
-        UNROLL for (int i = 0; i < rm; i++) xv[i] = _mm512_loadu_ps(x + (size_t)i * cols + k);
-        UNROLL for (int j = 0; j < rn; j++) {
+        BERT_UNROLL for (int i = 0; i < rm; i++) xv[i] = _mm512_loadu_ps(x + (size_t)i * cols + k);
+        BERT_UNROLL for (int j = 0; j < rn; j++) {
             __m512 wv = _mm512_loadu_ps(w + (size_t)j * cols + k);
-            UNROLL for (int i = 0; i < rm; i++) acc[i][j] = _mm512_fmadd_ps(xv[i], wv, acc[i][j]);
+            BERT_UNROLL for (int i = 0; i < rm; i++) acc[i][j] = _mm512_fmadd_ps(xv[i], wv, acc[i][j]);
         }
     }
     __m512 list[RM512 * RN512];
     float sums[RM512 * RN512];
     int count = 0;
-    UNROLL for (int i = 0; i < rm; i++) UNROLL for (int j = 0; j < rn; j++) list[count++] = acc[i][j];
-    UNROLL for (int g = count; g % 4 != 0; g++) list[g] = _mm512_setzero_ps();
-    UNROLL for (int g = 0; g < count; g += 4)
+    BERT_UNROLL for (int i = 0; i < rm; i++) BERT_UNROLL for (int j = 0; j < rn; j++) list[count++] = acc[i][j];
+    BERT_UNROLL for (int g = count; g % 4 != 0; g++) list[g] = _mm512_setzero_ps();
+    BERT_UNROLL for (int g = 0; g < count; g += 4)
         _mm_storeu_ps(sums + g, hsum4_512(list[g], list[g + 1], list[g + 2], list[g + 3]));
-    UNROLL for (int i = 0; i < rm; i++) UNROLL for (int j = 0; j < rn; j++)
+    BERT_UNROLL for (int i = 0; i < rm; i++) BERT_UNROLL for (int j = 0; j < rn; j++)
         out[(size_t)i * ldo + j] = (b ? b[j] : 0.0f) + sums[i * rn + j];
 }
 
@@ -140,26 +139,26 @@ BERT_TARGET_AVX2 BERT_INLINE void block256(const int rm, const int rn, const flo
                                            const float *next)
 {
     __m256 acc[RM256][RN256];
-    UNROLL for (int i = 0; i < rm; i++) UNROLL for (int j = 0; j < rn; j++) acc[i][j] = _mm256_setzero_ps();
+    BERT_UNROLL for (int i = 0; i < rm; i++) BERT_UNROLL for (int j = 0; j < rn; j++) acc[i][j] = _mm256_setzero_ps();
     for (int k = 0; k < cols; k += 8) {
         if (next)
-            UNROLL for (int j = 0; j < rn; j++)
+            BERT_UNROLL for (int j = 0; j < rn; j++)
                 _mm_prefetch((const char *)(next + (size_t)j * cols + k), _MM_HINT_T0);
         __m256 xv[RM256];
-        UNROLL for (int i = 0; i < rm; i++) xv[i] = _mm256_loadu_ps(x + (size_t)i * cols + k);
-        UNROLL for (int j = 0; j < rn; j++) {
+        BERT_UNROLL for (int i = 0; i < rm; i++) xv[i] = _mm256_loadu_ps(x + (size_t)i * cols + k);
+        BERT_UNROLL for (int j = 0; j < rn; j++) {
             __m256 wv = _mm256_loadu_ps(w + (size_t)j * cols + k);
-            UNROLL for (int i = 0; i < rm; i++) acc[i][j] = _mm256_fmadd_ps(xv[i], wv, acc[i][j]);
+            BERT_UNROLL for (int i = 0; i < rm; i++) acc[i][j] = _mm256_fmadd_ps(xv[i], wv, acc[i][j]);
         }
     }
     __m256 list[RM256 * RN256];
     float sums[RM256 * RN256];
     int count = 0;
-    UNROLL for (int i = 0; i < rm; i++) UNROLL for (int j = 0; j < rn; j++) list[count++] = acc[i][j];
-    UNROLL for (int g = count; g % 4 != 0; g++) list[g] = _mm256_setzero_ps();
-    UNROLL for (int g = 0; g < count; g += 4)
+    BERT_UNROLL for (int i = 0; i < rm; i++) BERT_UNROLL for (int j = 0; j < rn; j++) list[count++] = acc[i][j];
+    BERT_UNROLL for (int g = count; g % 4 != 0; g++) list[g] = _mm256_setzero_ps();
+    BERT_UNROLL for (int g = 0; g < count; g += 4)
         _mm_storeu_ps(sums + g, hsum4_256(list[g], list[g + 1], list[g + 2], list[g + 3]));
-    UNROLL for (int i = 0; i < rm; i++) UNROLL for (int j = 0; j < rn; j++)
+    BERT_UNROLL for (int i = 0; i < rm; i++) BERT_UNROLL for (int j = 0; j < rn; j++)
         out[(size_t)i * ldo + j] = (b ? b[j] : 0.0f) + sums[i * rn + j];
 }
 

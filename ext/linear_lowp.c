@@ -202,7 +202,6 @@ static void int8_portable(const lowp_job *j, int i0, int i1, int r0, int r1)
 #ifdef BERT_X86_KERNELS
 #include "hsum_x86.h"
 
-#define UNROLL _Pragma("GCC unroll 8")
 #define BERT_TARGET_AVX512BW __attribute__((target("avx512f,avx512bw,fma")))
 #define BERT_TARGET_BF16 __attribute__((target("avx512f,avx512bw,avx512bf16,fma")))
 #define BERT_TARGET_VNNI512 __attribute__((target("avx512f,avx512bw,avx512vnni,fma")))
@@ -223,11 +222,11 @@ enum { RM512 = 4, RN512 = 6, RM256 = 3, RN256 = 4 };
         VEC list[RM * RN];                                                                           \
         float sums[RM * RN];                                                                         \
         int count = 0;                                                                               \
-        UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) list[count++] = acc[a][e]; \
-        UNROLL for (int g = count; g % 4 != 0; g++) list[g] = ZERO;                                  \
-        UNROLL for (int g = 0; g < count; g += 4)                                                    \
+        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) list[count++] = acc[a][e]; \
+        BERT_UNROLL for (int g = count; g % 4 != 0; g++) list[g] = ZERO;                                  \
+        BERT_UNROLL for (int g = 0; g < count; g += 4)                                                    \
             _mm_storeu_ps(sums + g, HSUM(list[g], list[g + 1], list[g + 2], list[g + 3]));           \
-        UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) {                    \
+        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) {                    \
             float v = sums[a * rn + e] + tail[a][e];                                                 \
             j->out[(size_t)(i + a) * j->rows + r + e] = j->b ? v + j->b[r + e] : v;                  \
         }                                                                                            \
@@ -240,11 +239,11 @@ enum { RM512 = 4, RN512 = 6, RM256 = 3, RN256 = 4 };
         VEC list[RM * RN];                                                                           \
         int32_t sums[RM * RN];                                                                       \
         int count = 0;                                                                               \
-        UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) list[count++] = acc[a][e]; \
-        UNROLL for (int g = count; g % 4 != 0; g++) list[g] = ZERO;                                  \
-        UNROLL for (int g = 0; g < count; g += 4)                                                    \
+        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) list[count++] = acc[a][e]; \
+        BERT_UNROLL for (int g = count; g % 4 != 0; g++) list[g] = ZERO;                                  \
+        BERT_UNROLL for (int g = 0; g < count; g += 4)                                                    \
             _mm_storeu_si128((__m128i *)(sums + g), HSUM(list[g], list[g + 1], list[g + 2], list[g + 3])); \
-        UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) {                    \
+        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) {                    \
             int32_t s = sums[a * rn + e] + tail[a][e] - (offset) * j->w->row_sum[r + e];             \
             j->out[(size_t)(i + a) * j->rows + r + e] =                                              \
                 int8_finish(s, j->xscale[i + a], j->w->scale[r + e], j->b, r + e);                   \
@@ -277,14 +276,14 @@ static inline void prefetch_step(prefetcher *pf)
 #define TAIL_BF16()                                                                                  \
     float tail[RM512 > RM256 ? RM512 : RM256][RN512 > RN256 ? RN512 : RN256] = {{0}};                \
     for (int c = body; c < cols; c++)                                                                \
-        UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++)                      \
+        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++)                      \
             tail[a][e] += bert_f32_from_bf16(x[(size_t)a * cols + c]) * bert_f32_from_bf16(w[(size_t)e * cols + c])
 
 /* The int tails, with the input shifted by `offset`. */
 #define TAIL_INT(offset)                                                                             \
     int32_t tail[RM512 > RM256 ? RM512 : RM256][RN512 > RN256 ? RN512 : RN256] = {{0}};              \
     for (int c = body; c < cols; c++)                                                                \
-        UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++)                      \
+        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++)                      \
             tail[a][e] += ((int32_t)x[(size_t)a * cols + c] + (offset)) * w[(size_t)e * cols + c]
 
 /* ---- bfloat16, vdpbf16ps: 32 columns a step, pairs of products summed in
@@ -295,14 +294,14 @@ BERT_TARGET_BF16 BERT_INLINE void bf16dp_block(const int rm, const int rn, const
     int cols = j->cols, body = cols - cols % 32;
     const uint16_t *x = j->xb + (size_t)i * cols, *w = j->w->bf16 + (size_t)r * cols;
     __m512 acc[RM512][RN512];
-    UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm512_setzero_ps();
+    BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm512_setzero_ps();
     for (int k = 0; k < body; k += 32) {
         prefetch_step(pf);
         __m512bh xv[RM512];
-        UNROLL for (int a = 0; a < rm; a++) xv[a] = (__m512bh)_mm512_loadu_si512(x + (size_t)a * cols + k);
-        UNROLL for (int e = 0; e < rn; e++) {
+        BERT_UNROLL for (int a = 0; a < rm; a++) xv[a] = (__m512bh)_mm512_loadu_si512(x + (size_t)a * cols + k);
+        BERT_UNROLL for (int e = 0; e < rn; e++) {
             __m512bh wv = (__m512bh)_mm512_loadu_si512(w + (size_t)e * cols + k);
-            UNROLL for (int a = 0; a < rm; a++) acc[a][e] = _mm512_dpbf16_ps(acc[a][e], xv[a], wv);
+            BERT_UNROLL for (int a = 0; a < rm; a++) acc[a][e] = _mm512_dpbf16_ps(acc[a][e], xv[a], wv);
         }
     }
     TAIL_BF16();
@@ -327,14 +326,14 @@ BERT_TARGET_AVX512BW BERT_INLINE void bf16w512_block(const int rm, const int rn,
     int cols = j->cols, body = cols - cols % 16;
     const uint16_t *x = j->xb + (size_t)i * cols, *w = j->w->bf16 + (size_t)r * cols;
     __m512 acc[RM512][RN512];
-    UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm512_setzero_ps();
+    BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm512_setzero_ps();
     for (int k = 0; k < body; k += 16) {
         prefetch_step(pf);
         __m512 xv[RM512];
-        UNROLL for (int a = 0; a < rm; a++) xv[a] = widen512(x + (size_t)a * cols + k);
-        UNROLL for (int e = 0; e < rn; e++) {
+        BERT_UNROLL for (int a = 0; a < rm; a++) xv[a] = widen512(x + (size_t)a * cols + k);
+        BERT_UNROLL for (int e = 0; e < rn; e++) {
             __m512 wv = widen512(w + (size_t)e * cols + k);
-            UNROLL for (int a = 0; a < rm; a++) acc[a][e] = _mm512_fmadd_ps(xv[a], wv, acc[a][e]);
+            BERT_UNROLL for (int a = 0; a < rm; a++) acc[a][e] = _mm512_fmadd_ps(xv[a], wv, acc[a][e]);
         }
     }
     TAIL_BF16();
@@ -348,14 +347,14 @@ BERT_TARGET_AVX2 BERT_INLINE void bf16w256_block(const int rm, const int rn, con
     int cols = j->cols, body = cols - cols % 8;
     const uint16_t *x = j->xb + (size_t)i * cols, *w = j->w->bf16 + (size_t)r * cols;
     __m256 acc[RM256][RN256];
-    UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm256_setzero_ps();
+    BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm256_setzero_ps();
     for (int k = 0; k < body; k += 8) {
         prefetch_step(pf);
         __m256 xv[RM256];
-        UNROLL for (int a = 0; a < rm; a++) xv[a] = widen256(x + (size_t)a * cols + k);
-        UNROLL for (int e = 0; e < rn; e++) {
+        BERT_UNROLL for (int a = 0; a < rm; a++) xv[a] = widen256(x + (size_t)a * cols + k);
+        BERT_UNROLL for (int e = 0; e < rn; e++) {
             __m256 wv = widen256(w + (size_t)e * cols + k);
-            UNROLL for (int a = 0; a < rm; a++) acc[a][e] = _mm256_fmadd_ps(xv[a], wv, acc[a][e]);
+            BERT_UNROLL for (int a = 0; a < rm; a++) acc[a][e] = _mm256_fmadd_ps(xv[a], wv, acc[a][e]);
         }
     }
     TAIL_BF16();
@@ -382,14 +381,14 @@ BERT_TARGET_VNNI512 BERT_INLINE void vnni512_block(const int rm, const int rn, c
     const uint8_t *x = (const uint8_t *)j->qx + (size_t)i * cols;
     const int8_t *w = j->w->i8 + (size_t)r * cols;
     __m512i acc[RM512][RN512];
-    UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm512_setzero_si512();
+    BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm512_setzero_si512();
     for (int k = 0; k < body; k += 64) {
         prefetch_step(pf);
         __m512i xv[RM512];
-        UNROLL for (int a = 0; a < rm; a++) xv[a] = _mm512_loadu_si512(x + (size_t)a * cols + k);
-        UNROLL for (int e = 0; e < rn; e++) {
+        BERT_UNROLL for (int a = 0; a < rm; a++) xv[a] = _mm512_loadu_si512(x + (size_t)a * cols + k);
+        BERT_UNROLL for (int e = 0; e < rn; e++) {
             __m512i wv = _mm512_loadu_si512(w + (size_t)e * cols + k);
-            UNROLL for (int a = 0; a < rm; a++) acc[a][e] = dpbusd512(acc[a][e], xv[a], wv);
+            BERT_UNROLL for (int a = 0; a < rm; a++) acc[a][e] = dpbusd512(acc[a][e], xv[a], wv);
         }
     }
     TAIL_INT(0);
@@ -411,14 +410,14 @@ BERT_TARGET_AVXVNNI BERT_INLINE void avxvnni_block(const int rm, const int rn, c
     const uint8_t *x = (const uint8_t *)j->qx + (size_t)i * cols;
     const int8_t *w = j->w->i8 + (size_t)r * cols;
     __m256i acc[RM256][RN256];
-    UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm256_setzero_si256();
+    BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm256_setzero_si256();
     for (int k = 0; k < body; k += 32) {
         prefetch_step(pf);
         __m256i xv[RM256];
-        UNROLL for (int a = 0; a < rm; a++) xv[a] = _mm256_loadu_si256((const __m256i *)(x + (size_t)a * cols + k));
-        UNROLL for (int e = 0; e < rn; e++) {
+        BERT_UNROLL for (int a = 0; a < rm; a++) xv[a] = _mm256_loadu_si256((const __m256i *)(x + (size_t)a * cols + k));
+        BERT_UNROLL for (int e = 0; e < rn; e++) {
             __m256i wv = _mm256_loadu_si256((const __m256i *)(w + (size_t)e * cols + k));
-            UNROLL for (int a = 0; a < rm; a++) acc[a][e] = dpbusd256(acc[a][e], xv[a], wv);
+            BERT_UNROLL for (int a = 0; a < rm; a++) acc[a][e] = dpbusd256(acc[a][e], xv[a], wv);
         }
     }
     TAIL_INT(0);
@@ -433,15 +432,15 @@ BERT_TARGET_AVX2 BERT_INLINE void int8avx2_block(const int rm, const int rn, con
     int cols = j->cols, body = cols - cols % 16;
     const int8_t *x = j->qx + (size_t)i * cols, *w = j->w->i8 + (size_t)r * cols;
     __m256i acc[RM256][RN256];
-    UNROLL for (int a = 0; a < rm; a++) UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm256_setzero_si256();
+    BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm256_setzero_si256();
     for (int k = 0; k < body; k += 16) {
         prefetch_step(pf);
         __m256i xv[RM256];
-        UNROLL for (int a = 0; a < rm; a++)
+        BERT_UNROLL for (int a = 0; a < rm; a++)
             xv[a] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(x + (size_t)a * cols + k)));
-        UNROLL for (int e = 0; e < rn; e++) {
+        BERT_UNROLL for (int e = 0; e < rn; e++) {
             __m256i wv = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + (size_t)e * cols + k)));
-            UNROLL for (int a = 0; a < rm; a++) acc[a][e] = _mm256_add_epi32(acc[a][e], _mm256_madd_epi16(xv[a], wv));
+            BERT_UNROLL for (int a = 0; a < rm; a++) acc[a][e] = _mm256_add_epi32(acc[a][e], _mm256_madd_epi16(xv[a], wv));
         }
     }
     TAIL_INT(0);

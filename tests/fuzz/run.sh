@@ -9,8 +9,10 @@
 # that crashes, leaks, hangs or breaks an invariant to build/fuzz/artifacts/.
 #
 # Needs clang and its fuzzer runtime (Debian: clang, libclang-rt-14-dev) and
-# the test models (make test, or make build/models/.done).  EXT=dir fuzzes
-# another copy of the extension's sources; CLANG=clang-14 picks the compiler.
+# the test models (make test, or make build/models/.done).  The extension's
+# objects are compiled once, two at a time, into build/fuzz/static/ and shared
+# by the four targets; make recompiles only what changed.  CLANG=clang-14
+# picks the compiler.
 set -eu
 
 if [ $# -lt 2 ]; then
@@ -29,7 +31,6 @@ if [ ! -f "$src" ]; then
     echo "$0: no fuzz target $src" >&2
     exit 2
 fi
-ext=${EXT:-ext}
 clang=${CLANG:-clang}
 if ! command -v "$clang" >/dev/null 2>&1; then
     echo "$0: $clang not found: apt-get install clang libclang-rt-14-dev" >&2
@@ -46,11 +47,17 @@ libs=$(pkg-config --libs openblas libutf8proc 2>/dev/null || echo "-lopenblas -l
 mkdir -p build/fuzz/corpus/"$target" build/fuzz/artifacts
 rm -rf build/fuzz/scratch
 bin=build/fuzz/fuzz_$target
-# -Wno-unused-command-line-argument: pkg-config's flags are shared with gcc.
-"$clang" -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+# fuzzer-no-link: the objects get libFuzzer's coverage hooks; only the target
+# links its main.  -Wno-unused-command-line-argument: pkg-config's flags are
+# shared with gcc.
+san="-fsanitize=address,undefined -fno-sanitize-recover=all"
+objs=$(for f in ext/*.c; do printf 'build/fuzz/static/%s.o ' "$(basename "$f" .c)"; done)
+make -s -j2 BUILD=build/fuzz CC="$clang" OPT="-g -O1 -fno-omit-frame-pointer" \
+    SAN="-fsanitize=fuzzer-no-link $san" CFLAGS=-Wno-unused-command-line-argument $objs
+"$clang" -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer $san \
     -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla -Wno-unused-command-line-argument \
-    -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DSQLITE_CORE $cflags -I"$ext" \
-    -o "$bin" "$src" "$ext"/*.c -lsqlite3 $libs -lpthread -lm
+    -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DSQLITE_CORE $cflags -Iext \
+    -o "$bin" "$src" $objs -lsqlite3 $libs -lpthread -lm
 
 dict=
 if [ -f tests/fuzz/$target.dict ]; then dict=-dict=tests/fuzz/$target.dict; fi
