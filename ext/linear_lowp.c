@@ -583,26 +583,18 @@ static int kernel_runs(bert_lowp_kernel k, bert_isa isa, unsigned ext)
 #endif
 }
 
-/* The fastest kernel for precision p and n input rows on such a CPU: the
- * first of its list that runs.  Measured with AVX-512 (AMD EPYC, one
- * thread, W from RAM, tests/bench/bench_kernels.c): from 8 rows on, the
- * 512-bit dot products are fastest (int8 at 16 rows 2.4-2.7 times AVX2's;
- * batched, bfloat16 runs at 1.6-2 times OpenBLAS's float32 sgemm, so
- * widening W for sgemm would only lose).  Up to 2 rows a product only
- * streams W, and the 256-bit kernels, whose 3 x 4 blocks take one line of
- * W a step, stream it faster (int8 52 against 27 GFLOP/s at one row,
- * bfloat16 15 against 13); bfloat16 widened on 512 bits leads at 3-4. */
-static bert_lowp_kernel kernel_for(bert_precision p, int n, bert_isa isa, unsigned ext)
+/* The fastest kernel for precision p on such a CPU: the first of its list
+ * that runs.  Measured with AVX-512 (AMD EPYC, one thread, W from RAM,
+ * tests/bench/bench_kernels.c), the 512-bit dot products lead at every row
+ * count from 1 (768x768, GFLOP/s at 1 / 2 / 16 rows: int8 VNNI 49 / 103 /
+ * 244 against AVX2's 42 / 76 / 103; bfloat16 vdpbf16ps 20 / 40 / 164
+ * against 18 / 35 / 69).  Batched, bfloat16 runs at 1.7-2.1 times
+ * OpenBLAS's float32 sgemm, so widening W for sgemm could only lose. */
+static bert_lowp_kernel kernel_for(bert_precision p, bert_isa isa, unsigned ext)
 {
     static const bert_lowp_kernel bf16[] = {BERT_LOWP_BF16_DP512, BERT_LOWP_BF16_AVX512, BERT_LOWP_BF16_AVX2};
-    static const bert_lowp_kernel bf16_4[] = {BERT_LOWP_BF16_AVX512, BERT_LOWP_BF16_DP512, BERT_LOWP_BF16_AVX2};
-    static const bert_lowp_kernel bf16_2[] = {BERT_LOWP_BF16_AVX2, BERT_LOWP_BF16_AVX2, BERT_LOWP_BF16_AVX2};
     static const bert_lowp_kernel int8[] = {BERT_LOWP_INT8_VNNI512, BERT_LOWP_INT8_AVXVNNI, BERT_LOWP_INT8_AVX2};
-    static const bert_lowp_kernel int8_2[] = {BERT_LOWP_INT8_AVXVNNI, BERT_LOWP_INT8_AVX2, BERT_LOWP_INT8_AVX2};
-    const bert_lowp_kernel *list = p == BERT_PRECISION_INT8 ? (n <= 2 ? int8_2 : int8)
-                                   : n <= 2                 ? bf16_2
-                                   : n <= 4                 ? bf16_4
-                                                            : bf16;
+    const bert_lowp_kernel *list = p == BERT_PRECISION_INT8 ? int8 : bf16;
     for (int k = 0; k < 3; k++)
         if (kernel_runs(list[k], isa, ext)) return list[k];
     return BERT_LOWP_PORTABLE;
@@ -731,7 +723,7 @@ int bert_linear_matrix(const bert_linear_plan *plan, float *out, const float *in
         bert_linear(plan, out, in, w->f32, b, n, rows, cols);
         return 0;
     }
-    bert_lowp_kernel kernel = kernel_for(w->precision, n, plan->isa, plan->extensions);
+    bert_lowp_kernel kernel = kernel_for(w->precision, plan->isa, plan->extensions);
     return matrix_run(kernel, plan->workers, plan->threads, plan->scratch, out, in, w, b, n, rows, cols);
 }
 
@@ -756,7 +748,7 @@ int bert_linear_matrix_with(bert_lowp_kernel kernel, bert_workers *workers, int 
     bert_isa isa = bert_cpu_isa();
     unsigned ext = bert_cpu_extensions();
     if (w->precision == BERT_PRECISION_FLOAT32) return -1;
-    if (kernel == BERT_LOWP_AUTO) kernel = kernel_for(w->precision, n, isa, ext);
+    if (kernel == BERT_LOWP_AUTO) kernel = kernel_for(w->precision, isa, ext);
     bert_precision kp = kernel_precision(kernel);
     if ((kp != BERT_PRECISION_FLOAT32 && kp != w->precision) || !kernel_runs(kernel, isa, ext)) return -1;
     if (n < 1 || rows < 1 || cols < 1) return 0;

@@ -515,7 +515,7 @@ static void check_isa_levels(void)
         T_CHECK(!levels[l] || plan.extensions == 0, "%s: extensions 0x%x remain", name, plan.extensions);
         T_CHECK(plan.extensions == (plan.extensions & bert_cpu_extensions()), "%s: extensions beyond the CPU's",
                 name);
-        /* The choice depends on the rows too (the fewest stream W on 256 bits). */
+        /* Few rows and more, split over weight rows. */
         static const int ns[] = {1, 2, 3, 4, N};
         for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
             for (int p = BERT_PRECISION_BFLOAT16; p <= BERT_PRECISION_INT8; p++) {
