@@ -52,7 +52,6 @@ static void linear_blas(float *out, const float *in, const float *w, const float
 #ifdef BERT_X86_KERNELS
 #include "hsum_x86.h"
 
-
 /* ---- AVX-512: 4 input rows x 6 weight rows, 24 accumulators of 16 floats */
 
 enum { RM512 = 4, RN512 = 6 };

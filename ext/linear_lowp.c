@@ -223,10 +223,10 @@ enum { RM512 = 4, RN512 = 6, RM256 = 3, RN256 = 4 };
         float sums[RM * RN];                                                                         \
         int count = 0;                                                                               \
         BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) list[count++] = acc[a][e]; \
-        BERT_UNROLL for (int g = count; g % 4 != 0; g++) list[g] = ZERO;                                  \
-        BERT_UNROLL for (int g = 0; g < count; g += 4)                                                    \
+        BERT_UNROLL for (int g = count; g % 4 != 0; g++) list[g] = ZERO;                             \
+        BERT_UNROLL for (int g = 0; g < count; g += 4)                                               \
             _mm_storeu_ps(sums + g, HSUM(list[g], list[g + 1], list[g + 2], list[g + 3]));           \
-        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) {                    \
+        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) {          \
             float v = sums[a * rn + e] + tail[a][e];                                                 \
             j->out[(size_t)(i + a) * j->rows + r + e] = j->b ? v + j->b[r + e] : v;                  \
         }                                                                                            \
@@ -240,10 +240,10 @@ enum { RM512 = 4, RN512 = 6, RM256 = 3, RN256 = 4 };
         int32_t sums[RM * RN];                                                                       \
         int count = 0;                                                                               \
         BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) list[count++] = acc[a][e]; \
-        BERT_UNROLL for (int g = count; g % 4 != 0; g++) list[g] = ZERO;                                  \
-        BERT_UNROLL for (int g = 0; g < count; g += 4)                                                    \
+        BERT_UNROLL for (int g = count; g % 4 != 0; g++) list[g] = ZERO;                             \
+        BERT_UNROLL for (int g = 0; g < count; g += 4)                                               \
             _mm_storeu_si128((__m128i *)(sums + g), HSUM(list[g], list[g + 1], list[g + 2], list[g + 3])); \
-        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) {                    \
+        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) {          \
             int32_t s = sums[a * rn + e] + tail[a][e] - (offset) * j->w->row_sum[r + e];             \
             j->out[(size_t)(i + a) * j->rows + r + e] =                                              \
                 int8_finish(s, j->xscale[i + a], j->w->scale[r + e], j->b, r + e);                   \
@@ -276,14 +276,14 @@ static inline void prefetch_step(prefetcher *pf)
 #define TAIL_BF16()                                                                                  \
     float tail[RM512 > RM256 ? RM512 : RM256][RN512 > RN256 ? RN512 : RN256] = {{0}};                \
     for (int c = body; c < cols; c++)                                                                \
-        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++)                      \
+        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++)            \
             tail[a][e] += bert_f32_from_bf16(x[(size_t)a * cols + c]) * bert_f32_from_bf16(w[(size_t)e * cols + c])
 
 /* The int tails, with the input shifted by `offset`. */
 #define TAIL_INT(offset)                                                                             \
     int32_t tail[RM512 > RM256 ? RM512 : RM256][RN512 > RN256 ? RN512 : RN256] = {{0}};              \
     for (int c = body; c < cols; c++)                                                                \
-        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++)                      \
+        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++)            \
             tail[a][e] += ((int32_t)x[(size_t)a * cols + c] + (offset)) * w[(size_t)e * cols + c]
 
 /* ---- bfloat16, vdpbf16ps: 32 columns a step, pairs of products summed in
@@ -451,7 +451,7 @@ BERT_TARGET_AVX2 BERT_INLINE void int8avx2_block(const int rm, const int rn, con
  * i0..i1 through one block of rn weight rows; NAME##_walk every block of
  * weight rows r0..r1. */
 #define DEFINE_WALK(NAME, TARGET, RM, RN, ELEM, STEP)                                                \
-    TARGET BERT_INLINE void NAME##_rows(const int rn, const lowp_job *j, int i0, int i1, int r,    \
+    TARGET BERT_INLINE void NAME##_rows(const int rn, const lowp_job *j, int i0, int i1, int r,      \
                                         prefetcher *pf)                                              \
     {                                                                                                \
         int i = i0;                                                                                  \
@@ -463,11 +463,11 @@ BERT_TARGET_AVX2 BERT_INLINE void int8avx2_block(const int rm, const int rn, con
         default: break;                                                                              \
         }                                                                                            \
     }                                                                                                \
-    TARGET static void NAME##_walk(const lowp_job *j, int i0, int i1, int r0, int r1)               \
+    TARGET static void NAME##_walk(const lowp_job *j, int i0, int i1, int r0, int r1)                \
     {                                                                                                \
         size_t rowbytes = (size_t)j->cols * ELEM, block = RN * rowbytes;                             \
         const char *base = (const char *)(ELEM == 1 ? (const void *)j->w->i8 : (const void *)j->w->bf16); \
-        /* Steps over one weight block: every input block's, each cols / STEP. */                   \
+        /* Steps over one weight block: every input block's, each cols / STEP. */                    \
         int steps = (i1 - i0 + RM - 1) / RM * (j->cols / STEP > 0 ? j->cols / STEP : 1);             \
         int lines = (int)((block + 63) / 64);                                                        \
         prefetcher pf = {NULL, NULL, (lines + steps - 1) / steps};                                   \
