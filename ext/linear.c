@@ -35,10 +35,6 @@
  * and MiniLM shapes (measured with AVX-512, one thread); above, OpenBLAS's
  * packing is paid back by its cache blocking. */
 #define FEW_ROWS 48
-/* Multiply-adds a thread must have for a product to be split: about 2 us
- * of work.  One 13-token sentence splits every projection of MiniLM (384
- * wide) and of the demo model (256 wide) over two threads. */
-#define MIN_WORK (384 * 1024)
 
 static void linear_blas(float *out, const float *in, const float *w, const float *b,
                         int n, int rows, int cols)
@@ -220,8 +216,6 @@ typedef struct {
     float *out;
     const float *in, *w, *b;
     int n, rows, cols;
-    int by_input; /* chunks of input rows (else of weight rows) */
-    int step;     /* rows a chunk */
 } linear_job;
 
 /* The few-rows kernel over input rows i0..i1 and weight rows r0..r1, in
@@ -243,52 +237,29 @@ static void few_rows(const linear_job *j, int i0, int i1, int r0, int r1)
 #endif
 }
 
-static void run_chunk(void *ctx, int chunk, int chunks)
+/* A span of the product: OpenBLAS on whole rows of W (the product is split
+ * by input rows for it), the few-rows kernel on any span. */
+static void linear_span(void *ctx, int i0, int i1, int r0, int r1)
 {
-    (void)chunks;
     const linear_job *j = ctx;
-    int length = j->by_input ? j->n : j->rows;
-    int c0 = chunk * j->step, c1 = c0 + j->step < length ? c0 + j->step : length;
-    if (c1 <= c0) return;
-    if (!j->by_input) few_rows(j, 0, j->n, c0, c1);
-    else if (j->kernel != BERT_LINEAR_BLAS) few_rows(j, c0, c1, 0, j->rows);
-    else linear_blas(j->out + (size_t)c0 * j->rows, j->in + (size_t)c0 * j->cols, j->w, j->b,
-                     c1 - c0, j->rows, j->cols); /* a product of its own, single-threaded */
+    if (j->kernel == BERT_LINEAR_BLAS)
+        linear_blas(j->out + (size_t)i0 * j->rows, j->in + (size_t)i0 * j->cols, j->w, j->b, i1 - i0, j->rows,
+                    j->cols); /* a product of its own, single-threaded */
+    else few_rows(j, i0, i1, r0, r1);
 }
 
-/* Cuts the product into chunks for `threads` threads and runs them: a few
- * input rows share out the weight rows, many input rows are shared out
- * themselves.  About four chunks a thread, so that a thread slowed by a busy
- * core takes fewer; none so small that handing it over costs more than it
- * saves, or (OpenBLAS, which packs W anew in every chunk) than packing. */
+/* Shares the product out over `threads` threads: a few input rows share out
+ * the weight rows, many input rows are shared out themselves.  Few-rows
+ * kernels: spans of 48 rows at least, a multiple of their slabs (48 input
+ * rows) or weight blocks (6 and 4).  OpenBLAS, which packs W anew in every
+ * span: 128 input rows at least. */
 static void run(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
                 const float *in, const float *w, const float *b, int n, int rows, int cols)
 {
-    int by_input = kernel == BERT_LINEAR_BLAS || n > FEW_ROWS;
-    linear_job job = {kernel, out, in, w, b, n, rows, cols, by_input, 0};
-    int length = by_input ? n : rows;
-    /* Few-rows kernels: 48 rows at least, a multiple of their slabs (48
-     * input rows) or weight blocks (6 and 4).  OpenBLAS: 128 input rows. */
-    int least = kernel == BERT_LINEAR_BLAS ? 128 : 48;
-    if (!workers || threads < 2 || length < 2 * least) {
-        job.step = length;
-        run_chunk(&job, 0, 1);
-        return;
-    }
-    /* A thread must get enough work to pay for handing it over (waking a
-     * helper, moving the output between caches). */
-    long long work = (long long)n * rows * cols;
-    if (threads > work / MIN_WORK) threads = work / MIN_WORK > 1 ? (int)(work / MIN_WORK) : 1;
-    if (threads < 2) {
-        job.step = length;
-        run_chunk(&job, 0, 1);
-        return;
-    }
-    int step = (length + 4 * threads - 1) / (4 * threads);
-    if (step < least) step = least;
-    if (kernel != BERT_LINEAR_BLAS) step = (step + least - 1) / least * least;
-    job.step = step;
-    bert_workers_run(workers, threads, (length + step - 1) / step, run_chunk, &job);
+    linear_job job = {kernel, out, in, w, b, n, rows, cols};
+    int blas = kernel == BERT_LINEAR_BLAS;
+    bert_workers_split(workers, threads, n, rows, cols, blas || n > FEW_ROWS, blas ? 128 : 48, !blas, linear_span,
+                       &job);
 }
 
 int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,

@@ -20,11 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* As in linear.c: rows up to which a product is split by weight rows, the
- * least rows of a chunk, and the multiply-adds a thread must have. */
+/* As in linear.c: rows up to which a product is split by weight rows, and
+ * the least rows of a span (a multiple of the kernels' blocks). */
 #define FEW_ROWS 48
 #define LEAST_ROWS 48
-#define MIN_WORK (384 * 1024)
 
 const char *bert_precision_name(bert_precision p)
 {
@@ -161,8 +160,6 @@ typedef struct {
     const float *xscale;    /* int8: their scales */
     const float *b;
     int n, rows, cols;
-    int by_input; /* chunks of input rows (else of weight rows) */
-    int step;     /* rows a chunk */
 } lowp_job;
 
 static void bf16_portable(const lowp_job *j, int i0, int i1, int r0, int r1)
@@ -603,8 +600,9 @@ static bert_lowp_kernel kernel_for(bert_precision p, bert_isa isa, unsigned ext)
 /* Input rows i0..i1 against weight rows r0..r1 through the job's kernel;
  * many input rows go in slabs of FEW_ROWS, so that a block of weight rows is
  * reused from L1 and the slab's rows come from L2. */
-static void kernel_run(const lowp_job *j, int i0, int i1, int r0, int r1)
+static void kernel_run(void *ctx, int i0, int i1, int r0, int r1)
 {
+    const lowp_job *j = ctx;
     for (int i = i0; i < i1; i += FEW_ROWS) {
         int e = i1 - i < FEW_ROWS ? i1 : i + FEW_ROWS;
         switch (j->kernel) {
@@ -622,36 +620,6 @@ static void kernel_run(const lowp_job *j, int i0, int i1, int r0, int r1)
             break;
         }
     }
-}
-
-static void run_chunk(void *ctx, int chunk, int chunks)
-{
-    (void)chunks;
-    const lowp_job *j = ctx;
-    int length = j->by_input ? j->n : j->rows;
-    int c0 = chunk * j->step, c1 = c0 + j->step < length ? c0 + j->step : length;
-    if (c1 <= c0) return;
-    if (j->by_input) kernel_run(j, c0, c1, 0, j->rows);
-    else kernel_run(j, 0, j->n, c0, c1);
-}
-
-/* Shares the product out as linear.c's run() does: about four chunks a
- * thread, none below LEAST_ROWS rows or MIN_WORK multiply-adds a thread. */
-static void run(bert_workers *workers, int threads, lowp_job *job)
-{
-    job->by_input = job->n > FEW_ROWS;
-    int length = job->by_input ? job->n : job->rows;
-    long long work = (long long)job->n * job->rows * job->cols;
-    if (threads > work / MIN_WORK) threads = (int)(work / MIN_WORK);
-    if (!workers || threads < 2 || length < 2 * LEAST_ROWS) {
-        job->step = length;
-        run_chunk(job, 0, 1);
-        return;
-    }
-    int step = (length + 4 * threads - 1) / (4 * threads);
-    step = (step + LEAST_ROWS - 1) / LEAST_ROWS * LEAST_ROWS;
-    job->step = step;
-    bert_workers_run(workers, threads, (length + step - 1) / step, run_chunk, job);
 }
 
 /* `bytes` of scratch: s's, grown when too small, else a fresh block that
@@ -692,7 +660,7 @@ static float quantize_input(bert_lowp_kernel k, int8_t *q, const float *v, int c
 static int matrix_run(bert_lowp_kernel kernel, bert_workers *workers, int threads, bert_linear_scratch *scratch,
                       float *out, const float *in, const bert_matrix *w, const float *b, int n, int rows, int cols)
 {
-    lowp_job job = {kernel, w, out, NULL, NULL, NULL, b, n, rows, cols, 0, 0};
+    lowp_job job = {kernel, w, out, NULL, NULL, NULL, b, n, rows, cols};
     void *owned = NULL;
     if (w->precision == BERT_PRECISION_INT8) {
         /* The scales first, so that they stay aligned for floats. */
@@ -710,7 +678,8 @@ static int matrix_run(bert_lowp_kernel kernel, bert_workers *workers, int thread
                   xb, in, (size_t)n * cols);
         job.xb = xb;
     }
-    run(workers, threads, &job);
+    /* Shared out as linear.c's products are. */
+    bert_workers_split(workers, threads, n, rows, cols, n > FEW_ROWS, LEAST_ROWS, 1, kernel_run, &job);
     free(owned);
     return 0;
 }

@@ -284,6 +284,48 @@ static void run_shared(bert_workers *w, int chunks, bert_work_fn fn, void *ctx)
     }
 }
 
+/* Multiply-adds a thread must have for a product to be split: about 2 us
+ * of work, which pays for waking a helper and moving the output between
+ * caches.  One 13-token sentence splits every projection of MiniLM (384
+ * wide) and of the demo model (256 wide) over two threads. */
+#define MIN_WORK (384 * 1024)
+
+typedef struct {
+    bert_span_fn fn;
+    void *ctx;
+    int n, rows;
+    int by_input; /* spans of input rows (else of weight rows) */
+    int step;     /* rows a span */
+} split_job;
+
+static void split_chunk(void *ctx, int chunk, int chunks)
+{
+    (void)chunks;
+    const split_job *s = ctx;
+    int length = s->by_input ? s->n : s->rows;
+    int c0 = chunk * s->step, c1 = c0 + s->step < length ? c0 + s->step : length;
+    if (c1 <= c0) return;
+    if (s->by_input) s->fn(s->ctx, c0, c1, 0, s->rows);
+    else s->fn(s->ctx, 0, s->n, c0, c1);
+}
+
+void bert_workers_split(bert_workers *w, int threads, int n, int rows, int cols, int by_input, int least,
+                        int multiple, bert_span_fn fn, void *ctx)
+{
+    int length = by_input ? n : rows;
+    long long work = (long long)n * rows * cols;
+    if (threads > work / MIN_WORK) threads = (int)(work / MIN_WORK);
+    if (!w || threads < 2 || length < 2 * least) {
+        fn(ctx, 0, n, 0, rows);
+        return;
+    }
+    int step = (length + 4 * threads - 1) / (4 * threads);
+    if (step < least) step = least;
+    if (multiple) step = (step + least - 1) / least * least;
+    split_job s = {fn, ctx, n, rows, by_input, step};
+    bert_workers_run(w, threads, (length + step - 1) / step, split_chunk, &s);
+}
+
 int bert_workers_started(const bert_workers *w)
 {
     return w ? w->started : 0;

@@ -30,6 +30,20 @@ void bert_workers_free(bert_workers *w);
  * started (or w is NULL) the chunks run one after another on the caller. */
 void bert_workers_run(bert_workers *w, int threads, int chunks, bert_work_fn fn, void *ctx);
 
+/* A part of a product out = in W^T: input rows i0..i1 against weight rows
+ * r0..r1. */
+typedef void (*bert_span_fn)(void *ctx, int i0, int i1, int r0, int r1);
+
+/* Runs the product of n input rows by `rows` weight rows of `cols` columns
+ * as spans on up to `threads` threads: spans of input rows when by_input,
+ * else of weight rows (the other side whole).  About four spans a thread,
+ * so that a thread slowed by a busy core takes fewer; none shorter than
+ * `least` rows, and a multiple of it when `multiple` (a kernel's slabs or
+ * blocks); no more threads than the work pays for.  Too small to split, it
+ * is one span on the caller: fn(ctx, 0, n, 0, rows). */
+void bert_workers_split(bert_workers *w, int threads, int n, int rows, int cols, int by_input, int least,
+                        int multiple, bert_span_fn fn, void *ctx);
+
 /* Threads started so far, beyond the callers'. */
 int bert_workers_started(const bert_workers *w);
 
