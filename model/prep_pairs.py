@@ -16,6 +16,12 @@ embed close together:
   synonym  two words of one WordNet synset, or a word and a word of a
            related synset: its hypernym ("puppy" and "dog"), its topic
            domain ("goal" and "soccer") or what it is a part of
+  topic    the texts (gloss or example sentence) of two different WordNet
+           common-noun synsets under one hypernym one to three levels up,
+           which is itself at least six levels below the root (so "animal"
+           and "device", not "organism" or "artifact"): sentences of one
+           topic ("kitten" and "tabby" under "cat", "violin" and "cello"
+           under "bowed stringed instrument")
 Only training text is used (never the held-out documents); WordNet's words
 carry no held-out text.  A fixed seed chooses at most --max-per-kind pairs
 of each kind."""
@@ -113,6 +119,74 @@ def synonym_pairs(rng):
                     yield rng.choice(words), rng.choice(up)
 
 
+def wordnet_synsets(pos):
+    """{offset: (hypernym offsets, gloss, examples)} of one part of speech."""
+    out = {}
+    for line in open(os.path.join(WORDNET_DIR, "data." + pos), encoding="utf-8", errors="replace"):
+        if line.startswith("  ") or " | " not in line:
+            continue
+        f, gloss = line.split(" | ", 1)
+        f = f.split(" ")
+        n = int(f[3], 16)
+        k = 4 + 2 * n
+        ups = [f[k + 2 + 4 * i] for i in range(int(f[k])) if f[k + 1 + 4 * i] in ("@", "@i")]
+        out[f[0]] = (ups, gloss.strip())
+    return out
+
+
+def topic_pairs(rng, train_units):
+    """Pairs of texts of two noun synsets with a common hypernym 1-3 levels
+    up; only texts that are units of the training text (so never a held-out
+    one), each as it stands there."""
+    synsets = wordnet_synsets("noun")
+    depth = {}
+
+    def depth_of(off, seen=()):
+        if off not in depth:
+            ups = [u for u in synsets[off][0] if u in synsets and u not in seen]
+            depth[off] = 0 if not ups else 1 + min(depth_of(u, seen + (off,)) for u in ups)
+        return depth[off]
+
+    texts = {}
+    for off, (ups, gloss) in synsets.items():
+        units = [u for u in train_units.get(off, [])]
+        if units:
+            texts[off] = units
+    members = {}
+    for off in sorted(texts):
+        frontier = {off}
+        for level in range(1, 4):
+            frontier = {u for f in frontier for u in synsets[f][0] if u in synsets}
+            for anc in frontier:
+                if depth_of(anc) >= 6:
+                    members.setdefault((anc, level), []).append(off)
+    for (anc, level), offs in sorted(members.items()):
+        if len(offs) < 2:
+            continue
+        # each member once, with a random other member of the group
+        for off in offs:
+            other = rng.choice(offs)
+            if other != off:
+                yield rng.choice(texts[off]), rng.choice(texts[other])
+
+
+def wordnet_train_units(path):
+    """{noun synset offset: its units in the training text}: a WordNet
+    document's first unit is "headword: gloss.", matched to its synset by
+    the gloss's first part."""
+    by_gloss = {}
+    for off, (ups, gloss) in wordnet_synsets("noun").items():
+        first = re.split(r';\s*(?=")|;\s+', gloss)[0].strip()
+        by_gloss.setdefault(first + ".", []).append(off)
+    out = {}
+    for doc in documents(path):
+        gloss = wordnet_doc(doc)
+        # proper nouns and genus names (a capital headword) are left out
+        if gloss and gloss in by_gloss and len(by_gloss[gloss]) == 1 and not doc[0][:1].isupper():
+            out[by_gloss[gloss][0]] = doc
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--work", default=WORK)
@@ -125,6 +199,9 @@ def main():
         "example": list(example_pairs(os.path.join(args.work, "corpus2", "train.txt"))),
         "next": list(next_pairs(os.path.join(args.work, "corpus2", "train.txt"))),
         "synonym": list(synonym_pairs(rng)),
+        # its own generator, so that the other kinds' pairs stay as they were
+        "topic": list(topic_pairs(random.Random(args.seed + 1),
+                                  wordnet_train_units(os.path.join(args.work, "corpus2", "train.txt")))),
     }
     with open(os.path.join(args.work, "pairs.tsv"), "w", encoding="utf-8") as out:
         for kind, pairs in kinds.items():

@@ -13,7 +13,8 @@ minimises, at every step, the sum of
     sentence are a positive pair, the other sentences of the batch negatives;
   - the same contrastive loss, both directions, on a batch of text pairs
     from prep_pairs.py (a headword and its definition, a gloss and its
-    example, consecutive sentences, two related WordNet words).
+    example, consecutive sentences, two related WordNet words, two
+    sentences of one WordNet topic).
 With --distill-weight, the masked-LM and next-sentence heads are also (or,
 with --mlm-weight 0, only) held by distillation: a frozen copy of the
 shipped model (--teacher) sees the same masked batch, and the student's
@@ -46,7 +47,7 @@ from bert_torch import Bert, Cfg, data_units, load_checkpoint, load_safetensors,
 from train import CLS, PAD, SEP, batches_for_epoch, collate, lr_at, mask_tokens  # noqa: E402
 
 WORK = os.path.join(HERE, "work")
-KINDS = ("define", "example", "next", "synonym")
+KINDS = ("define", "example", "next", "synonym", "topic")
 # What --heads-only trains: the masked-LM transform and output bias (the
 # decoder itself is the word embeddings, tied) and the next-sentence head.
 HEADS = ("cls.", "bert.pooler.")
@@ -159,7 +160,8 @@ def main():
     ap.add_argument("--max-len", type=int, default=128)
     ap.add_argument("--unsup-batch", type=int, default=32, help="sentences per SimCSE batch")
     ap.add_argument("--pair-batch", type=int, default=64, help="pairs per supervised batch")
-    ap.add_argument("--pair-mix", default="0.3,0.25,0.15,0.3", help="shares of define,example,next,synonym pairs")
+    ap.add_argument("--pair-mix", default="0.3,0.25,0.15,0.3,0",
+                    help="shares of define,example,next,synonym,topic pairs (missing ones 0)")
     ap.add_argument("--sentence-len", type=int, default=32, help="pieces, [CLS] and [SEP] included")
     ap.add_argument("--temperature", type=float, default=0.05)
     ap.add_argument("--dropout", type=float, default=0.1, help="in the contrastive passes")
@@ -208,7 +210,7 @@ def main():
     body = args.sentence_len - 2
     sentences = [u for d in docs for u in d if len(u) >= 5]
     pairs = load_pairs(args.work, args.sentence_len)
-    mix = np.array([float(x) for x in args.pair_mix.split(",")])
+    mix = np.array([float(x) for x in args.pair_mix.split(",")] + [0.0] * len(KINDS))[:len(KINDS)]
     mix /= mix.sum()
     print(f"{len(sentences)} sentences; pairs: " + ", ".join(f"{k} {len(v)}" for k, v in pairs.items()),
           file=log, flush=True)
