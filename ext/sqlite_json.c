@@ -77,7 +77,9 @@ int bert_json_parse(const char *text, size_t len, json_doc **out, char **err)
     bert_text strings = {0};
     json_doc *doc = NULL;
 
-    if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, NULL) != SQLITE_OK) {
+    int opened = sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, NULL);
+    if (opened == SQLITE_NOMEM) goto oom;
+    if (opened != SQLITE_OK) {
         fail(err, "cannot open an in-memory database to parse JSON", NULL);
         goto done;
     }

@@ -464,10 +464,11 @@ static int read_items(glue_vtab *v, const char *fn, sqlite3_value *input, json_d
     char *err = NULL;
     if (bert_json_parse(json, (size_t)sqlite3_value_bytes(input), doc, &err) != 0 ||
         ((*doc)->nodes[0].type != JSON_ARRAY && (*doc)->nodes[0].type != JSON_OBJECT)) {
-        free(err);
-        vtab_error(&v->base, bert_errorf("%s: the input must be a JSON array of texts "
+        /* The parser's reason first: malformed JSON, or out of memory. */
+        vtab_error(&v->base, bert_errorf("%s: %s%sthe input must be a JSON array of texts "
                                          "(json_group_array(body)) or an object of key -> text "
-                                         "(json_group_object(id, body))", fn));
+                                         "(json_group_object(id, body))", fn, err ? err : "", err ? "; " : ""));
+        free(err);
         return SQLITE_ERROR;
     }
     int n = bert_json_length(*doc, 0);

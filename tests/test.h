@@ -71,6 +71,11 @@ char *t_read_file(const char *path, size_t *len);
  * or strndup so far. */
 long t_allocations(void);
 
+/* Makes allocation number `number` (as t_allocations counts them) return
+ * NULL, once; -1 stops it.  The runner's own allocations count too, so arm
+ * it only around calls into SQLite and the extension. */
+void t_fail_allocation(long number);
+
 /* Runs fn(arg) and returns how many user-space instructions the calling
  * thread retired meanwhile: a count of work that, unlike time, does not
  * depend on the machine's load.  -1 when the kernel does not count them for

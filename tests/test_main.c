@@ -31,15 +31,29 @@ void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_realloc(void *p, size_t n);
 char *__wrap_strdup(const char *s);
 char *__wrap_strndup(const char *s, size_t n);
-void *__wrap_malloc(size_t n) { atomic_fetch_add(&allocations, 1); return __real_malloc(n); }
-void *__wrap_calloc(size_t n, size_t size) { atomic_fetch_add(&allocations, 1); return __real_calloc(n, size); }
-void *__wrap_realloc(void *p, size_t n) { atomic_fetch_add(&allocations, 1); return __real_realloc(p, n); }
-char *__wrap_strdup(const char *s) { atomic_fetch_add(&allocations, 1); return __real_strdup(s); }
-char *__wrap_strndup(const char *s, size_t n) { atomic_fetch_add(&allocations, 1); return __real_strndup(s, n); }
+/* The number of the allocation that is to fail, or -1 (t_fail_allocation). */
+static atomic_long failing = -1;
+
+/* Counts an allocation; 1 when this one is to fail. */
+static int allocation_fails(void)
+{
+    return atomic_fetch_add(&allocations, 1) == atomic_load(&failing);
+}
+
+void *__wrap_malloc(size_t n) { return allocation_fails() ? NULL : __real_malloc(n); }
+void *__wrap_calloc(size_t n, size_t size) { return allocation_fails() ? NULL : __real_calloc(n, size); }
+void *__wrap_realloc(void *p, size_t n) { return allocation_fails() ? NULL : __real_realloc(p, n); }
+char *__wrap_strdup(const char *s) { return allocation_fails() ? NULL : __real_strdup(s); }
+char *__wrap_strndup(const char *s, size_t n) { return allocation_fails() ? NULL : __real_strndup(s, n); }
 
 long t_allocations(void)
 {
     return atomic_load(&allocations);
+}
+
+void t_fail_allocation(long number)
+{
+    atomic_store(&failing, number);
 }
 
 #define SUITES(X) \
@@ -60,6 +74,7 @@ long t_allocations(void)
     X(sql) \
     X(threads) \
     X(robustness) \
+    X(oom) \
     X(usability) \
     X(examples) \
     X(vec)
