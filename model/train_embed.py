@@ -160,8 +160,8 @@ def main():
     ap.add_argument("--max-len", type=int, default=128)
     ap.add_argument("--unsup-batch", type=int, default=32, help="sentences per SimCSE batch")
     ap.add_argument("--pair-batch", type=int, default=64, help="pairs per supervised batch")
-    ap.add_argument("--pair-mix", default="0.3,0.25,0.15,0.3,0",
-                    help="shares of define,example,next,synonym,topic pairs (missing ones 0)")
+    ap.add_argument("--pair-mix", default="0.3,0.25,0.15,0.3",
+                    help="shares of define,example,next,synonym[,topic] pairs (kinds left off are not drawn)")
     ap.add_argument("--sentence-len", type=int, default=32, help="pieces, [CLS] and [SEP] included")
     ap.add_argument("--temperature", type=float, default=0.05)
     ap.add_argument("--dropout", type=float, default=0.1, help="in the contrastive passes")
@@ -210,7 +210,11 @@ def main():
     body = args.sentence_len - 2
     sentences = [u for d in docs for u in d if len(u) >= 5]
     pairs = load_pairs(args.work, args.sentence_len)
-    mix = np.array([float(x) for x in args.pair_mix.split(",")] + [0.0] * len(KINDS))[:len(KINDS)]
+    # Only the kinds given are drawn from, so a four-share mix draws its
+    # batches exactly as before the topic kind existed.
+    mix = np.array([float(x) for x in args.pair_mix.split(",")])
+    if not 1 <= len(mix) <= len(KINDS):
+        sys.exit(f"train_embed: --pair-mix takes 1 to {len(KINDS)} shares ({', '.join(KINDS)})")
     mix /= mix.sum()
     print(f"{len(sentences)} sentences; pairs: " + ", ".join(f"{k} {len(v)}" for k, v in pairs.items()),
           file=log, flush=True)
