@@ -89,21 +89,29 @@ def next_pairs(path):
                 yield a, b
 
 
+def wordnet_synsets(pos):
+    """{(offset, synset type): (words, pointers, gloss)} of WordNet's
+    data.POS file; pointers are (symbol, offset, part of speech)."""
+    out = {}
+    for line in open(os.path.join(WORDNET_DIR, "data." + pos), encoding="utf-8", errors="replace"):
+        if line.startswith("  ") or " | " not in line:
+            continue  # licence header
+        head, gloss = line.split(" | ", 1)
+        f = head.split(" ")
+        n = int(f[3], 16)
+        words = [re.sub(r"\(.*?\)$", "", w).replace("_", " ") for w in f[4:4 + 2 * n:2]]
+        k = 4 + 2 * n
+        ptrs = [(f[k + 1 + 4 * i], f[k + 1 + 4 * i + 1], f[k + 1 + 4 * i + 2]) for i in range(int(f[k]))]
+        out[(f[0], f[2])] = (words, ptrs, gloss.strip())
+    return out
+
+
 def synonym_pairs(rng):
     words_of = {}
     hypernyms = {}
     for pos in ("noun", "verb", "adj", "adv"):
-        for line in open(os.path.join(WORDNET_DIR, "data." + pos), encoding="utf-8", errors="replace"):
-            if line.startswith("  "):
-                continue
-            f = line.split(" | ", 1)[0].split(" ")
-            n = int(f[3], 16)
-            words = [re.sub(r"\(.*?\)$", "", w).replace("_", " ") for w in f[4:4 + 2 * n:2]]
-            key = (f[0], f[2])
+        for key, (words, ptrs, _) in wordnet_synsets(pos).items():
             words_of[key] = [w for w in words if not any(c.isupper() for c in w)] or words
-            k = 4 + 2 * n
-            ptrs = [(f[k + 1 + 4 * i], f[k + 1 + 4 * i + 1], f[k + 1 + 4 * i + 2])
-                    for i in range(int(f[k]))]
             # hypernym, topic domain, whole of which it is a part
             hypernyms[key] = [[(off, p) for sym, off, p in ptrs if sym in group][:1]
                               for group in (("@", "@i"), (";c",), ("#p",))]
@@ -119,44 +127,25 @@ def synonym_pairs(rng):
                     yield rng.choice(words), rng.choice(up)
 
 
-def wordnet_synsets(pos):
-    """{offset: (hypernym offsets, gloss, examples)} of one part of speech."""
-    out = {}
-    for line in open(os.path.join(WORDNET_DIR, "data." + pos), encoding="utf-8", errors="replace"):
-        if line.startswith("  ") or " | " not in line:
-            continue
-        f, gloss = line.split(" | ", 1)
-        f = f.split(" ")
-        n = int(f[3], 16)
-        k = 4 + 2 * n
-        ups = [f[k + 2 + 4 * i] for i in range(int(f[k])) if f[k + 1 + 4 * i] in ("@", "@i")]
-        out[f[0]] = (ups, gloss.strip())
-    return out
-
-
-def topic_pairs(rng, train_units):
+def topic_pairs(rng, texts):
     """Pairs of texts of two noun synsets with a common hypernym 1-3 levels
-    up; only texts that are units of the training text (so never a held-out
-    one), each as it stands there."""
-    synsets = wordnet_synsets("noun")
+    up, at least six levels below the root; texts: {noun synset offset: its
+    units in the training text}."""
+    ups = {off: [o for sym, o, _ in ptrs if sym in ("@", "@i")]
+           for (off, _), (_, ptrs, _) in wordnet_synsets("noun").items()}
     depth = {}
 
     def depth_of(off, seen=()):
         if off not in depth:
-            ups = [u for u in synsets[off][0] if u in synsets and u not in seen]
-            depth[off] = 0 if not ups else 1 + min(depth_of(u, seen + (off,)) for u in ups)
+            above = [u for u in ups[off] if u in ups and u not in seen]
+            depth[off] = 0 if not above else 1 + min(depth_of(u, seen + (off,)) for u in above)
         return depth[off]
 
-    texts = {}
-    for off, (ups, gloss) in synsets.items():
-        units = [u for u in train_units.get(off, [])]
-        if units:
-            texts[off] = units
     members = {}
-    for off in sorted(texts):
+    for off in sorted(o for o in texts if o in ups):
         frontier = {off}
         for level in range(1, 4):
-            frontier = {u for f in frontier for u in synsets[f][0] if u in synsets}
+            frontier = {u for f in frontier for u in ups[f] if u in ups}
             for anc in frontier:
                 if depth_of(anc) >= 6:
                     members.setdefault((anc, level), []).append(off)
@@ -175,7 +164,7 @@ def wordnet_train_units(path):
     document's first unit is "headword: gloss.", matched to its synset by
     the gloss's first part."""
     by_gloss = {}
-    for off, (ups, gloss) in wordnet_synsets("noun").items():
+    for (off, _), (_, _, gloss) in wordnet_synsets("noun").items():
         first = re.split(r';\s*(?=")|;\s+', gloss)[0].strip()
         by_gloss.setdefault(first + ".", []).append(off)
     out = {}
