@@ -31,10 +31,6 @@
 #include <string.h>
 #include <strings.h>
 
-/* Up to about this many rows the few-rows kernel beats OpenBLAS on bert-base
- * and MiniLM shapes (measured with AVX-512, one thread); above, OpenBLAS's
- * packing is paid back by its cache blocking. */
-#define FEW_ROWS 48
 
 static void linear_blas(float *out, const float *in, const float *w, const float *b,
                         int n, int rows, int cols)
@@ -222,13 +218,14 @@ typedef struct {
 } linear_job;
 
 /* The few-rows kernel over input rows i0..i1 and weight rows r0..r1, in
- * slabs of FEW_ROWS input rows, so that a block of weight rows is reused from
- * L1 and the whole of W from L2 however many rows the product has. */
+ * slabs of BERT_FEW_ROWS input rows, so that a block of weight rows is
+ * reused from L1 and the whole of W from L2 however many rows the product
+ * has. */
 static void few_rows(const linear_job *j, int i0, int i1, int r0, int r1)
 {
 #ifdef BERT_X86_KERNELS
-    for (int i = i0; i < i1; i += FEW_ROWS) {
-        int m = i1 - i < FEW_ROWS ? i1 - i : FEW_ROWS;
+    for (int i = i0; i < i1; i += BERT_FEW_ROWS) {
+        int m = i1 - i < BERT_FEW_ROWS ? i1 - i : BERT_FEW_ROWS;
         float *out = j->out + (size_t)i * j->rows + r0;
         const float *in = j->in + (size_t)i * j->cols;
         const float *w = j->w + (size_t)r0 * j->cols, *b = j->b ? j->b + r0 : NULL;
@@ -261,8 +258,8 @@ static void run(bert_linear_kernel kernel, bert_workers *workers, int threads, f
 {
     linear_job job = {kernel, out, in, w, b, n, rows, cols};
     int blas = kernel == BERT_LINEAR_BLAS;
-    bert_workers_split(workers, threads, n, rows, cols, blas || n > FEW_ROWS, blas ? 128 : 48, !blas, linear_span,
-                       &job);
+    bert_workers_split(workers, threads, n, rows, cols, blas || n > BERT_FEW_ROWS, blas ? 128 : 48, !blas,
+                       linear_span, &job);
 }
 
 int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
@@ -293,7 +290,7 @@ static int blas_is_avx512(void)
 
 bert_linear_plan bert_linear_plan_for(bert_isa isa)
 {
-    bert_linear_plan plan = {isa, FEW_ROWS, NULL, 1, NULL, 0};
+    bert_linear_plan plan = {isa, BERT_FEW_ROWS, NULL, 1, NULL, 0};
     /* The extensions that go with the instruction set asked for. */
     unsigned ext = bert_cpu_extensions();
     if (isa != BERT_ISA_AVX512) ext &= ~(unsigned)(BERT_CPU_AVX512_BF16 | BERT_CPU_AVX512_VNNI);

@@ -29,6 +29,13 @@ typedef struct {
 
 void bert_linear_scratch_free(bert_linear_scratch *s);
 
+/* Up to about this many input rows the few-rows kernels beat OpenBLAS on
+ * bert-base and MiniLM shapes (measured with AVX-512, one thread); above,
+ * OpenBLAS's packing is paid back by its cache blocking.  Products of up to
+ * this many rows are split by weight rows, larger ones by input rows, and
+ * the kernels take many rows in slabs of this many. */
+#define BERT_FEW_ROWS 48
+
 /* How one connection's model computes its products, chosen once. */
 typedef struct {
     bert_isa isa;           /* vector instructions of the few-rows kernel */

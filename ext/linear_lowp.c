@@ -20,9 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* As in linear.c: rows up to which a product is split by weight rows, and
- * the least rows of a span (a multiple of the kernels' blocks). */
-#define FEW_ROWS 48
+/* The least rows of a span: a multiple of the kernels' blocks (4 and 6, 3
+ * and 4) and slabs. */
 #define LEAST_ROWS 48
 
 const char *bert_precision_name(bert_precision p)
@@ -598,13 +597,13 @@ static bert_lowp_kernel kernel_for(bert_precision p, bert_isa isa, unsigned ext)
 }
 
 /* Input rows i0..i1 against weight rows r0..r1 through the job's kernel;
- * many input rows go in slabs of FEW_ROWS, so that a block of weight rows is
- * reused from L1 and the slab's rows come from L2. */
+ * many input rows go in slabs of BERT_FEW_ROWS, so that a block of weight
+ * rows is reused from L1 and the slab's rows come from L2. */
 static void kernel_run(void *ctx, int i0, int i1, int r0, int r1)
 {
     const lowp_job *j = ctx;
-    for (int i = i0; i < i1; i += FEW_ROWS) {
-        int e = i1 - i < FEW_ROWS ? i1 : i + FEW_ROWS;
+    for (int i = i0; i < i1; i += BERT_FEW_ROWS) {
+        int e = i1 - i < BERT_FEW_ROWS ? i1 : i + BERT_FEW_ROWS;
         switch (j->kernel) {
 #ifdef BERT_X86_KERNELS
         case BERT_LOWP_BF16_DP512: bf16dp_walk(j, i, e, r0, r1); break;
@@ -679,7 +678,7 @@ static int matrix_run(bert_lowp_kernel kernel, bert_workers *workers, int thread
         job.xb = xb;
     }
     /* Shared out as linear.c's products are. */
-    bert_workers_split(workers, threads, n, rows, cols, n > FEW_ROWS, LEAST_ROWS, 1, kernel_run, &job);
+    bert_workers_split(workers, threads, n, rows, cols, n > BERT_FEW_ROWS, LEAST_ROWS, 1, kernel_run, &job);
     free(owned);
     return 0;
 }
