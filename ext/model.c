@@ -538,17 +538,23 @@ static int in_place(const st_tensor *t)
     return t->dtype == ST_F32 && (uintptr_t)t->data % sizeof(float) == 0;
 }
 
-static void convert(const st_tensor *t, float *out)
+/* n elements of tensor t from element `first` on, as float32 into out. */
+static void widen(const st_tensor *t, size_t first, size_t n, float *out)
 {
-    const unsigned char *p = t->data;
     if (t->dtype == ST_F32) {
-        memcpy(out, p, t->count * sizeof(float));
+        memcpy(out, t->data + first * sizeof(float), n * sizeof(float));
         return;
     }
-    for (size_t i = 0; i < t->count; i++) {
+    const unsigned char *p = t->data + first * sizeof(uint16_t);
+    for (size_t i = 0; i < n; i++) {
         uint16_t h = (uint16_t)(p[2 * i] | p[2 * i + 1] << 8);
         out[i] = t->dtype == ST_F16 ? f16_to_f32(h) : bert_f32_from_bf16(h);
     }
+}
+
+static void convert(const st_tensor *t, float *out)
+{
+    widen(t, 0, t->count, out);
 }
 
 /* Row r of tensor t as float32: in place when it can be, else widened
@@ -556,15 +562,7 @@ static void convert(const st_tensor *t, float *out)
 static const float *float_row(const st_tensor *t, size_t r, size_t cols, float *row_buf)
 {
     if (in_place(t)) return (const float *)(const void *)t->data + r * cols;
-    const unsigned char *p = t->data + r * cols * (t->dtype == ST_F32 ? sizeof(float) : sizeof(uint16_t));
-    if (t->dtype == ST_F32) {
-        memcpy(row_buf, p, cols * sizeof(float));
-        return row_buf;
-    }
-    for (size_t i = 0; i < cols; i++) {
-        uint16_t h = (uint16_t)(p[2 * i] | p[2 * i + 1] << 8);
-        row_buf[i] = t->dtype == ST_F16 ? f16_to_f32(h) : bert_f32_from_bf16(h);
-    }
+    widen(t, r * cols, cols, row_buf);
     return row_buf;
 }
 
