@@ -7,7 +7,11 @@
 #   make bench-kernels  GFLOP/s of the float32, bfloat16 and int8 projection
 #                   kernels on bert-base and MiniLM shapes, one thread
 #   make static     build libsqlite_bert.a, to link into an application
-#   make install    copy bert.so, libsqlite_bert.a and sqlite_bert.h under $(DESTDIR)$(PREFIX)
+#   make install    copy bert.so, libsqlite_bert.a, sqlite_bert.h and sqlite-bert.pc
+#                   under $(DESTDIR)$(PREFIX)
+#   make python-package  sdist and wheel of the Python package into build/dist/
+#   make node-package    npm tarball (with this platform's bert.so) into build/dist/
+#   make test-packages   both packages installed and used, pkg-config, the model fetcher
 #   make deps       check (and as root, install) the Debian packages needed
 #   make test-dqlite  the extension in a three-node dqlite cluster on 127.0.0.1
 #                   (needs libdqlite-dev; not part of make test)
@@ -33,6 +37,22 @@ ifeq ($(strip $(PKG_LIBS)),)
 PKG_LIBS   := -lopenblas -lutf8proc
 endif
 
+# macOS (not tested here): a .dylib, and Homebrew's keg-only sqlite and
+# openblas, which pkg-config finds only through their own prefixes.
+UNAME_S := $(shell uname -s)
+ifeq ($(UNAME_S),Darwin)
+BREW    := $(shell brew --prefix 2>/dev/null || echo /opt/homebrew)
+export PKG_CONFIG_PATH := $(BREW)/opt/sqlite/lib/pkgconfig:$(BREW)/opt/openblas/lib/pkgconfig:$(PKG_CONFIG_PATH)
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs openblas libutf8proc 2>/dev/null)
+EXT_LIB    := bert.dylib
+SHARED     := -dynamiclib
+else
+EXT_LIB    := bert.so
+SHARED     := -shared
+endif
+VERSION := $(shell sed -n 's/^\#define SQLITE_BERT_VERSION "\(.*\)"/\1/p' ext/sqlite_bert.h)
+
 WARN    := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla
 DEFS    := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 CFLAGS_ALL := $(OPT) $(SAN) $(WARN) $(DEFS) $(PKG_CFLAGS) $(CFLAGS)
@@ -46,7 +66,8 @@ TEST_SRC  := $(wildcard tests/test_*.c)
 MODELS    := build/models/.done
 
 .PHONY: all static test demo bench bench-tokenizer bench-kernels bench-vec install uninstall clean deps build-deps sqlite-vec test-dqlite
-all: bert.so
+.PHONY: python-package node-package test-packages
+all: $(EXT_LIB)
 
 deps:
 	@sh tests/check_deps.sh
@@ -56,8 +77,8 @@ build-deps:
 
 # build-deps is order-only (after the |): it runs before compiling, but its
 # being phony does not make the targets out of date.
-bert.so: $(EXT_SRC) $(EXT_HDR) | build-deps
-	$(CC) $(CFLAGS_ALL) -fPIC -shared -fvisibility=hidden -o $@ $(EXT_SRC) $(LIBS) $(LDFLAGS)
+bert.so bert.dylib: $(EXT_SRC) $(EXT_HDR) | build-deps
+	$(CC) $(CFLAGS_ALL) -fPIC $(SHARED) -fvisibility=hidden -o $@ $(EXT_SRC) $(LIBS) $(LDFLAGS)
 
 # For applications that link the extension in (SQLITE_CORE: direct calls to
 # SQLite, no routine table); include ext/sqlite_bert.h.
@@ -139,14 +160,73 @@ vec0.so:
 
 sqlite-vec: vec0.so
 
-install: bert.so libsqlite_bert.a
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)
-	install -m 644 bert.so $(DESTDIR)$(LIBDIR)/bert.so
+# sqlite-bert.pc describes the static library: its dependencies are needed
+# on every link, so they are public (Requires, Libs), and a plain
+# `pkg-config --cflags --libs sqlite-bert` links.  A dependency without a .pc
+# file of its own (older systems) is named as a plain -l flag instead.
+# Paths under the prefix are written relative to it (${prefix}/lib), so that
+# `pkg-config --define-prefix` finds a tree installed with DESTDIR.
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+PC_LIBDIR     = $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
+PC_INCLUDEDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
+$(BUILD)/sqlite-bert.pc: ext/sqlite-bert.pc.in ext/sqlite_bert.h FORCE
+	@mkdir -p $(BUILD)
+	@req=sqlite3; libs=; \
+	 for p in openblas:-lopenblas libutf8proc:-lutf8proc; do \
+	     if pkg-config --exists $${p%%:*} 2>/dev/null; then req="$$req $${p%%:*}"; else libs="$$libs $${p#*:}"; fi; \
+	 done; \
+	 sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(PC_LIBDIR)|' -e 's|@INCLUDEDIR@|$(PC_INCLUDEDIR)|' \
+	     -e 's|@VERSION@|$(VERSION)|' -e "s|@REQUIRES@|$$req|" -e "s|@DEPLIBS@|$$libs|" \
+	     ext/sqlite-bert.pc.in > $@.tmp && mv $@.tmp $@
+
+install: $(EXT_LIB) libsqlite_bert.a $(BUILD)/sqlite-bert.pc
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 644 $(EXT_LIB) $(DESTDIR)$(LIBDIR)/$(EXT_LIB)
 	install -m 644 libsqlite_bert.a $(DESTDIR)$(LIBDIR)/libsqlite_bert.a
 	install -m 644 ext/sqlite_bert.h $(DESTDIR)$(INCLUDEDIR)/sqlite_bert.h
+	install -m 644 $(BUILD)/sqlite-bert.pc $(DESTDIR)$(PKGCONFIGDIR)/sqlite-bert.pc
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/bert.so $(DESTDIR)$(LIBDIR)/libsqlite_bert.a $(DESTDIR)$(INCLUDEDIR)/sqlite_bert.h
+	rm -f $(DESTDIR)$(LIBDIR)/$(EXT_LIB) $(DESTDIR)$(LIBDIR)/libsqlite_bert.a $(DESTDIR)$(INCLUDEDIR)/sqlite_bert.h \
+	      $(DESTDIR)$(PKGCONFIGDIR)/sqlite-bert.pc
+
+# The Python package (ext/python/): its sdist carries the C sources and
+# builds them with the user's compiler and libraries; the wheel is built from
+# that sdist, the way pip would.  The sdist is staged in $(BUILD)/python
+# because setuptools packages only files under the project folder.
+PYTHON  ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
+PY_STAGE := $(BUILD)/python
+DIST    := $(BUILD)/dist
+python-package: | build-deps
+	rm -rf $(PY_STAGE) $(DIST)/sqlite_bert-* $(DIST)/sqlite-bert-*.tar.gz
+	mkdir -p $(PY_STAGE)/csrc $(DIST)
+	cp -R ext/python/. $(PY_STAGE)/
+	cp $(EXT_SRC) $(EXT_HDR) $(PY_STAGE)/csrc/
+	cp README.md $(PY_STAGE)/README.md
+	cd $(PY_STAGE) && $(PYTHON) setup.py -q sdist -d $(CURDIR)/$(DIST)
+	$(PYTHON) -m pip wheel -q --no-deps --no-build-isolation --no-index -w $(DIST) $(DIST)/sqlite-bert-$(VERSION).tar.gz
+	@ls -1 $(DIST)/sqlite-bert-$(VERSION).tar.gz $(DIST)/sqlite_bert-$(VERSION)-*.whl
+
+# The npm package (ext/node/) ships the extension prebuilt for the platform
+# that packs it, in prebuilt/<platform>-<arch>/, as built by this Makefile.
+NODE_STAGE := $(BUILD)/node
+node-package: $(EXT_LIB)
+	@command -v npm >/dev/null || { echo "make node-package: npm is needed (apt-get install npm)" >&2; exit 1; }
+	rm -rf $(NODE_STAGE) $(DIST)/sqlite-bert-$(VERSION).tgz
+	mkdir -p $(NODE_STAGE) $(DIST)
+	cp -R ext/node/. $(NODE_STAGE)/
+	plat=$$(node -p 'process.platform + "-" + process.arch') && mkdir -p $(NODE_STAGE)/prebuilt/$$plat && \
+	    cp $(EXT_LIB) $(NODE_STAGE)/prebuilt/$$plat/
+	cd $(NODE_STAGE) && npm pkg set version=$(VERSION) && npm pack --silent --pack-destination $(CURDIR)/$(DIST)
+	@ls -1 $(DIST)/sqlite-bert-$(VERSION).tgz
+
+# Both packages installed into fresh places and used, a C program built
+# through pkg-config after `make install DESTDIR=...`, and the model fetcher
+# against a hub served on 127.0.0.1.
+test-packages: python-package node-package libsqlite_bert.a $(BUILD)/sqlite-bert.pc
+	sh tests/packages/run.sh
+
+FORCE:
 
 clean:
 	rm -rf bert.so libsqlite_bert.a vec0.so $(BUILD)
