@@ -215,6 +215,7 @@ node-package: $(EXT_LIB)
 	rm -rf $(NODE_STAGE) $(DIST)/sqlite-bert-$(VERSION).tgz
 	mkdir -p $(NODE_STAGE) $(DIST)
 	cp -R ext/node/. $(NODE_STAGE)/
+	cp README.md $(NODE_STAGE)/README.md
 	plat=$$(node -p 'process.platform + "-" + process.arch') && mkdir -p $(NODE_STAGE)/prebuilt/$$plat && \
 	    cp $(EXT_LIB) $(NODE_STAGE)/prebuilt/$$plat/
 	cd $(NODE_STAGE) && npm pkg set version=$(VERSION) && npm pack --silent --pack-destination $(CURDIR)/$(DIST)
