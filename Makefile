@@ -224,7 +224,7 @@ node-package: $(EXT_LIB)
 # Both packages installed into fresh places and used, a C program built
 # through pkg-config after `make install DESTDIR=...`, and the model fetcher
 # against a hub served on 127.0.0.1.
-test-packages: python-package node-package libsqlite_bert.a $(BUILD)/sqlite-bert.pc
+test-packages: python-package node-package $(MODELS)
 	sh tests/packages/run.sh
 
 FORCE:
