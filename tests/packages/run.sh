@@ -68,10 +68,6 @@ else
 fi
 
 echo "== sqlite-utils --load-extension"
-if ! command -v sqlite-utils >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sqlite-utils >/dev/null 2>&1 ||
-        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sqlite-utils >/dev/null; }
-fi
 if command -v sqlite-utils >/dev/null; then
     got=$(sqlite-utils memory --csv --no-headers --load-extension "$("$work/venv-wheel/bin/python" -m sqlite_bert path)" \
         "SELECT bert_version() || '|' || printf('%.6f', bert_similarity('a dog barked', 'the puppy was noisy')) \
