@@ -26,7 +26,11 @@ DEPENDENCIES = [
 
 
 def version():
-    with open(os.path.join(HERE, CSRC, "sqlite_bert.h"), encoding="utf-8") as f:
+    header = os.path.join(HERE, CSRC, "sqlite_bert.h")
+    if not os.path.exists(header):
+        sys.exit("sqlite-bert: %s has no C sources (csrc/): build the package from the repository's "
+                 "root with `make python-package`, which stages them" % HERE)
+    with open(header, encoding="utf-8") as f:
         for line in f:
             if line.startswith("#define SQLITE_BERT_VERSION "):
                 return line.split('"')[1]
