@@ -153,6 +153,12 @@ class FetcherTest(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.dir, "config.json")))
         self.assertFalse(os.path.exists(os.path.join(self.dir, "config.json.part")))
 
+    def test_an_empty_file_is_written_as_an_empty_file(self):
+        self.hub.add_repo("org/empty-added-tokens", MODEL, extra={"added_tokens.json": b""})
+        self.fetch("org/empty-added-tokens")
+        self.assertEqual(files_under(self.dir), NEEDED | {"added_tokens.json"})
+        self.assertEqual(os.path.getsize(os.path.join(self.dir, "added_tokens.json")), 0)
+
     def test_a_pickle_only_repository_is_refused_before_any_download(self):
         self.hub.add_repo("someone/old-bert", extra={"config.json": b"{}", "vocab.txt": b"[PAD]\n",
                                                      "pytorch_model.bin": os.urandom(1000)})

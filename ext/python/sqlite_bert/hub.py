@@ -168,6 +168,8 @@ def _local_path(directory, rfilename):
 def _transfer(url, part, size, log):
     """Appends to `part` until it holds `size` bytes, resuming with a Range
     request after an interruption.  Returns when the part is complete."""
+    if not os.path.exists(part):
+        open(part, "wb").close()       # an empty file needs no transfer but is a file
     for attempt in range(1, ATTEMPTS + 1):
         have = os.path.getsize(part) if os.path.exists(part) else 0
         if have > size:
