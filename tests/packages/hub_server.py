@@ -40,7 +40,7 @@ class Hub:
         self._server.daemon_threads = True
         self.port = self._server.server_address[1]
         self.endpoint = "http://127.0.0.1:%d" % self.port
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
 
     def __enter__(self):
         self._thread.start()

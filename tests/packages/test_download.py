@@ -24,7 +24,7 @@ import sqlite_bert                      # noqa: E402
 from sqlite_bert import hub as hubmod   # noqa: E402
 from hub_server import Hub               # noqa: E402
 
-MODEL = os.path.join(ROOT, "build", "models", "minilm-f16")
+MODEL = os.path.join(ROOT, "build", "models", "st-mean-f16")   # a sentence-transformers layout
 REPO = "sentence-transformers/all-MiniLM-L6-v2"
 # What the fetcher must take from MODEL's files, and what it must leave.
 NEEDED = {"config.json", "vocab.txt", "model.safetensors", "tokenizer_config.json", "modules.json",
