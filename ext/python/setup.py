@@ -5,6 +5,7 @@ The extension is a SQLite loadable library, not a Python C module: it uses no
 Python headers, exports sqlite3_bert_init, and its file name carries no Python
 version tag, so one wheel serves every Python 3 on the platform.
 """
+import contextlib
 import os
 import shutil
 import subprocess
@@ -80,6 +81,25 @@ def build_flags():
     return include_dirs, library_dirs, libraries + ["pthread", "m"], cflags
 
 
+@contextlib.contextmanager
+def quiet_output():
+    """The compiler's own errors about a missing header would bury the
+    message that says which package to install."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved + [devnull]:
+            os.close(fd)
+
+
 def missing_dependencies(compiler, include_dirs, dependencies=DEPENDENCIES):
     """The dependencies whose header the compiler cannot find."""
     missing = []
@@ -90,7 +110,8 @@ def missing_dependencies(compiler, include_dirs, dependencies=DEPENDENCIES):
             with open(src, "w", encoding="utf-8") as f:
                 f.write("#include <%s>\nint main(void) { return 0; }\n" % dep[0])
             try:
-                compiler.compile([src], output_dir=tmp, include_dirs=include_dirs)
+                with quiet_output():
+                    compiler.compile([src], output_dir=tmp, include_dirs=include_dirs)
             except Exception:
                 missing.append(dep)
     finally:

@@ -67,6 +67,18 @@ else
     fail "pip install of the sdist"
 fi
 
+# A machine without the -dev packages, as the compiler sees it: an empty
+# sysroot.  The install must stop with the packages to install.
+mkdir -p "$work/empty-sysroot"
+if CFLAGS="--sysroot=$work/empty-sysroot" "$work/venv-sdist/bin/pip" wheel -q --no-deps --no-index \
+        --no-build-isolation -w "$work/no-wheel" "$dist/sqlite-bert-$version.tar.gz" > "$work/no-headers.log" 2>&1; then
+    fail "sdist without headers: the build did not stop"
+else
+    expect "sdist without headers: the packages to install" \
+        "Debian/Ubuntu:     sudo apt-get install libsqlite3-dev libopenblas-dev libutf8proc-dev" \
+        "$(grep -o 'Debian/Ubuntu: .*' "$work/no-headers.log" | head -n 1)"
+fi
+
 echo "== sqlite-utils --load-extension"
 if command -v sqlite-utils >/dev/null; then
     got=$(sqlite-utils memory --csv --no-headers --load-extension "$("$work/venv-wheel/bin/python" -m sqlite_bert path)" \
