@@ -85,6 +85,9 @@ if command -v sqlite-utils >/dev/null; then
         "SELECT bert_version() || '|' || printf('%.6f', bert_similarity('a dog barked', 'the puppy was noisy')) \
          FROM (SELECT bert_load('default', '$model'))" | tr -d '\r')
     expect "sqlite-utils --load-extension" "$expected" "$got"
+    # Debian's sqlite_utils module, seen from the venv with system packages.
+    expect "sqlite_utils.Database + sqlite_bert.load" "$expected" \
+        "$("$work/venv-sdist/bin/python" tests/packages/check.py "$model" sqlite-utils 2>&1 || true)"
 else
     fail "sqlite-utils is not installed (apt-get install sqlite-utils)"
 fi

@@ -39,8 +39,11 @@ __version__ = _version()
 
 
 def load(conn):
-    """Loads the extension into `conn` (a sqlite3.Connection), turning
-    extension loading on for the call and off again afterwards."""
+    """Loads the extension into `conn` (a sqlite3.Connection, or a
+    sqlite_utils.Database), turning extension loading on for the call and
+    off again afterwards."""
+    if not hasattr(conn, "load_extension") and hasattr(conn, "conn"):
+        conn = conn.conn                # sqlite_utils.Database
     suffix = ".dylib" if sys.platform == "darwin" else ".so"
     if not os.path.exists(loadable_path() + suffix):
         raise RuntimeError("sqlite-bert: %s is missing; reinstall the package" % (loadable_path() + suffix))
