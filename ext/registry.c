@@ -133,7 +133,7 @@ static int resolve_settings(bert_entry *e, char **err)
     e->threads = o->threads;
     e->aggregation = o->aggregation >= 0 ? (bert_aggregation)o->aggregation : BERT_AGG_DEFAULT;
     e->precision = o->precision >= 0 ? (bert_precision)o->precision : BERT_PRECISION_FLOAT32;
-    int limit = e->cfg.max_position_embeddings;
+    int limit = bert_config_max_tokens(&e->cfg);
     int max_length = limit;
     /* Read at registration, so max_length is known before the tokenizer is loaded. */
     int model_max = bert_tokenizer_model_max_length(e->path);
