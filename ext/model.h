@@ -32,6 +32,13 @@ typedef enum {
 /* The model_type of a family ("bert", "xlm-roberta", ...); static. */
 const char *bert_family_name(bert_family f);
 
+/* Separators between the two texts of a pair: BERT's [CLS] a [SEP] b [SEP]
+ * has one; RoBERTa's, XLM-RoBERTa's and MPNet's <s> a </s></s> b </s> two. */
+static inline int bert_family_pair_seps(bert_family f)
+{
+    return f == BERT_FAMILY_BERT || f == BERT_FAMILY_DISTILBERT ? 1 : 2;
+}
+
 /* MPNet buckets relative positions into this many (MPNetEncoder's default). */
 #define BERT_MPNET_BUCKETS 32
 
@@ -111,6 +118,13 @@ typedef struct {
 } bert_st_config;
 
 int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err);
+
+/* The prompt of config_sentence_transformers.json's "prompts" called
+ * `name`, or (name NULL) the one its default_prompt_name names.  *out is a
+ * malloc'd copy, or NULL when no prompt applies (no file, no default, an
+ * empty prompt).  0, or -1 with *err: an unknown name (the message lists
+ * the model's prompts), a file that is not as sentence-transformers writes it. */
+int bert_st_prompt(const char *model_dir, const char *name, char **out, char **err);
 
 /* A layer's six projections are held at the model's precision (linear.h);
  * their biases and the LayerNorms stay float32. */

@@ -113,3 +113,50 @@ int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err)
     return 0;
 }
 
+
+int bert_st_prompt(const char *model_dir, const char *name, char **out, char **err)
+{
+    *out = NULL;
+    *err = NULL;
+    json_doc *doc = NULL;
+    int found = bert_json_read_model_file(model_dir, "config_sentence_transformers.json", 0, &doc, err);
+    if (found < 0) return -1;
+    int prompts = found ? bert_json_member(doc, 0, "prompts") : -1, rc = -1;
+    if (prompts >= 0 && doc->nodes[prompts].type != JSON_OBJECT && doc->nodes[prompts].type != JSON_NULL) {
+        *err = bert_errorf("%s/config_sentence_transformers.json: \"prompts\" must be an object of prompt "
+                           "names and texts, such as {\"query\": \"query: \"}", model_dir);
+        goto done;
+    }
+    const char *want = name;
+    if (!want && found) want = bert_json_str(doc, bert_json_member(doc, 0, "default_prompt_name"), NULL);
+    if (!want) { rc = 0; goto done; }
+    int node = prompts >= 0 ? bert_json_member(doc, prompts, want) : -1;
+    const char *text = bert_json_str(doc, node, NULL);
+    if (!text) {
+        bert_text names = {0};
+        for (int c = prompts >= 0 ? doc->nodes[prompts].first_child : -1; c >= 0; c = doc->nodes[c].next_sibling) {
+            if (names.len) bert_text_add(&names, ", ", 2);
+            bert_text_add(&names, "\"", 1);
+            bert_text_add(&names, doc->nodes[c].key, strlen(doc->nodes[c].key));
+            bert_text_add(&names, "\"", 1);
+        }
+        if (names.failed) *err = bert_errorf("out of memory reading %s/config_sentence_transformers.json", model_dir);
+        else if (names.len)
+            *err = bert_errorf("model %s has no prompt \"%s\" in config_sentence_transformers.json; its prompts are "
+                               "%s, or give the text itself: '{\"prompt\": {\"text\": \"query: \"}}'",
+                               model_dir, want, names.s);
+        else
+            *err = bert_errorf("model %s has no prompts (config_sentence_transformers.json), so no prompt \"%s\"; "
+                               "give the text itself: '{\"prompt\": {\"text\": \"query: \"}}'", model_dir, want);
+        free(names.s);
+        goto done;
+    }
+    if (*text && !(*out = bert_strdup(text))) {
+        *err = bert_errorf("out of memory reading %s/config_sentence_transformers.json", model_dir);
+        goto done;
+    }
+    rc = 0;
+done:
+    bert_json_free(doc);
+    return rc;
+}
