@@ -179,8 +179,49 @@ static void sentence_transformers_files(void)
     free(err);
 }
 
+static void prompts(void)
+{
+    char *err = NULL, *prompt = NULL;
+    tm_dir d = tm_case_dir("prompts");
+    const char *dir = d.path;
+
+    t_case("prompts: none without config_sentence_transformers.json, an error when one is named");
+    T_CHECK(bert_st_prompt(dir, NULL, &prompt, &err) == 0 && !prompt, "got %s: %s", prompt ? prompt : "NULL",
+            err ? err : "");
+    T_CHECK(bert_st_prompt(dir, "query", &prompt, &err) == -1 && tm_contains(err, "has no prompts") &&
+            tm_contains(err, "{\"text\""), "%s", err ? err : "accepted");
+    free(err);
+    err = NULL;
+
+    t_case("prompts: default_prompt_name applies when none is named; a named one wins");
+    tm_write_text(dir, "config_sentence_transformers.json",
+                  "{\"prompts\": {\"query\": \"query: \", \"passage\": \"passage: \", \"none\": \"\"}, "
+                  "\"default_prompt_name\": \"passage\"}");
+    if (T_CHECK(bert_st_prompt(dir, NULL, &prompt, &err) == 0 && prompt, "%s", err ? err : "no prompt"))
+        T_CHECK(strcmp(prompt, "passage: ") == 0, "default %s", prompt);
+    free(prompt);
+    prompt = NULL;
+    if (T_CHECK(bert_st_prompt(dir, "query", &prompt, &err) == 0 && prompt, "%s", err ? err : "no prompt"))
+        T_CHECK(strcmp(prompt, "query: ") == 0, "named %s", prompt);
+    free(prompt);
+    prompt = NULL;
+    /* sentence-transformers adds nothing for an empty prompt. */
+    T_CHECK(bert_st_prompt(dir, "none", &prompt, &err) == 0 && !prompt, "empty prompt %s", prompt ? prompt : "");
+
+    t_case("prompts: an unknown name lists the model's prompts");
+    T_CHECK(bert_st_prompt(dir, "search", &prompt, &err) == -1 && tm_contains(err, "\"search\"") &&
+            tm_contains(err, "\"query\", \"passage\", \"none\""), "%s", err ? err : "accepted");
+    free(err);
+    err = NULL;
+    tm_write_text(dir, "config_sentence_transformers.json", "{\"prompts\": [\"query: \"]}");
+    T_CHECK(bert_st_prompt(dir, "query", &prompt, &err) == -1 && tm_contains(err, "\"prompts\" must be an object"),
+            "%s", err ? err : "accepted");
+    free(err);
+}
+
 void suite_config(void)
 {
     config_json();
     sentence_transformers_files();
+    prompts();
 }

@@ -144,6 +144,45 @@ done:
     return ok;
 }
 
+/* The family column, the prompt option's checks and re-registration. */
+static void registrations(sqlite3 *db, const json_doc *models)
+{
+    t_case("bert_models shows each registration's family");
+    for (int c = models->nodes[0].first_child; c >= 0; c = models->nodes[c].next_sibling) {
+        char *got = t_query(db, "SELECT family FROM bert_models WHERE name = ?1", models->nodes[c].key, NULL);
+        const char *want = bert_json_str(models, bert_json_member(models, c, "model_type"), "?");
+        T_CHECK(got && strcmp(got, want) == 0, "%s: family %s, want %s", models->nodes[c].key, got ? got : "?", want);
+        free(got);
+    }
+
+    t_case("option prompt: checked at registration, part of what makes a registration the same");
+    const char *e5 = MODELS_DIR "xlmr-e5", *mpnet = MODELS_DIR "mpnet-st";
+    t_expect_error(db, "SELECT bert_load('p1', ?1, '{\"prompt\": \"search\"}')", e5, "no prompt \"search\"",
+                   "\"query\", \"passage\"", NULL);
+    t_expect_error(db, "SELECT bert_load('p2', ?1, '{\"prompt\": \"query\"}')", mpnet, "has no prompts",
+                   "{\"text\"", NULL);
+    t_expect_error(db, "SELECT bert_load('p3', ?1, '{\"prompt\": 3}')", e5, "option \"prompt\" must be", NULL);
+    t_expect_error(db, "SELECT bert_load('p4', ?1, '{\"prompt\": {\"text\": 5}}')", e5, "option \"prompt\"", NULL);
+    t_expect_error(db, "SELECT bert_load('p5', ?1, '{\"prompt\": {\"text\": \"a\", \"name\": \"b\"}}')", e5,
+                   "option \"prompt\"", NULL);
+    t_expect(db, "SELECT bert_load('xlmr-e5-query', ?1, '{\"prompt\": \"query\"}')", e5, "xlmr-e5-query");
+    t_expect_error(db, "SELECT bert_load('xlmr-e5-query', ?1, '{\"prompt\": \"passage\"}')", e5,
+                   "already registered", "\"prompt\": {\"text\": \"query: \"}", NULL);
+    /* The same prompt given as text is the same registration. */
+    t_expect(db, "SELECT bert_load('xlmr-e5-query', ?1, '{\"prompt\": {\"text\": \"query: \"}}')", e5,
+             "xlmr-e5-query");
+    /* The prompt counts towards max_length: 128 tokens of text leave 124 after "query: ". */
+    t_expect(db, "SELECT json_array_length(bert_token_ids(?1, 'xlmr-e5-query')) || ' ' || "
+                 "json_extract(bert_tokenize(?1, 'xlmr-e5-query'), '$[1]')",
+             "word word word word word word word word word word word word word word word word word word word word "
+             "word word word word word word word word word word word word word word word word word word word word "
+             "word word word word word word word word word word word word word word word word word word word word "
+             "word word word word word word word word word word word word word word word word word word word word "
+             "word word word word word word word word word word word word word word word word word word word word "
+             "word word word word word word word word word word word word word word word word word word word word "
+             "word word word word word word word word word word", "128 query");
+}
+
 void suite_families(void)
 {
     t_case("RoBERTa, XLM-RoBERTa and MPNet: every function within 1e-4 of the PyTorch reference");
@@ -195,6 +234,7 @@ void suite_families(void)
     }
     T_CHECK(failures == 0, "%d of %d golden checks failed", failures, checked);
     printf("families  %d checks  max|diff| %.2g\n", checked, worst);
+    registrations(db, models);
 done:
     free(err);
     free(manifest);
