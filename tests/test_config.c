@@ -184,6 +184,9 @@ static void prompts(void)
     char *err = NULL, *prompt = NULL;
     tm_dir d = tm_case_dir("prompts");
     const char *dir = d.path;
+    char file[600];
+    snprintf(file, sizeof file, "%s/config_sentence_transformers.json", dir);
+    remove(file);   /* left by an earlier run */
 
     t_case("prompts: none without config_sentence_transformers.json, an error when one is named");
     T_CHECK(bert_st_prompt(dir, NULL, &prompt, &err) == 0 && !prompt, "got %s: %s", prompt ? prompt : "NULL",
