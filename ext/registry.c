@@ -156,8 +156,9 @@ static int resolve_settings(bert_entry *e, char **err)
     if (e->st.max_seq_length > 0 && e->st.max_seq_length < limit) max_length = e->st.max_seq_length;
     if (o->max_length > 0) {
         if (o->max_length > limit) {
-            *err = bert_errorf("max_length %d is more than the model's max_position_embeddings %d: "
-                               "use at most %d", o->max_length, limit, limit);
+            *err = bert_errorf("max_length %d is more than the %d positions the model takes "
+                               "(max_position_embeddings %d, of which RoBERTa and MPNet skip pad_token_id + 1): "
+                               "use at most %d", o->max_length, limit, e->cfg.max_position_embeddings, limit);
             return -1;
         }
         max_length = o->max_length;

@@ -144,6 +144,43 @@ done:
     return ok;
 }
 
+/* all-mpnet-base-v2's own tokenizer files (its tokenizer.json among them),
+ * from ../shared when present: the same ids as the Rust tokenizer gave for
+ * the golden texts that mpnet-st did not truncate. */
+static void real_mpnet_tokenizer(sqlite3 *db, const json_doc *lines)
+{
+    static const char *const dir = "../shared/models/sentence-transformers__all-mpnet-base-v2";
+    t_case("all-mpnet-base-v2's own tokenizer files give the Rust tokenizer's ids");
+    if (!t_exists(dir)) {
+        t_skip("../shared/models/sentence-transformers__all-mpnet-base-v2 is absent");
+        return;
+    }
+    char *got = t_query(db, "SELECT bert_load('real-mpnet', ?1)", dir, NULL);
+    int ok = T_CHECK(got && strcmp(got, "real-mpnet") == 0, "bert_load: %s", got ? got : "?");
+    free(got);
+    int compared = 0;
+    for (int line = lines->nodes[0].first_child; ok && line >= 0; line = lines->nodes[line].next_sibling) {
+        const char *model = bert_json_str(lines, bert_json_member(lines, line, "model"), "");
+        const char *sql = bert_json_str(lines, bert_json_member(lines, line, "sql"), "");
+        int want = bert_json_member(lines, line, "expected");
+        if (strcmp(model, "mpnet-st") != 0 || !strstr(sql, "bert_token_ids") || bert_json_length(lines, want) >= 256)
+            continue;
+        const char *text = bert_json_str(lines, t_json_child(lines, bert_json_member(lines, line, "args"), 0), "");
+        char *ids = t_query(db, "SELECT bert_token_ids(?1, 'real-mpnet')", text, NULL);
+        json_doc *gd = NULL;
+        char *err = NULL, why[256] = "";
+        double worst = 0;
+        ok = T_CHECK(ids && bert_json_parse(ids, strlen(ids), &gd, &err) == 0 &&
+                         same_json(gd, 0, lines, want, &worst, why, sizeof why),
+                     "\"%.50s\": %s %s", text, ids ? ids : "?", why);
+        compared++;
+        bert_json_free(gd);
+        free(err);
+        free(ids);
+    }
+    T_CHECK(compared > 50, "only %d texts compared", compared);
+}
+
 /* The family column, the prompt option's checks and re-registration. */
 static void registrations(sqlite3 *db, const json_doc *models)
 {
@@ -168,6 +205,10 @@ static void registrations(sqlite3 *db, const json_doc *models)
     t_expect(db, "SELECT bert_load('xlmr-e5-query', ?1, '{\"prompt\": \"query\"}')", e5, "xlmr-e5-query");
     t_expect_error(db, "SELECT bert_load('xlmr-e5-query', ?1, '{\"prompt\": \"passage\"}')", e5,
                    "already registered", "\"prompt\": {\"text\": \"query: \"}", NULL);
+    /* Positions start at pad_token_id + 1 = 2: 130 of them take 128 tokens. */
+    t_expect(db, "SELECT max_length FROM bert_models WHERE name = 'xlmr-e5'", NULL, "128");
+    t_expect_error(db, "SELECT bert_load('p6', ?1, '{\"max_length\": 129}')", e5, "max_length 129",
+                   "128 positions", "max_position_embeddings 130", "use at most 128", NULL);
     /* The same prompt given as text is the same registration. */
     t_expect(db, "SELECT bert_load('xlmr-e5-query', ?1, '{\"prompt\": {\"text\": \"query: \"}}')", e5,
              "xlmr-e5-query");
@@ -235,6 +276,7 @@ void suite_families(void)
     T_CHECK(failures == 0, "%d of %d golden checks failed", failures, checked);
     printf("families  %d checks  max|diff| %.2g\n", checked, worst);
     registrations(db, models);
+    real_mpnet_tokenizer(db, lines);
 done:
     free(err);
     free(manifest);
