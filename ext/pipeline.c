@@ -255,9 +255,10 @@ int bert_pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top
     if (bert_entry_need_model(e, err) != 0) goto done;
     const bert_model *m = e->model;
     if (!bert_model_has_mlm_head(m)) {
-        *err = bert_errorf("model '%s' has no masked-language-model head (cls.predictions.*): "
-                           "fill-mask needs a checkpoint saved as BertForMaskedLM or "
-                           "BertForPreTraining, such as bert-base-uncased; this model's task is %s",
+        *err = bert_errorf("model '%s' has no masked-language-model head (cls.predictions.* or lm_head.*): "
+                           "fill-mask needs a checkpoint saved as BertForMaskedLM, BertForPreTraining, "
+                           "RobertaForMaskedLM or MPNetForMaskedLM, such as bert-base-uncased or roberta-base; "
+                           "this model's task is %s",
                            e->name, bert_pipeline_task_phrase(m));
         goto done;
     }
@@ -422,8 +423,9 @@ static int need_classifier(bert_entry *e, const char *fn, char **err)
     if (bert_entry_need_model(e, err) != 0) return -1;
     if (bert_model_has_classifier(e->model)) return 0;
     *err = bert_errorf("model '%s' has no sequence-classification head (classifier.*): %s needs a "
-                       "checkpoint saved as BertForSequenceClassification or "
-                       "DistilBertForSequenceClassification (a fine-tuned classifier or cross-encoder); "
+                       "checkpoint saved as BertForSequenceClassification, DistilBertForSequenceClassification, "
+                       "RobertaForSequenceClassification, XLMRobertaForSequenceClassification or "
+                       "MPNetForSequenceClassification (a fine-tuned classifier or cross-encoder); "
                        "this model's task is %s", e->name, fn, bert_pipeline_task_phrase(e->model));
     return -1;
 }

@@ -192,6 +192,14 @@ static void registrations(sqlite3 *db, const json_doc *models)
         free(got);
     }
 
+    t_case("a function whose head the model lacks says which checkpoints have it");
+    t_expect_error(db, "SELECT bert_fill_mask('a <mask> b', 5, 'mpnet-st')", NULL, "lm_head.*", "RobertaForMaskedLM",
+                   NULL);
+    t_expect_error(db, "SELECT bert_classify('a b', 'mpnet-ner')", NULL, "MPNetForSequenceClassification", "token_classification", NULL);
+    t_expect_error(db, "SELECT bert_ner('a b', 'roberta-qa')", NULL, "RobertaForTokenClassification", "question_answering", NULL);
+    t_expect_error(db, "SELECT bert_answer('a', 'b', 'xlmr-cls-bf16')", NULL, "roberta-base-squad2",
+                   "sequence_classification", NULL);
+
     t_case("option prompt: checked at registration, part of what makes a registration the same");
     const char *e5 = MODELS_DIR "xlmr-e5", *mpnet = MODELS_DIR "mpnet-st";
     t_expect_error(db, "SELECT bert_load('p1', ?1, '{\"prompt\": \"search\"}')", e5, "no prompt \"search\"",
