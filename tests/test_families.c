@@ -200,6 +200,20 @@ static void registrations(sqlite3 *db, const json_doc *models)
     t_expect_error(db, "SELECT bert_answer('a', 'b', 'xlmr-cls-bf16')", NULL, "roberta-base-squad2",
                    "sequence_classification", NULL);
 
+    t_case("reduced precision holds for every family");
+    static const char *const precise[] = {"mpnet-st", "roberta-st-f16", "xlmr-e5"};
+    for (size_t i = 0; i < sizeof precise / sizeof *precise; i++) {
+        char path[128], name[64];
+        snprintf(path, sizeof path, MODELS_DIR "%s", precise[i]);
+        snprintf(name, sizeof name, "%s-int8", precise[i]);
+        char *got = t_query(db, "SELECT bert_load(?1, ?2, '{\"precision\": \"int8\"}')", name, path, NULL);
+        free(got);
+        double cos = t_query_double(db, "SELECT bert_similarity(bert_embed(?1, ?2), bert_embed(?1, ?3))",
+                                    "The quick brown fox jumps over the lazy dog near the river bank.", name,
+                                    precise[i], NULL);
+        T_CHECK(cos > 0.995, "%s: int8 against float32 cosine %.6f", precise[i], cos);
+    }
+
     t_case("option prompt: checked at registration, part of what makes a registration the same");
     const char *e5 = MODELS_DIR "xlmr-e5", *mpnet = MODELS_DIR "mpnet-st";
     t_expect_error(db, "SELECT bert_load('p1', ?1, '{\"prompt\": \"search\"}')", e5, "no prompt \"search\"",

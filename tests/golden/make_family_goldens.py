@@ -173,7 +173,9 @@ def main():
     for name in CLASSIFY:
         m = models[name]
         fn = pipeline_function(m)
-        cases = [(t, None) for t in heads["classify"]] + [tuple(p) for p in heads["classify_pairs"]]
+        # A pair longer than max_length: both texts cut longest-first, around the two separators.
+        long_pair = (" ".join(["the committee reviewed every chapter"] * 30), " ".join(["a short answer"] * 12))
+        cases = [(t, None) for t in heads["classify"]] + [tuple(p) for p in heads["classify_pairs"]] + [long_pair]
         ids_list = ids_of([{"a": a, "b": b, "max_length": m.max_length} for a, b in cases])
         for (a, b), ids in zip(cases, ids_list):
             l64 = ref.classifier_logits(m, [ids])[0].numpy()
