@@ -12,6 +12,7 @@
  * encoder on raw token ids through the C API instead.
  */
 #include "test.h"
+#include "checkpoint_fixture.h"
 #include "golden_files.h"
 #include "../ext/encoder.h"
 #include "../ext/json.h"
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define GOLDEN_DIR "tests/golden/"
 #define MODELS_DIR "build/models/"
@@ -120,15 +122,15 @@ static int encode_line(const json_doc *d, int line, const char *dir, double *wor
         snprintf(why, why_size, "bert_encode: %s", err ? err : "?");
         goto done;
     }
-    const int H = m->cfg.hidden_size;
-    if (bert_json_length(d, mean) != H) {
-        snprintf(why, why_size, "the golden mean has %d values, the model %d", bert_json_length(d, mean), H);
+    const int hidden = m->cfg.hidden_size;
+    if (bert_json_length(d, mean) != hidden) {
+        snprintf(why, why_size, "the golden mean has %d values, the model %d", bert_json_length(d, mean), hidden);
         goto done;
     }
     ok = 1;
-    for (int j = 0; j < H; j++) {
+    for (int j = 0; j < hidden; j++) {
         double sum = 0;
-        for (int t = 0; t < n; t++) sum += h[(size_t)t * H + j];
+        for (int t = 0; t < n; t++) sum += h[(size_t)t * hidden + j];
         double diff = fabs(sum / n - d->nodes[t_json_child(d, mean, j)].number);
         if (diff > *worst) *worst = diff;
         if (diff > TOL && ok) {
@@ -231,6 +233,30 @@ static void registrations(sqlite3 *db, const json_doc *models)
     t_expect(db, "SELECT max_length FROM bert_models WHERE name = 'xlmr-e5'", NULL, "128");
     t_expect_error(db, "SELECT bert_load('p6', ?1, '{\"max_length\": 129}')", e5, "max_length 129",
                    "128 positions", "max_position_embeddings 130", "use at most 128", NULL);
+    /* Without the option, default_prompt_name's prompt: a directory of
+     * links to xlmr-e5's files with a config_sentence_transformers.json
+     * that names one. */
+    tm_dir d = tm_case_dir("default-prompt");
+    static const char *const files[] = {"config.json", "model.safetensors", "vocab.txt", "tokenizer_config.json",
+                                        "special_tokens_map.json", "modules.json", "sentence_bert_config.json",
+                                        "1_Pooling"};
+    char link_path[700], target[700];
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(link_path, sizeof link_path, "%s/%s", d.path, files[i]);
+        if (!realpath(MODELS_DIR "xlmr-e5", target)) break;
+        snprintf(target + strlen(target), sizeof target - strlen(target), "/%s", files[i]);
+        remove(link_path);
+        T_CHECK(symlink(target, link_path) == 0, "cannot link %s", link_path);
+    }
+    tm_write_text(d.path, "config_sentence_transformers.json",
+                  "{\"prompts\": {\"query\": \"query: \", \"passage\": \"passage: \"}, "
+                  "\"default_prompt_name\": \"passage\"}");
+    t_expect(db, "SELECT bert_load('e5-default', ?1)", d.path, "e5-default");
+    t_expect(db, "SELECT json_extract(bert_tokenize('hello', 'e5-default'), '$[1]')", NULL, "passage");
+    t_expect(db, "SELECT bert_similarity(bert_embed('hello', 'e5-default'), bert_embed('hello', 'xlmr-e5-literal'))"
+                 " > 0.9999999", NULL, "1");
+    t_expect(db, "SELECT bert_load('e5-default-query', ?1, '{\"prompt\": \"query\"}')", d.path, "e5-default-query");
+    t_expect(db, "SELECT json_extract(bert_tokenize('hello', 'e5-default-query'), '$[1]')", NULL, "query");
     /* The same prompt given as text is the same registration. */
     t_expect(db, "SELECT bert_load('xlmr-e5-query', ?1, '{\"prompt\": {\"text\": \"query: \"}}')", e5,
              "xlmr-e5-query");
