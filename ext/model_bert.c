@@ -7,7 +7,6 @@
  * pre_classifier), token classification and question answering.
  */
 #include "model_bind.h"
-#include "error.h"
 
 #include <string.h>
 

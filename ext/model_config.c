@@ -21,7 +21,6 @@
 #define MAX_INTERMEDIATE (1 << 18)
 #define MAX_TYPE_VOCAB  65536
 
-
 static const struct {
     const char *model_type;
     bert_family family;

@@ -7,7 +7,6 @@
  * RoBERTa's (model_roberta.c).
  */
 #include "model_bind.h"
-#include "error.h"
 
 static const char *const mpnet_layer[16] = {
     "attention.attn.q.weight", "attention.attn.q.bias",

@@ -8,9 +8,7 @@
  * tanh, classifier.out_proj on <s>).  MPNet names its heads the same way.
  */
 #include "model_bind.h"
-#include "error.h"
 
-#include <string.h>
 
 /* RobertaLMHead / MPNetLMHead. */
 static int bind_lm_head(binder *b, bert_model *m)
