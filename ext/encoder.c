@@ -183,17 +183,54 @@ static void softmax_rows(float *x, int n, int dim)
     }
 }
 
+/* MPNet's relative position bucket of key position j seen from query
+ * position i (MPNetEncoder.relative_position_bucket with 32 buckets and
+ * max_distance 128): one half of the buckets for keys before the query, the
+ * other for keys after; exact up to 8 apart, then logarithmic up to 128.
+ * The logarithm is taken in float32 as torch takes it, so the buckets
+ * change at the same distances. */
+static int mpnet_bucket(int relative)
+{
+    const int half = BERT_MPNET_BUCKETS / 2, max_exact = half / 2;
+    int n = -relative;
+    int ret = n < 0 ? half : 0;
+    n = n < 0 ? -n : n;
+    if (n < max_exact) return ret + n;
+    float scaled = logf((float)n / (float)max_exact) / (float)log(128.0 / max_exact) * (float)(half - max_exact);
+    int large = max_exact + (int)scaled;
+    return ret + (large < half - 1 ? large : half - 1);
+}
+
+/* The bias MPNet adds to attention scores, by head and relative position:
+ * out[h * (2 * longest - 1) + (longest - 1) + (j - i)].  One table for
+ * every sequence and layer of a call. */
+static void relative_bias_table(const bert_model *m, int longest, float *out)
+{
+    const int heads = m->cfg.num_heads, width = 2 * longest - 1;
+    for (int d = -(longest - 1); d <= longest - 1; d++) {
+        const float *row = m->rel_bias + (size_t)mpnet_bucket(d) * heads;
+        for (int h = 0; h < heads; h++) out[(size_t)h * width + (size_t)(d + longest - 1)] = row[h];
+    }
+}
+
 /* Self-attention of one sequence of `len` tokens.  q, k, v and ctx point at
  * its first row of [* x H] matrices; head h is columns h*dh .. h*dh+dh-1,
- * read in place through the leading dimension H. */
+ * read in place through the leading dimension H.  rel (or NULL) is the
+ * relative position bias of relative_bias_table for sequences up to
+ * `longest` tokens. */
 static void attention(float *ctx, const float *q, const float *k, const float *v,
-                      float *scores, int len, int H, int heads)
+                      float *scores, int len, int H, int heads, const float *rel, int longest)
 {
     int dh = H / heads;
     float scale = 1.0f / sqrtf((float)dh);
     for (int h = 0; h < heads; h++) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, len, len, dh,
                     scale, q + h * dh, H, k + h * dh, H, 0.0f, scores, len);
+        if (rel) {
+            const float *centre = rel + (size_t)h * (2 * longest - 1) + (longest - 1);
+            for (int i = 0; i < len; i++)
+                for (int j = 0; j < len; j++) scores[(size_t)i * len + j] += centre[j - i];
+        }
         softmax_rows(scores, len, len);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, len, dh, len,
                     1.0f, scores, len, v + h * dh, H, 0.0f, ctx + h * dh, H);
@@ -208,6 +245,8 @@ typedef struct {
     size_t scores_size;
     const int *lengths;
     int n_seqs, H, heads;
+    const float *rel;   /* MPNet's relative position bias, or NULL */
+    int longest;
 } attention_job;
 
 static void attention_chunk(void *p, int chunk, int chunks)
@@ -222,7 +261,7 @@ static void attention_chunk(void *p, int chunk, int chunks)
     for (int i = first; i < last; t0 += (size_t)j->lengths[i], i++) {
         size_t off = t0 * (size_t)j->H;
         attention(j->ctx + off, j->q + off, j->k + off, j->v + off, j->scores + (size_t)chunk * j->scores_size,
-                  j->lengths[i], j->H, j->heads);
+                  j->lengths[i], j->H, j->heads, j->rel, j->longest);
     }
 }
 
@@ -235,11 +274,12 @@ static int check_inputs(const bert_model *m, const int32_t *ids, const int32_t *
     if (n_seqs < 1) { *err = bert_errorf("nothing to encode: no sequences given"); return -1; }
     *total = 0;
     *longest = 0;
+    const int max_tokens = bert_config_max_tokens(c);
     for (int i = 0; i < n_seqs; i++) {
-        if (lengths[i] < 1 || lengths[i] > c->max_position_embeddings) {
+        if (lengths[i] < 1 || lengths[i] > max_tokens) {
             *err = bert_errorf("sequence %d has %d tokens but the model takes 1 to %d "
                                "(max_position_embeddings); shorten the input or lower max_length",
-                               i, lengths[i], c->max_position_embeddings);
+                               i, lengths[i], max_tokens);
             return -1;
         }
         *total += (size_t)lengths[i];
@@ -285,7 +325,9 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
     const int H = c->hidden_size, FF = c->intermediate_size;
     size_t total;
     int longest;
-    if (!m->type_emb) type_ids = NULL;   /* DistilBERT: no segments, whatever the pair */
+    /* DistilBERT and MPNet have no segments; RoBERTa's tokenizers give every
+     * token of a pair segment 0 (its one token type). */
+    if (!m->type_emb || c->family != BERT_FAMILY_BERT) type_ids = NULL;
     if (check_inputs(m, ids, type_ids, lengths, n_seqs, &total, &longest, err) != 0) return NULL;
     const int T = (int)total;
 
@@ -297,7 +339,8 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
     /* x: hidden state; q, k, v; a: attention context; f: FFN activations.
      * q doubles as the output buffer of both sublayers once it is free. */
     size_t th = total * (size_t)H, sq = (size_t)longest * longest;
-    size_t need = 5 * th + total * (size_t)FF + (size_t)att_chunks * sq;
+    size_t rel_size = m->rel_bias ? (2 * (size_t)longest - 1) * (size_t)c->num_heads : 0;
+    size_t need = 5 * th + total * (size_t)FF + (size_t)att_chunks * sq + rel_size;
     if (reserve(&s->work, &s->work_cap, need) != 0) {
         *err = bert_errorf("out of memory: encoding %zu tokens needs %zu MB of scratch", total,
                            need * sizeof(float) >> 20);
@@ -305,13 +348,18 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
     }
     float *x = s->work, *q = x + th, *k = q + th, *v = k + th, *a = v + th;
     float *f = a + th, *scores = f + total * (size_t)FF;
-    attention_job att = {a, q, k, v, scores, sq, lengths, n_seqs, H, c->num_heads};
+    float *rel = m->rel_bias ? scores + (size_t)att_chunks * sq : NULL;
+    if (rel) relative_bias_table(m, longest, rel);
+    attention_job att = {a, q, k, v, scores, sq, lengths, n_seqs, H, c->num_heads, rel, longest};
 
-    /* Embeddings: positions restart at 0 in every sequence. */
+    /* Embeddings: positions restart in every sequence, at 0 (BERT) or past
+     * padding_idx, where pad tokens stay (create_position_ids_from_input_ids). */
     for (int i = 0, t = 0; i < n_seqs; i++)
-        for (int p = 0; p < lengths[i]; p++, t++) {
+        for (int p = 0, counted = 0; p < lengths[i]; p++, t++) {
             const float *we = m->word_emb + (size_t)ids[t] * H;
-            const float *pe = m->pos_emb + (size_t)p * H;
+            int position = p;
+            if (c->pad_id >= 0) position = ids[t] == c->pad_id ? c->pad_id : c->pad_id + ++counted;
+            const float *pe = m->pos_emb + (size_t)position * H;
             float *row = x + (size_t)t * H;
             if (m->type_emb) {
                 const float *te = m->type_emb + (size_t)(type_ids ? type_ids[t] : 0) * H;
@@ -398,8 +446,8 @@ int bert_mlm_logits(const bert_model *m, bert_scratch *s, const float *hidden,
 {
     *err = NULL;
     if (!m || !bert_model_has_mlm_head(m)) {
-        *err = bert_errorf("this model has no masked-language-model head (cls.predictions.*); use a "
-                           "checkpoint saved from BertForMaskedLM or BertForPreTraining");
+        *err = bert_errorf("this model has no masked-language-model head (cls.predictions.* or lm_head.*); "
+                           "use a checkpoint saved from a ForMaskedLM or ForPreTraining class");
         return -1;
     }
     if (!s || !hidden || !rows || !out || n < 1) { *err = bert_errorf("bert_mlm_logits: missing argument"); return -1; }
@@ -416,7 +464,7 @@ int bert_mlm_logits(const bert_model *m, bert_scratch *s, const float *hidden,
         memcpy(g + (size_t)i * H, hidden + (size_t)rows[i] * H, (size_t)H * sizeof(float));
     }
     bert_linear(plan, t, g, m->mlm_dense_w, m->mlm_dense_b, n, H, H);
-    activate(s->plan.isa, t, nh, m->cfg.hidden_act);
+    activate(s->plan.isa, t, nh, m->mlm_act);
     add_layer_norm(s->plan.isa, t, t, NULL, m->mlm_ln_w, m->mlm_ln_b, n, H, m->cfg.layer_norm_eps);
     bert_linear(plan, out, t, m->mlm_decoder_w, m->mlm_bias, n, m->cfg.vocab_size, H);
     return 0;
@@ -442,7 +490,7 @@ int bert_classifier_logits(const bert_model *m, bert_scratch *s, const float *fi
                            char **err)
 {
     *err = NULL;
-    if (!m || !m->cls_w || !m->cls_b) {
+    if (!m || !bert_model_has_classifier(m)) {
         *err = bert_errorf("this model has no sequence-classification head (classifier.*)");
         return -1;
     }
@@ -452,18 +500,15 @@ int bert_classifier_logits(const bert_model *m, bert_scratch *s, const float *fi
         *err = bert_errorf("out of memory: the classifier head needs %zu bytes", (size_t)H * sizeof(float));
         return -1;
     }
+    /* On the first token: BertForSequenceClassification's pooler, tanh;
+     * DistilBertForSequenceClassification's pre_classifier, ReLU;
+     * RobertaClassificationHead's and MPNetClassificationHead's dense, tanh. */
+    const int bert = m->cfg.family == BERT_FAMILY_BERT, relu = m->cfg.family == BERT_FAMILY_DISTILBERT;
     float *pooled = s->head;
-    if (m->cfg.distilbert) {
-        /* DistilBertForSequenceClassification: pre_classifier, ReLU, on the first token. */
-        memcpy(pooled, m->pre_cls_b, (size_t)H * sizeof *pooled);
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, H, H, 1.0f, m->pre_cls_w, H, first_hidden, 1, 1.0f, pooled, 1);
-        for (int j = 0; j < H; j++) pooled[j] = pooled[j] > 0 ? pooled[j] : 0;
-    } else {
-        /* BertForSequenceClassification: the pooler's tanh(dense(first token)). */
-        memcpy(pooled, m->pooler_b, (size_t)H * sizeof *pooled);
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, H, H, 1.0f, m->pooler_w, H, first_hidden, 1, 1.0f, pooled, 1);
-        for (int j = 0; j < H; j++) pooled[j] = tanhf(pooled[j]);
-    }
+    memcpy(pooled, bert ? m->pooler_b : m->pre_cls_b, (size_t)H * sizeof *pooled);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, H, H, 1.0f, bert ? m->pooler_w : m->pre_cls_w, H, first_hidden, 1, 1.0f,
+                pooled, 1);
+    for (int j = 0; j < H; j++) pooled[j] = relu ? (pooled[j] > 0 ? pooled[j] : 0) : tanhf(pooled[j]);
     memcpy(out, m->cls_b, (size_t)L * sizeof *out);
     cblas_sgemv(CblasRowMajor, CblasNoTrans, L, H, 1.0f, m->cls_w, H, pooled, 1, 1.0f, out, 1);
     return 0;

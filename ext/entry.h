@@ -6,6 +6,7 @@
 #ifndef BERT_ENTRY_H
 #define BERT_ENTRY_H
 
+#include "buffer.h"
 #include "registry.h"
 
 #include <sys/types.h>
@@ -25,6 +26,8 @@ struct bert_entry {
     int threads;
     bert_aggregation aggregation; /* how bert_ner groups pieces */
     bert_precision precision;    /* of the weights this entry takes from the cache */
+    char *prompt;                /* prepended to every text it embeds or tokenizes; NULL for none */
+    bert_text prompted;          /* the prompt and the current text, kept between calls */
     bert_tokenizer *tokenizer;   /* NULL until first needed */
     const bert_model *model;     /* NULL until first needed; shared, see weight_cache.h */
     bert_scratch *scratch;       /* this connection's buffers for this model */

@@ -1,6 +1,8 @@
 /*
- * model.h - a BERT checkpoint as Hugging Face stores it: config.json,
- * model.safetensors and the sentence-transformers files.
+ * model.h - a BERT-family checkpoint as Hugging Face stores it: config.json,
+ * model.safetensors and the sentence-transformers files.  The families are
+ * BERT, DistilBERT, RoBERTa, XLM-RoBERTa and MPNet: one encoder with
+ * small differences in names, positions and heads.
  *
  * float32 tensors are used in place inside the read-only mapping of
  * model.safetensors; float16 and bfloat16 ones are converted to float32 once,
@@ -18,8 +20,30 @@
 
 typedef enum { BERT_ACT_GELU, BERT_ACT_GELU_TANH, BERT_ACT_RELU } bert_activation;
 
+/* config.json's model_type. */
+typedef enum {
+    BERT_FAMILY_BERT,
+    BERT_FAMILY_DISTILBERT,     /* its names, no segments, no pooler */
+    BERT_FAMILY_ROBERTA,        /* positions from pad_token_id + 1, RoBERTa's heads */
+    BERT_FAMILY_XLM_ROBERTA,    /* RoBERTa's encoder under another model_type */
+    BERT_FAMILY_MPNET           /* no segments, relative position bias, RoBERTa's heads */
+} bert_family;
+
+/* The model_type of a family ("bert", "xlm-roberta", ...); static. */
+const char *bert_family_name(bert_family f);
+
+/* Separators between the two texts of a pair: BERT's [CLS] a [SEP] b [SEP]
+ * has one; RoBERTa's, XLM-RoBERTa's and MPNet's <s> a </s></s> b </s> two. */
+static inline int bert_family_pair_seps(bert_family f)
+{
+    return f == BERT_FAMILY_BERT || f == BERT_FAMILY_DISTILBERT ? 1 : 2;
+}
+
+/* MPNet buckets relative positions into this many (MPNetEncoder's default). */
+#define BERT_MPNET_BUCKETS 32
+
 typedef struct {
-    int distilbert;             /* model_type "distilbert": its names, no segments, no pooler */
+    bert_family family;
     int vocab_size;
     int hidden_size;
     int num_layers;
@@ -29,10 +53,24 @@ typedef struct {
     int type_vocab_size;        /* 0 for DistilBERT, which has no segment embeddings */
     float layer_norm_eps;
     bert_activation hidden_act;
+    /* RoBERTa, XLM-RoBERTa and MPNet: padding_idx, whose tokens keep
+     * position padding_idx while the others count from position_offset =
+     * padding_idx + 1.  BERT and DistilBERT: -1 and 0. */
+    int pad_id;
+    int position_offset;
+    int relative_buckets;       /* MPNet: rows of encoder.relative_attention_bias; else 0 */
 } bert_config;
 
-/* Reads and validates `model_dir`/config.json (BertConfig's keys, or
- * DistilBertConfig's: dim, n_layers, n_heads, hidden_dim, activation).
+/* The longest sequence the position embeddings take. */
+static inline int bert_config_max_tokens(const bert_config *c)
+{
+    return c->max_position_embeddings - c->position_offset;
+}
+
+/* Reads and validates `model_dir`/config.json (BertConfig's keys, which
+ * RoBERTa, XLM-RoBERTa and MPNet share, or DistilBertConfig's: dim,
+ * n_layers, n_heads, hidden_dim, activation).  An unsupported model_type
+ * is an error that lists the supported ones.
  * 0, or -1 with *err (malloc'd). */
 int bert_config_load(const char *model_dir, bert_config *cfg, char **err);
 
@@ -81,6 +119,13 @@ typedef struct {
 
 int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err);
 
+/* The prompt of config_sentence_transformers.json's "prompts" called
+ * `name`, or (name NULL) the one its default_prompt_name names.  *out is a
+ * malloc'd copy, or NULL when no prompt applies (no file, no default, an
+ * empty prompt).  0, or -1 with *err: an unknown name (the message lists
+ * the model's prompts), a file that is not as sentence-transformers writes it. */
+int bert_st_prompt(const char *model_dir, const char *name, char **out, char **err);
+
 /* A layer's six projections are held at the model's precision (linear.h);
  * their biases and the LayerNorms stay float32. */
 typedef struct {
@@ -102,17 +147,21 @@ typedef struct bert_model {
     const float *pos_emb;     /* [max_position x H] */
     const float *type_emb;    /* [type_vocab x H] */
     const float *emb_ln_w, *emb_ln_b;
+    const float *rel_bias;               /* MPNet: [relative_buckets x num_heads]; else NULL */
     bert_layer_weights *layers;          /* cfg.num_layers of them */
     const float *pooler_w, *pooler_b;    /* NULL when the checkpoint has no pooler */
-    /* Masked-LM head, all NULL when absent.  mlm_decoder_w is word_emb when tied. */
+    /* Masked-LM head (BERT's cls.predictions, RoBERTa's and MPNet's
+     * lm_head), all NULL when absent.  mlm_decoder_w is word_emb when tied. */
     const float *mlm_dense_w, *mlm_dense_b, *mlm_ln_w, *mlm_ln_b;
     const float *mlm_decoder_w, *mlm_bias;
+    bert_activation mlm_act;             /* BERT: hidden_act; RoBERTa, MPNet: GELU */
     const float *nsp_w, *nsp_b;          /* [2 x H], [2]; NULL when absent */
     /* Sequence-classification head, NULL when absent: BERT's classifier on
-     * the pooler's output, DistilBERT's pre_classifier -> ReLU -> classifier
-     * on the first token. */
+     * the pooler's output; on the first token, DistilBERT's pre_classifier
+     * -> ReLU -> classifier, RoBERTa's and MPNet's classifier.dense -> tanh
+     * -> classifier.out_proj. */
     const float *cls_w, *cls_b;          /* [num_labels x H], [num_labels] */
-    const float *pre_cls_w, *pre_cls_b;  /* DistilBERT only: [H x H], [H] */
+    const float *pre_cls_w, *pre_cls_b;  /* all but BERT: [H x H], [H] */
     /* Token-classification head (classifier.* on every token's hidden
      * state), NULL when absent; its labels are head's. */
     const float *tok_w, *tok_b;          /* [num_labels x H], [num_labels] */
@@ -138,7 +187,7 @@ int bert_model_load(const char *model_dir, bert_model **out, char **err);
 int bert_model_load_precision(const char *model_dir, bert_precision precision, bert_model **out, char **err);
 void bert_model_free(bert_model *m);
 
-/* The loader binds a head whole or not at all (model.c, bind_heads). */
+/* The loader binds a head whole or not at all (model_bind.h). */
 static inline int bert_model_has_mlm_head(const bert_model *m)
 {
     return m->mlm_dense_w && m->mlm_dense_b && m->mlm_ln_w && m->mlm_ln_b && m->mlm_decoder_w && m->mlm_bias;
@@ -150,10 +199,11 @@ static inline int bert_model_has_nsp_head(const bert_model *m)
     return m->nsp_w && m->nsp_b && m->pooler_w && m->pooler_b;
 }
 
-/* Sequence classification: BERT's classifier on the pooler, DistilBERT's after pre_classifier. */
+/* Sequence classification: BERT's classifier on the pooler, the others' after their dense layer. */
 static inline int bert_model_has_classifier(const bert_model *m)
 {
-    return m->cls_w && m->cls_b && (m->cfg.distilbert ? m->pre_cls_w && m->pre_cls_b : m->pooler_w && m->pooler_b);
+    return m->cls_w && m->cls_b &&
+           (m->cfg.family == BERT_FAMILY_BERT ? m->pooler_w && m->pooler_b : m->pre_cls_w && m->pre_cls_b);
 }
 
 static inline int bert_model_has_token_head(const bert_model *m)

@@ -47,6 +47,19 @@ int bert_pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allo
      * max_length whatever the text's size. */
     size_t limit = (size_t)e->max_length - 1;
     size_t stop = e->truncate || !allow_long ? limit + 1 : SIZE_MAX;
+    if (e->prompt) {
+        /* The prompt and the text are tokenized as one, as
+         * sentence-transformers does: a prompt need not end between words. */
+        e->prompted.len = 0;
+        if (bert_text_add(&e->prompted, e->prompt, strlen(e->prompt)) != 0 ||
+            bert_text_add(&e->prompted, text, len) != 0) {
+            e->prompted.failed = 0;
+            *err = bert_errorf("out of memory tokenizing a text of %zu bytes", len);
+            return -1;
+        }
+        text = e->prompted.s;
+        len = e->prompted.len;
+    }
     if (bert_ids_push(out, sp->cls) != 0 || bert_tokenizer_encode(e->tokenizer, text, len, stop, out, &e->tokenizing) != 0) {
         *err = bert_errorf("out of memory tokenizing a text of %zu bytes", len);
         return -1;
@@ -242,9 +255,10 @@ int bert_pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top
     if (bert_entry_need_model(e, err) != 0) goto done;
     const bert_model *m = e->model;
     if (!bert_model_has_mlm_head(m)) {
-        *err = bert_errorf("model '%s' has no masked-language-model head (cls.predictions.*): "
-                           "fill-mask needs a checkpoint saved as BertForMaskedLM or "
-                           "BertForPreTraining, such as bert-base-uncased; this model's task is %s",
+        *err = bert_errorf("model '%s' has no masked-language-model head (cls.predictions.* or lm_head.*): "
+                           "fill-mask needs a checkpoint saved as BertForMaskedLM, BertForPreTraining, "
+                           "RobertaForMaskedLM or MPNetForMaskedLM, such as bert-base-uncased or roberta-base; "
+                           "this model's task is %s",
                            e->name, bert_pipeline_task_phrase(m));
         goto done;
     }
@@ -328,8 +342,9 @@ static void truncate_pair(size_t *la, size_t *lb, size_t room)
     }
 }
 
-/* [CLS] a [SEP] b [SEP] with segment ids 0 then 1, appended to ids and
- * types, both segments cut longest-first to the entry's max_length. */
+/* [CLS] a [SEP] b [SEP] with segment ids 0 then 1 (or the family's
+ * <s> a </s></s> b </s>), appended to ids and types, both segments cut
+ * longest-first to the entry's max_length. */
 static int tokenize_pair(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen,
                          bert_ids *ids, bert_ids *types, char **err)
 {
@@ -338,7 +353,9 @@ static int tokenize_pair(bert_entry *e, const char *a, size_t alen, const char *
     if (need_special(e, sp->cls, "[CLS]", err) || need_special(e, sp->sep, "[SEP]", err)) return -1;
     bert_ids ia = {0}, ib = {0};
     int rc = -1;
-    size_t room = e->max_length > 3 ? (size_t)e->max_length - 3 : 0;
+    const int seps = bert_family_pair_seps(e->cfg.family);
+    size_t fixed = 2 + (size_t)seps;
+    size_t room = (size_t)e->max_length > fixed ? (size_t)e->max_length - fixed : 0;
     /* Neither segment can keep more than `room` tokens, so reading one past
      * that decides every truncation while bounding the memory. */
     if (bert_tokenizer_encode(e->tokenizer, a, alen, room + 1, &ia, NULL) != 0 ||
@@ -355,7 +372,7 @@ static int tokenize_pair(bert_entry *e, const char *a, size_t alen, const char *
     }
     int ok = bert_ids_push(ids, sp->cls) == 0 && bert_ids_push(types, 0) == 0;
     for (size_t i = 0; ok && i < la; i++) ok = bert_ids_push(ids, ia.ids[i]) == 0 && bert_ids_push(types, 0) == 0;
-    ok = ok && bert_ids_push(ids, sp->sep) == 0 && bert_ids_push(types, 0) == 0;
+    for (int k = 0; ok && k < seps; k++) ok = bert_ids_push(ids, sp->sep) == 0 && bert_ids_push(types, 0) == 0;
     for (size_t i = 0; ok && i < lb; i++) ok = bert_ids_push(ids, ib.ids[i]) == 0 && bert_ids_push(types, 1) == 0;
     ok = ok && bert_ids_push(ids, sp->sep) == 0 && bert_ids_push(types, 1) == 0;
     if (!ok) goto oom;
@@ -406,8 +423,9 @@ static int need_classifier(bert_entry *e, const char *fn, char **err)
     if (bert_entry_need_model(e, err) != 0) return -1;
     if (bert_model_has_classifier(e->model)) return 0;
     *err = bert_errorf("model '%s' has no sequence-classification head (classifier.*): %s needs a "
-                       "checkpoint saved as BertForSequenceClassification or "
-                       "DistilBertForSequenceClassification (a fine-tuned classifier or cross-encoder); "
+                       "checkpoint saved as BertForSequenceClassification, DistilBertForSequenceClassification, "
+                       "RobertaForSequenceClassification, XLMRobertaForSequenceClassification or "
+                       "MPNetForSequenceClassification (a fine-tuned classifier or cross-encoder); "
                        "this model's task is %s", e->name, fn, bert_pipeline_task_phrase(e->model));
     return -1;
 }

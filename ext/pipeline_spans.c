@@ -202,8 +202,10 @@ int bert_pipeline_ner(bert_entry *e, const char *text, size_t len, ner_entities 
     const bert_model *m = e->model;
     if (!bert_model_has_token_head(m)) {
         *err = bert_errorf("model '%s' has no token-classification head (classifier.* on every token): "
-                           "bert_ner needs a checkpoint saved as BertForTokenClassification or "
-                           "DistilBertForTokenClassification (a NER model such as dslim/bert-base-NER); "
+                           "bert_ner needs a checkpoint saved as BertForTokenClassification, "
+                           "DistilBertForTokenClassification, RobertaForTokenClassification, "
+                           "XLMRobertaForTokenClassification or MPNetForTokenClassification (a NER model such as "
+                           "dslim/bert-base-NER); "
                            "this model's task is %s", e->name, bert_pipeline_task_phrase(m));
         return -1;
     }
@@ -253,6 +255,7 @@ typedef struct {
     const span_pieces *q, *c;
     size_t width, stride;       /* context pieces per window, overlap */
     int32_t cls, sep;
+    int seps;                   /* separators between question and context (bert_family_pair_seps) */
     int top_k;
     qa_piece *window_pieces;    /* [width] */
     float *start, *end;         /* [max_seq_len] */
@@ -267,12 +270,12 @@ static void qa_build(int w, void *arg, bert_ids *ids, bert_ids *types)
     size_t before = ids->len, nq = j->q->ids.len;
     push_n(ids, j->cls, 1);
     push_all(ids, j->q->ids.ids, nq);
-    push_n(ids, j->sep, 1);
+    push_n(ids, j->sep, (size_t)j->seps);
     push_all(ids, j->c->ids.ids + a, b - a);
     push_n(ids, j->sep, 1);
-    push_n(types, 0, nq + 2);
+    push_n(types, 0, nq + 1 + (size_t)j->seps);
     push_n(types, 1, b - a + 1);
-    if (ids->len != before + nq + (b - a) + 3) ids->len = before;
+    if (ids->len != before + nq + (b - a) + 2 + (size_t)j->seps) ids->len = before;
 }
 
 static int qa_window(bert_entry *e, int w, const float *hidden, int len, void *arg, char **err)
@@ -285,7 +288,7 @@ static int qa_window(bert_entry *e, int w, const float *hidden, int len, void *a
         const bert_token_span *o = &j->c->spans.at[i];
         j->window_pieces[i - a] = (qa_piece){o->start, o->end, (size_t)o->byte_start, (size_t)o->byte_end, o->word};
     }
-    if (bert_qa_window_answers(j->start, j->end, len, (int)j->q->ids.len + 2, j->window_pieces, (int)(b - a), j->top_k,
+    if (bert_qa_window_answers(j->start, j->end, len, (int)j->q->ids.len + 1 + j->seps, j->window_pieces, (int)(b - a), j->top_k,
                           BERT_QA_MAX_ANSWER_LEN, j->context, j->out) != 0) {
         *err = bert_errorf("out of memory decoding answer spans");
         return -1;
@@ -302,8 +305,10 @@ int bert_pipeline_answer(bert_entry *e, const char *question, size_t qlen, const
     const bert_model *m = e->model;
     if (!bert_model_has_qa_head(m)) {
         *err = bert_errorf("model '%s' has no question-answering head (qa_outputs.*): bert_answer needs a "
-                           "checkpoint saved as BertForQuestionAnswering or DistilBertForQuestionAnswering "
-                           "(a SQuAD model such as distilbert-base-cased-distilled-squad); this model's task "
+                           "checkpoint saved as BertForQuestionAnswering, DistilBertForQuestionAnswering, "
+                           "RobertaForQuestionAnswering, XLMRobertaForQuestionAnswering or "
+                           "MPNetForQuestionAnswering (a SQuAD model such as distilbert-base-cased-distilled-squad "
+                           "or deepset/roberta-base-squad2); this model's task "
                            "is %s", e->name, bert_pipeline_task_phrase(m));
         return -1;
     }
@@ -333,10 +338,11 @@ int bert_pipeline_answer(bert_entry *e, const char *question, size_t qlen, const
     const bert_special_ids *sp = bert_tokenizer_specials(e->tokenizer);
     j.cls = sp->cls;
     j.sep = sp->sep;
+    j.seps = bert_family_pair_seps(e->cfg.family);
     /* preprocess: doc_stride = min(max_seq_len / 2, 128); the context gets
-     * what the question and three special tokens leave of the window. */
+     * what the question and the special tokens leave of the window. */
     j.stride = (size_t)(max_seq_len / 2 < 128 ? max_seq_len / 2 : 128);
-    size_t fixed = q.ids.len + 3;
+    size_t fixed = q.ids.len + 2 + (size_t)j.seps;
     j.width = fixed < (size_t)max_seq_len ? (size_t)max_seq_len - fixed : 0;
     int n_windows = fixed + c.ids.len <= (size_t)max_seq_len ? 1 : count_windows(c.ids.len, j.width, j.stride);
     if (j.width == 0 || n_windows < 0) {

@@ -48,6 +48,8 @@ int bert_options_parse(const char *text, bert_options *out, char **err)
     out->threads = 0;
     out->aggregation = -1;
     out->precision = -1;
+    out->prompt_kind = BERT_PROMPT_DEFAULT;
+    out->prompt[0] = '\0';
     if (!text || !*text) return 0;
 
     json_doc *doc = NULL;
@@ -112,9 +114,22 @@ int bert_options_parse(const char *text, bert_options *out, char **err)
                 goto done;
             }
             out->precision = (int)p;
+        } else if (strcmp(key, "prompt") == 0) {
+            int text_node = n->type == JSON_OBJECT ? bert_json_member(doc, c, "text") : -1;
+            const char *s = n->type == JSON_TEXT ? n->text : bert_json_str(doc, text_node, NULL);
+            if (!s || (n->type == JSON_OBJECT && bert_json_length(doc, c) != 1) || strlen(s) >= BERT_PROMPT_MAX ||
+                (n->type == JSON_TEXT && !*s)) {
+                *err = bert_errorf("option \"prompt\" must be the name of one of the model's prompts "
+                                   "(config_sentence_transformers.json), such as \"query\", or an object "
+                                   "{\"text\": \"query: \"} whose text (under %d bytes) goes before every text",
+                                   BERT_PROMPT_MAX);
+                goto done;
+            }
+            out->prompt_kind = n->type == JSON_TEXT ? BERT_PROMPT_NAME : BERT_PROMPT_TEXT;
+            snprintf(out->prompt, sizeof out->prompt, "%s", s);
         } else {
             *err = bert_errorf("unknown bert_load option \"%s\": the options are pooling, normalize, "
-                               "max_length, truncate, threads, precision and aggregation", key);
+                               "max_length, truncate, threads, precision, aggregation and prompt", key);
             goto done;
         }
     }
@@ -133,7 +148,7 @@ static int resolve_settings(bert_entry *e, char **err)
     e->threads = o->threads;
     e->aggregation = o->aggregation >= 0 ? (bert_aggregation)o->aggregation : BERT_AGG_DEFAULT;
     e->precision = o->precision >= 0 ? (bert_precision)o->precision : BERT_PRECISION_FLOAT32;
-    int limit = e->cfg.max_position_embeddings;
+    int limit = bert_config_max_tokens(&e->cfg);
     int max_length = limit;
     /* Read at registration, so max_length is known before the tokenizer is loaded. */
     int model_max = bert_tokenizer_model_max_length(e->path);
@@ -141,13 +156,22 @@ static int resolve_settings(bert_entry *e, char **err)
     if (e->st.max_seq_length > 0 && e->st.max_seq_length < limit) max_length = e->st.max_seq_length;
     if (o->max_length > 0) {
         if (o->max_length > limit) {
-            *err = bert_errorf("max_length %d is more than the model's max_position_embeddings %d: "
-                               "use at most %d", o->max_length, limit, limit);
+            *err = bert_errorf("max_length %d is more than the %d positions the model takes "
+                               "(max_position_embeddings %d, of which RoBERTa and MPNet skip pad_token_id + 1): "
+                               "use at most %d", o->max_length, limit, e->cfg.max_position_embeddings, limit);
             return -1;
         }
         max_length = o->max_length;
     }
     e->max_length = max_length;
+    if (o->prompt_kind == BERT_PROMPT_TEXT) {
+        if (!(e->prompt = bert_strdup(o->prompt))) {
+            *err = bert_errorf("out of memory registering %s", e->path);
+            return -1;
+        }
+    } else if (bert_st_prompt(e->path, o->prompt_kind == BERT_PROMPT_NAME ? o->prompt : NULL, &e->prompt, err) != 0) {
+        return -1;
+    }
     return 0;
 }
 
@@ -159,6 +183,8 @@ static void entry_free(bert_entry *e)
     bert_scratch_free(e->scratch);
     bert_ids_free(&e->ids);
     bert_encode_buffers_free(&e->tokenizing);
+    free(e->prompt);
+    free(e->prompted.s);
     free(e->name);
     free(e->path);
     free(e);
@@ -176,11 +202,13 @@ static char *effective_options(const bert_entry *e)
 {
     char threads[32] = "";
     if (e->threads > 0) snprintf(threads, sizeof threads, ", \"threads\": %d", e->threads);
+    /* For a message: the prompt as written, not escaped. */
     return bert_errorf("{\"pooling\": \"%s\", \"normalize\": %s, \"max_length\": %d, \"truncate\": %s%s, "
-                       "\"precision\": \"%s\", \"aggregation\": \"%s\"}",
+                       "\"precision\": \"%s\", \"aggregation\": \"%s\"%s%s%s}",
                        bert_pooling_name(e->pooling), e->normalize ? "true" : "false", e->max_length,
                        e->truncate ? "true" : "false", threads, bert_precision_name(e->precision),
-                       bert_aggregation_name(e->aggregation));
+                       bert_aggregation_name(e->aggregation), e->prompt ? ", \"prompt\": {\"text\": \"" : "",
+                       e->prompt ? e->prompt : "", e->prompt ? "\"}" : "");
 }
 
 static int same_effect(const bert_entry *a, const bert_entry *b)
@@ -188,7 +216,8 @@ static int same_effect(const bert_entry *a, const bert_entry *b)
     return a->dir_dev == b->dir_dev && a->dir_ino == b->dir_ino && a->pooling == b->pooling &&
            a->normalize == b->normalize && a->max_length == b->max_length &&
            a->truncate == b->truncate && a->threads == b->threads && a->aggregation == b->aggregation &&
-           a->precision == b->precision;
+           a->precision == b->precision &&
+           (a->prompt && b->prompt ? strcmp(a->prompt, b->prompt) == 0 : a->prompt == b->prompt);
 }
 
 static char *conflict_error(const bert_entry *old, const bert_entry *e)

@@ -15,6 +15,11 @@
 #include "model.h"
 #include "tokenizer.h"
 
+/* Option "prompt": the model's default_prompt_name, a name from
+ * config_sentence_transformers.json's prompts, or a literal prefix. */
+enum { BERT_PROMPT_DEFAULT, BERT_PROMPT_NAME, BERT_PROMPT_TEXT };
+#define BERT_PROMPT_MAX 1024
+
 /* What a user may set in bert_load's options JSON; -1 / 0 mean "not given". */
 typedef struct {
     int pooling;      /* bert_pooling, or -1 for the model's own */
@@ -24,6 +29,8 @@ typedef struct {
     int threads;      /* OpenBLAS threads, 0 for the default */
     int aggregation;  /* bert_aggregation of bert_ner, -1 for the default ("simple") */
     int precision;    /* bert_precision of the encoder's weights, -1 for the default (float32) */
+    int prompt_kind;  /* BERT_PROMPT_DEFAULT, _NAME (prompt names one) or _TEXT (prompt is the text) */
+    char prompt[BERT_PROMPT_MAX];
 } bert_options;
 
 /* A registered model: opaque outside registry.c and pipeline.c (entry.h). */

@@ -173,7 +173,7 @@ static int table_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
 
 enum { M_NAME, M_PATH, M_LOADED, M_HIDDEN, M_LAYERS, M_HEADS, M_VOCAB, M_MAX_LENGTH,
        M_POOLING, M_NORMALIZE, M_HAS_MLM, M_HAS_NSP, M_DTYPE, M_REFS, M_ENCODER_CALLS, M_TASK, M_LABELS,
-       M_PRECISION };
+       M_PRECISION, M_FAMILY };
 
 /* One row, copied when the scan starts: a function in the same query
  * (SELECT bert_unload(name) FROM bert_models) may free the entry it shows. */
@@ -307,6 +307,7 @@ static int models_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
         }
         break;
     case M_PRECISION: sqlite3_result_text(ctx, bert_precision_name(r->info.precision), -1, SQLITE_STATIC); break;
+    case M_FAMILY: sqlite3_result_text(ctx, bert_family_name(r->info.cfg.family), -1, SQLITE_STATIC); break;
     default: break;
     }
     return SQLITE_OK;
@@ -1104,7 +1105,7 @@ static const table_spec tables[] = {
      "CREATE TABLE x(name TEXT, path TEXT, loaded INTEGER, hidden_size INTEGER, num_layers INTEGER, "
       "num_heads INTEGER, vocab_size INTEGER, max_length INTEGER, pooling TEXT, normalize INTEGER, "
       "has_mlm_head INTEGER, has_nsp_head INTEGER, dtype TEXT, refs INTEGER, encoder_calls INTEGER, "
-      "task TEXT, labels TEXT, precision TEXT)",
+      "task TEXT, labels TEXT, precision TEXT, family TEXT)",
      0, 0, 0, sizeof(models_cursor), &models_module},
     {"bert_fill_mask_each",
      "CREATE TABLE x(mask_index INTEGER, rank INTEGER, token INTEGER, token_str TEXT, score REAL, "

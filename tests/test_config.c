@@ -38,8 +38,43 @@ static void config_json(void)
         T_CHECK(cfg.vocab_size == 100 && cfg.hidden_size == 64 && cfg.num_layers == 3 && cfg.type_vocab_size == 2 &&
                 cfg.layer_norm_eps == 1e-5f && cfg.hidden_act == BERT_ACT_GELU_TANH, "values");
 
+    t_case("config: the families, their positions and MPNet's buckets");
+    static const struct {
+        const char *json;
+        bert_family family;
+        int pad, offset, buckets, types;
+    } family[] = {
+        {"{\"model_type\": \"bert\"}", BERT_FAMILY_BERT, -1, 0, 0, 2},
+        {"{\"model_type\": \"roberta\", \"max_position_embeddings\": 514, \"type_vocab_size\": 1}",
+         BERT_FAMILY_ROBERTA, 1, 2, 0, 1},
+        {"{\"model_type\": \"xlm-roberta\", \"pad_token_id\": 3, \"max_position_embeddings\": 514}",
+         BERT_FAMILY_XLM_ROBERTA, 3, 4, 0, 2},
+        /* MPNet's padding_idx is 1 whatever pad_token_id says; no segments. */
+        {"{\"model_type\": \"mpnet\", \"pad_token_id\": 5, \"relative_attention_num_buckets\": 40}",
+         BERT_FAMILY_MPNET, 1, 2, 40, 0},
+        {"{\"model_type\": \"mpnet\"}", BERT_FAMILY_MPNET, 1, 2, 32, 0},
+    };
+    for (size_t i = 0; i < sizeof family / sizeof *family; i++) {
+        tm_write_text(dir, "config.json", family[i].json);
+        if (T_CHECK(bert_config_load(dir, &cfg, &err) == 0, "%s rejected: %s", family[i].json, err ? err : "?"))
+            T_CHECK(cfg.family == family[i].family && cfg.pad_id == family[i].pad &&
+                        cfg.position_offset == family[i].offset && cfg.relative_buckets == family[i].buckets &&
+                        cfg.type_vocab_size == family[i].types &&
+                        bert_config_max_tokens(&cfg) == cfg.max_position_embeddings - family[i].offset,
+                    "%s: family %d pad %d offset %d buckets %d types %d", family[i].json, (int)cfg.family, cfg.pad_id,
+                    cfg.position_offset, cfg.relative_buckets, cfg.type_vocab_size);
+        free(err);
+        err = NULL;
+    }
+    T_CHECK(strcmp(bert_family_name(BERT_FAMILY_XLM_ROBERTA), "xlm-roberta") == 0, "family name");
+
     static const struct { const char *json, *needle; } bad[] = {
-        {"{\"model_type\": \"roberta\"}", "roberta"},
+        {"{\"model_type\": \"albert\"}", "albert\", which is not supported; the supported model types are "
+                                          "\"bert\", \"distilbert\", \"roberta\", \"xlm-roberta\" and \"mpnet\""},
+        {"{\"model_type\": \"roberta\", \"pad_token_id\": -1}", "pad_token_id"},
+        {"{\"model_type\": \"xlm-roberta\", \"pad_token_id\": 511, \"max_position_embeddings\": 512}",
+         "pad_token_id"},
+        {"{\"model_type\": \"mpnet\", \"relative_attention_num_buckets\": 16}", "relative_attention_num_buckets"},
         {"{\"model_type\": 3}", "model_type"},
         {"{\"hidden_size\": 64}", "vocab_size"},
         {"{\"model_type\": \"bert\", \"hidden_size\": 100, \"num_attention_heads\": 12}", "multiple"},
@@ -144,8 +179,52 @@ static void sentence_transformers_files(void)
     free(err);
 }
 
+static void prompts(void)
+{
+    char *err = NULL, *prompt = NULL;
+    tm_dir d = tm_case_dir("prompts");
+    const char *dir = d.path;
+    char file[600];
+    snprintf(file, sizeof file, "%s/config_sentence_transformers.json", dir);
+    remove(file);   /* left by an earlier run */
+
+    t_case("prompts: none without config_sentence_transformers.json, an error when one is named");
+    T_CHECK(bert_st_prompt(dir, NULL, &prompt, &err) == 0 && !prompt, "got %s: %s", prompt ? prompt : "NULL",
+            err ? err : "");
+    T_CHECK(bert_st_prompt(dir, "query", &prompt, &err) == -1 && tm_contains(err, "has no prompts") &&
+            tm_contains(err, "{\"text\""), "%s", err ? err : "accepted");
+    free(err);
+    err = NULL;
+
+    t_case("prompts: default_prompt_name applies when none is named; a named one wins");
+    tm_write_text(dir, "config_sentence_transformers.json",
+                  "{\"prompts\": {\"query\": \"query: \", \"passage\": \"passage: \", \"none\": \"\"}, "
+                  "\"default_prompt_name\": \"passage\"}");
+    if (T_CHECK(bert_st_prompt(dir, NULL, &prompt, &err) == 0 && prompt, "%s", err ? err : "no prompt"))
+        T_CHECK(strcmp(prompt, "passage: ") == 0, "default %s", prompt);
+    free(prompt);
+    prompt = NULL;
+    if (T_CHECK(bert_st_prompt(dir, "query", &prompt, &err) == 0 && prompt, "%s", err ? err : "no prompt"))
+        T_CHECK(strcmp(prompt, "query: ") == 0, "named %s", prompt);
+    free(prompt);
+    prompt = NULL;
+    /* sentence-transformers adds nothing for an empty prompt. */
+    T_CHECK(bert_st_prompt(dir, "none", &prompt, &err) == 0 && !prompt, "empty prompt %s", prompt ? prompt : "");
+
+    t_case("prompts: an unknown name lists the model's prompts");
+    T_CHECK(bert_st_prompt(dir, "search", &prompt, &err) == -1 && tm_contains(err, "\"search\"") &&
+            tm_contains(err, "\"query\", \"passage\", \"none\""), "%s", err ? err : "accepted");
+    free(err);
+    err = NULL;
+    tm_write_text(dir, "config_sentence_transformers.json", "{\"prompts\": [\"query: \"]}");
+    T_CHECK(bert_st_prompt(dir, "query", &prompt, &err) == -1 && tm_contains(err, "\"prompts\" must be an object"),
+            "%s", err ? err : "accepted");
+    free(err);
+}
+
 void suite_config(void)
 {
     config_json();
     sentence_transformers_files();
+    prompts();
 }

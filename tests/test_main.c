@@ -69,6 +69,7 @@ void t_fail_allocation(long number)
     X(encoder) \
     X(heads) \
     X(ner_qa) \
+    X(families) \
     X(kernels) \
     X(lowp) \
     X(sql) \

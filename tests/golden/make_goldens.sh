@@ -12,8 +12,12 @@
 #     and NODE_PATH set to that node_modules directory
 #   - TOKENIZER_JSON: the tokenizer.json of bert-base-uncased, as published
 #     on the Hugging Face hub (google-bert/bert-base-uncased)
+#   - FAMILY_TOKENIZER_JSON: the tokenizer.json of
+#     sentence-transformers/all-mpnet-base-v2, whose vocabulary the RoBERTa,
+#     XLM-RoBERTa and MPNet test models carry (make_family_goldens.py)
 #
-#   TOKENIZER_JSON=/path/to/tokenizer.json NODE_PATH=/path/to/node_modules tests/golden/make_goldens.sh
+#   TOKENIZER_JSON=/path/to/tokenizer.json FAMILY_TOKENIZER_JSON=/path/to/mpnet/tokenizer.json \
+#   NODE_PATH=/path/to/node_modules tests/golden/make_goldens.sh
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,8 +26,13 @@ if [ -z "${TOKENIZER_JSON:-}" ] || [ ! -f "$TOKENIZER_JSON" ]; then
     echo "$0: set TOKENIZER_JSON to bert-base-uncased's tokenizer.json" >&2
     exit 1
 fi
+if [ -z "${FAMILY_TOKENIZER_JSON:-}" ] || [ ! -f "$FAMILY_TOKENIZER_JSON" ]; then
+    echo "$0: set FAMILY_TOKENIZER_JSON to all-mpnet-base-v2's tokenizer.json" >&2
+    exit 1
+fi
 models=${MODELS_DIR:-$root/build/models}
 "$root/tests/tools/make_test_models.sh" "$models"
 "${PYTHON:-/usr/bin/python3}" "$here/make_goldens.py" "$models" "$here" "$TOKENIZER_JSON"
 "${PYTHON:-/usr/bin/python3}" "$here/make_heads_goldens.py" "$models" "$here" "$TOKENIZER_JSON"
 "${PYTHON:-/usr/bin/python3}" "$here/make_ner_qa_goldens.py" "$models" "$here" "$TOKENIZER_JSON"
+"${PYTHON:-/usr/bin/python3}" "$here/make_family_goldens.py" "$models" "$here" "$FAMILY_TOKENIZER_JSON"

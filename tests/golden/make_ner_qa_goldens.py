@@ -308,25 +308,28 @@ def qa_window_spans(start_logits, end_logits, p_mask, top_k):
     return decode_spans(start, end, top_k, MAX_ANSWER_LEN, undesired)
 
 
-def qa_answers(m, question, context, enc, logits_of, top_k):
+def qa_answers(m, question, context, enc, logits_of, top_k, seps=1):
+    """seps: separators between question and context, 1 for BERT's
+    [CLS] q [SEP] c [SEP], 2 for RoBERTa's and MPNet's <s> q </s></s> c </s>."""
     seq = enc["sequence_ids"]
     q_idx = [k for k, s in enumerate(seq) if s == 0]
     c_idx = [k for k, s in enumerate(seq) if s == 1]
     cls, sep = enc["ids"][0], enc["ids"][q_idx[-1] + 1]
     max_seq_len, stride = QA_WINDOW(m.max_length)
-    if len(q_idx) + len(c_idx) + 3 <= max_seq_len:
+    fixed = len(q_idx) + 2 + seps
+    if len(c_idx) + fixed <= max_seq_len:
         spans = [(0, len(c_idx))]
     else:
-        spans = windows(len(c_idx), max_seq_len - len(q_idx) - 3, stride)
+        spans = windows(len(c_idx), max_seq_len - fixed, stride)
     answers = []
     for (a, b) in spans:
         ctx = c_idx[a:b]
-        ids = [cls] + [enc["ids"][k] for k in q_idx] + [sep] + [enc["ids"][k] for k in ctx] + [sep]
-        types = [0] * (len(q_idx) + 2) + [1] * (len(ctx) + 1)
-        p_mask = [1] * (len(q_idx) + 2) + [0] * len(ctx) + [1]
+        ids = [cls] + [enc["ids"][k] for k in q_idx] + [sep] * seps + [enc["ids"][k] for k in ctx] + [sep]
+        types = [0] * (len(q_idx) + 1 + seps) + [1] * (len(ctx) + 1)
+        p_mask = [1] * (len(q_idx) + 1 + seps) + [0] * len(ctx) + [1]
         p_mask[0] = 0
         start_logits, end_logits = logits_of(ids, types)
-        first_ctx = len(q_idx) + 2
+        first_ctx = len(q_idx) + 1 + seps
         words = [enc["word_ids"][k] for k in ctx]
         for s, e, score in qa_window_spans(start_logits, end_logits, p_mask, top_k):
             if not (first_ctx <= s < first_ctx + len(ctx)) or not (first_ctx <= e < first_ctx + len(ctx)):

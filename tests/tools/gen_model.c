@@ -14,6 +14,11 @@
  * tensor's name, so adding a tensor (an untied decoder, a pooler) leaves the
  * others unchanged.
  *
+ * --model-type roberta, xlm-roberta and mpnet write those families' tensor
+ * names and config keys, and a vocabulary laid out as all-mpnet-base-v2's
+ * vocab.txt: <s>, <pad>, </s>, <unk>, then the given (bert-base-uncased)
+ * vocabulary, then <mask>, so that its tokenizer.json gives the same ids.
+ *
  * Scales are chosen so the models are well conditioned and make tests
  * sensitive: linear layers keep unit variance (std 1/sqrt(fan_in)) so the
  * attention is neither uniform nor one-hot; every bias is non-zero and every
@@ -54,6 +59,9 @@ typedef struct {
     int normalize, max_seq_length;
     double embedding_std;       /* word embeddings; positions 0.6x, segments 0.4x */
     int distilbert;             /* model_type "distilbert": its tensor names and config keys */
+    const char *family;         /* "roberta", "xlm-roberta" or "mpnet"; NULL for BERT and DistilBERT */
+    const char *prompts;        /* config_sentence_transformers.json "prompts" object text, or NULL */
+    const char *default_prompt; /* its default_prompt_name, or NULL */
     int num_labels;             /* sequence-classification head (--arch classify) */
     const char *labels;         /* comma-separated id2label, "default" for LABEL_<i>, NULL: none written */
     const char *problem_type;   /* NULL: not written */
@@ -254,9 +262,85 @@ static int build_distilbert_tensors(const options *o, tensor_list *l)
     return rc ? -1 : 0;
 }
 
+static int is_mpnet(const options *o) { return o->family && strcmp(o->family, "mpnet") == 0; }
+
+/* RobertaModel / XLMRobertaModel (BERT's encoder, names and all, with one
+ * token type) or MPNetModel (q, k, v, o; no segments; the relative position
+ * bias), under "roberta." or "mpnet." in the *For* classes; their heads:
+ * lm_head (RobertaLMHead, MPNetLMHead), classifier.dense + classifier.out_proj
+ * (RobertaClassificationHead), classifier (token), qa_outputs. */
+static int build_roberta_tensors(const options *o, tensor_list *l)
+{
+    const char *p = !o->prefix ? "" : is_mpnet(o) ? "mpnet." : "roberta.";
+    char name[160];
+    long long V = o->vocab_size, H = o->hidden, I = o->intermediate, P = o->max_positions;
+    int rc = 0;
+    double sh = inv_sqrt(o->hidden), si = inv_sqrt(o->intermediate), se = o->embedding_std;
+    rc |= add(l, p, "embeddings.word_embeddings.weight", V, H, FILL_NORMAL, se);
+    rc |= add(l, p, "embeddings.position_embeddings.weight", P, H, FILL_NORMAL, 0.6 * se);
+    if (!is_mpnet(o)) rc |= add(l, p, "embeddings.token_type_embeddings.weight", 1, H, FILL_NORMAL, 0.4 * se);
+    rc |= add(l, p, "embeddings.LayerNorm.weight", H, 0, FILL_ONE_PLUS, 0.1);
+    rc |= add(l, p, "embeddings.LayerNorm.bias", H, 0, FILL_NORMAL, 0.1);
+    if (o->position_ids) {
+        rc |= add(l, p, "embeddings.position_ids", 1, P, FILL_POSITIONS, 0);
+        if (!rc) l->t[l->n - 1].is_i64 = 1;
+    }
+    /* About the spread of the attention scores, so that the buckets matter. */
+    if (is_mpnet(o)) rc |= add(l, p, "encoder.relative_attention_bias.weight", 32, o->heads, FILL_NORMAL, 1.0);
+    static const char *bert_lin[] = {"attention.self.query", "attention.self.key", "attention.self.value",
+                                     "attention.output.dense"};
+    static const char *mpnet_lin[] = {"attention.attn.q", "attention.attn.k", "attention.attn.v", "attention.attn.o"};
+    const char *attn_ln = is_mpnet(o) ? "attention.LayerNorm" : "attention.output.LayerNorm";
+    for (int i = 0; i < o->layers; i++) {
+        for (int k = 0; k < 4; k++) {
+            snprintf(name, sizeof name, "encoder.layer.%d.%s.weight", i, is_mpnet(o) ? mpnet_lin[k] : bert_lin[k]);
+            rc |= add(l, p, name, H, H, FILL_NORMAL, sh);
+            snprintf(name, sizeof name, "encoder.layer.%d.%s.bias", i, is_mpnet(o) ? mpnet_lin[k] : bert_lin[k]);
+            rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
+        }
+        snprintf(name, sizeof name, "encoder.layer.%d.%s.weight", i, attn_ln);
+        rc |= add(l, p, name, H, 0, FILL_ONE_PLUS, 0.1);
+        snprintf(name, sizeof name, "encoder.layer.%d.%s.bias", i, attn_ln);
+        rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
+        snprintf(name, sizeof name, "encoder.layer.%d.intermediate.dense.weight", i);
+        rc |= add(l, p, name, I, H, FILL_NORMAL, sh);
+        snprintf(name, sizeof name, "encoder.layer.%d.intermediate.dense.bias", i);
+        rc |= add(l, p, name, I, 0, FILL_NORMAL, 0.1);
+        snprintf(name, sizeof name, "encoder.layer.%d.output.dense.weight", i);
+        rc |= add(l, p, name, H, I, FILL_NORMAL, si);
+        snprintf(name, sizeof name, "encoder.layer.%d.output.dense.bias", i);
+        rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
+        snprintf(name, sizeof name, "encoder.layer.%d.output.LayerNorm.weight", i);
+        rc |= add(l, p, name, H, 0, FILL_ONE_PLUS, 0.1);
+        snprintf(name, sizeof name, "encoder.layer.%d.output.LayerNorm.bias", i);
+        rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
+    }
+    if (o->pooler) {
+        rc |= add(l, p, "pooler.dense.weight", H, H, FILL_NORMAL, sh);
+        rc |= add(l, p, "pooler.dense.bias", H, 0, FILL_NORMAL, 0.1);
+    }
+    if (o->ar == ARCH_MLM) {
+        rc |= add(l, "", "lm_head.bias", V, 0, FILL_NORMAL, 1.0);
+        rc |= add(l, "", "lm_head.dense.weight", H, H, FILL_NORMAL, sh);
+        rc |= add(l, "", "lm_head.dense.bias", H, 0, FILL_NORMAL, 0.1);
+        rc |= add(l, "", "lm_head.layer_norm.weight", H, 0, FILL_ONE_PLUS, 0.1);
+        rc |= add(l, "", "lm_head.layer_norm.bias", H, 0, FILL_NORMAL, 0.1);
+        if (o->untied) rc |= add(l, "", "lm_head.decoder.weight", V, H, FILL_NORMAL, 0.25);
+    }
+    if (o->ar == ARCH_CLASSIFY) {
+        rc |= add(l, "", "classifier.dense.weight", H, H, FILL_NORMAL, sh);
+        rc |= add(l, "", "classifier.dense.bias", H, 0, FILL_NORMAL, 0.1);
+        rc |= add(l, "", "classifier.out_proj.weight", o->num_labels, H, FILL_NORMAL, o->classifier_std * sh);
+        rc |= add(l, "", "classifier.out_proj.bias", o->num_labels, 0, FILL_NORMAL, 0.1);
+    }
+    rc |= add_token_qa_heads(o, l);
+    return rc ? -1 : 0;
+}
+
 static int build_tensors(const options *o, tensor_list *l)
 {
     if (o->distilbert) return build_distilbert_tensors(o, l);
+    if (o->family) return build_roberta_tensors(o, l);
     const char *p = o->prefix ? "bert." : "";
     char name[128];
     long long V = o->vocab_size, H = o->hidden, I = o->intermediate, P = o->max_positions;
@@ -548,8 +632,40 @@ static int write_config(const options *o)
                                               "DistilBertForTokenClassification",
                                               "DistilBertForQuestionAnswering"};
     static const char *torch_dtypes[] = {"float32", "float16", "bfloat16"};
+    static const char *roberta_arch[] = {"RobertaModel", "RobertaForMaskedLM", NULL, "RobertaForSequenceClassification",
+                                         "RobertaForTokenClassification", "RobertaForQuestionAnswering"};
+    static const char *xlmr_arch[] = {"XLMRobertaModel", "XLMRobertaForMaskedLM", NULL,
+                                      "XLMRobertaForSequenceClassification", "XLMRobertaForTokenClassification",
+                                      "XLMRobertaForQuestionAnswering"};
+    static const char *mpnet_arch[] = {"MPNetModel", "MPNetForMaskedLM", NULL, "MPNetForSequenceClassification",
+                                       "MPNetForTokenClassification", "MPNetForQuestionAnswering"};
     config_list c = {0};
-    if (o->distilbert) {
+    if (o->family) {
+        /* The keys of roberta-base's, xlm-roberta-base's and mpnet-base's config.json. */
+        const char **archs = is_mpnet(o) ? mpnet_arch : strcmp(o->family, "roberta") == 0 ? roberta_arch : xlmr_arch;
+        put(&c, "architectures", "[\n    \"%s\"\n  ]", archs[o->ar]);
+        put(&c, "attention_probs_dropout_prob", "0.1");
+        put(&c, "bos_token_id", "0");
+        put(&c, "eos_token_id", "2");
+        put(&c, "hidden_act", "\"%s\"", o->act);
+        put(&c, "hidden_dropout_prob", "0.1");
+        put(&c, "hidden_size", "%d", o->hidden);
+        put(&c, "initializer_range", "0.02");
+        put(&c, "intermediate_size", "%d", o->intermediate);
+        put(&c, "layer_norm_eps", "1e-05");
+        put(&c, "max_position_embeddings", "%d", o->max_positions);
+        put(&c, "model_type", "\"%s\"", o->family);
+        put(&c, "num_attention_heads", "%d", o->heads);
+        put(&c, "num_hidden_layers", "%d", o->layers);
+        put(&c, "pad_token_id", "1");
+        if (is_mpnet(o)) {
+            put(&c, "relative_attention_num_buckets", "32");
+        } else {
+            put(&c, "position_embedding_type", "\"absolute\"");
+            put(&c, "type_vocab_size", "1");
+        }
+        if (o->untied) put(&c, "tie_word_embeddings", "false");
+    } else if (o->distilbert) {
         /* The keys of distilbert-base-uncased's config.json. */
         put(&c, "activation", "\"%s\"", o->act);
         put(&c, "architectures", "[\n    \"%s\"\n  ]", distil_arch_names[o->ar]);
@@ -608,8 +724,29 @@ static int write_config(const options *o)
     return rc;
 }
 
+/* all-mpnet-base-v2's tokenizer_config.json and special_tokens_map.json. */
+static int write_family_tokenizer_config(const options *o)
+{
+    buf b = {0}, m = {0};
+    buf_add(&b, "{\n  \"bos_token\": \"<s>\",\n  \"cls_token\": \"<s>\",\n  \"do_lower_case\": true,\n");
+    buf_add(&b, "  \"eos_token\": \"</s>\",\n  \"mask_token\": \"<mask>\",\n");
+    if (o->model_max_length > 0) buf_add(&b, "  \"model_max_length\": %d,\n", o->model_max_length);
+    buf_add(&b, "  \"pad_token\": \"<pad>\",\n  \"sep_token\": \"</s>\",\n  \"strip_accents\": null,\n");
+    buf_add(&b, "  \"tokenize_chinese_chars\": true,\n  \"tokenizer_class\": \"MPNetTokenizer\",\n");
+    buf_add(&b, "  \"unk_token\": \"[UNK]\"\n}\n");
+    buf_add(&m, "{\"bos_token\": \"<s>\", \"eos_token\": \"</s>\", \"unk_token\": \"[UNK]\", \"sep_token\": \"</s>\", "
+                "\"pad_token\": \"<pad>\", \"cls_token\": \"<s>\", \"mask_token\": {\"content\": \"<mask>\", "
+                "\"single_word\": false, \"lstrip\": true, \"rstrip\": false, \"normalized\": false}}\n");
+    int rc = write_buf(o->outdir, "tokenizer_config.json", &b);
+    if (!rc) rc = write_buf(o->outdir, "special_tokens_map.json", &m);
+    free(b.s);
+    free(m.s);
+    return rc;
+}
+
 static int write_tokenizer_config(const options *o)
 {
+    if (o->family) return write_family_tokenizer_config(o);
     buf b = {0};
     buf_add(&b, "{\n  \"clean_up_tokenization_spaces\": true,\n  \"cls_token\": \"[CLS]\",\n");
     buf_add(&b, "  \"do_basic_tokenize\": true,\n  \"do_lower_case\": true,\n  \"mask_token\": \"[MASK]\",\n");
@@ -651,6 +788,14 @@ static int write_sentence_transformers(const options *o)
     if (!rc) rc = make_dir(dir);
     if (!rc) rc = write_buf(dir, "config.json", &p);
     if (!rc) rc = write_buf(o->outdir, "sentence_bert_config.json", &s);
+    if (!rc && o->prompts) {
+        buf c = {0};
+        buf_add(&c, "{\n  \"prompts\": %s,\n  \"default_prompt_name\": ", o->prompts);
+        if (o->default_prompt) buf_add(&c, "\"%s\"\n}\n", o->default_prompt);
+        else buf_add(&c, "null\n}\n");
+        rc = write_buf(o->outdir, "config_sentence_transformers.json", &c);
+        free(c.s);
+    }
     free(m.s);
     free(p.s);
     free(s.s);
@@ -676,10 +821,20 @@ static int copy_vocab(options *o)
     char chunk[1 << 16];
     size_t n;
     int lines = 0, ok = 1, last = '\n';
+    static const char family_head[] = "<s>\n<pad>\n</s>\n<unk>\n";
+    if (o->family) {
+        ok = fputs(family_head, out) >= 0;
+        lines += 4;
+    }
     while (ok && (n = fread(chunk, 1, sizeof chunk, in)) > 0) {
         for (size_t i = 0; i < n; i++) lines += chunk[i] == '\n';
         last = chunk[n - 1];
         ok = fwrite(chunk, 1, n, out) == n;
+    }
+    if (ok && o->family) {
+        ok = fputs(last == '\n' ? "<mask>\n" : "\n<mask>\n", out) >= 0;
+        lines += 1 + (last != '\n');
+        last = '\n';
     }
     ok &= !ferror(in);
     ok &= fclose(out) == 0;
@@ -711,7 +866,10 @@ static void usage(FILE *f)
         "                        BertModel, BertForMaskedLM, BertForPreTraining,\n"
         "                        BertForSequenceClassification, BertForTokenClassification or\n"
         "                        BertForQuestionAnswering tensor names (model)\n"
-        "  --model-type bert|distilbert  DistilBERT tensor names and config keys (bert)\n"
+        "  --model-type bert|distilbert|roberta|xlm-roberta|mpnet  the family's tensor names and\n"
+        "                        config keys (bert); the last three also its specials in the vocabulary\n"
+        "  --prompts JSON        config_sentence_transformers.json prompts, e.g. {\"query\": \"query: \"}\n"
+        "  --default-prompt NAME its default_prompt_name (null)\n"
         "  --prefix              put BertModel tensors under \"bert.\" (implied by mlm, pretraining, classify)\n"
         "  --no-prefix           BertModel tensors without \"bert.\" even with --arch classify\n"
         "  --num-labels N        classifier rows (2)\n"
@@ -788,6 +946,8 @@ static int parse_args(int argc, char **argv, options *o)
         else if (strcmp(a, "--labels") == 0) o->labels = v;
         else if (strcmp(a, "--problem-type") == 0) o->problem_type = v;
         else if (strcmp(a, "--st-activation") == 0) o->st_activation = v;
+        else if (strcmp(a, "--prompts") == 0) o->prompts = v;
+        else if (strcmp(a, "--default-prompt") == 0) o->default_prompt = v;
         else if (strcmp(a, "--first-label-bias") == 0) {
             char *end;
             errno = 0;
@@ -807,7 +967,11 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (strcmp(a, "--model-type") == 0) {
             if (strcmp(v, "bert") == 0) o->distilbert = 0;
             else if (strcmp(v, "distilbert") == 0) o->distilbert = 1;
-            else { fprintf(stderr, "gen_model: --model-type is bert or distilbert, not '%s'\n", v); return -1; }
+            else if (strcmp(v, "roberta") == 0 || strcmp(v, "xlm-roberta") == 0 || strcmp(v, "mpnet") == 0) o->family = v;
+            else {
+                fprintf(stderr, "gen_model: --model-type is bert, distilbert, roberta, xlm-roberta or mpnet, not '%s'\n", v);
+                return -1;
+            }
         }
         else if (strcmp(a, "--embedding-std") == 0) {
             char *end;
@@ -865,8 +1029,19 @@ static int parse_args(int argc, char **argv, options *o)
     if (no_prefix) o->prefix = 0;
     /* BertForTokenClassification and BertForQuestionAnswering are built
      * with add_pooling_layer=False: their checkpoints carry no pooler. */
-    if (o->pooler < 0) o->pooler = !o->distilbert && o->ar != ARCH_MLM && o->ar != ARCH_TOKEN && o->ar != ARCH_QA;
-    if (o->ar == ARCH_CLASSIFY && !o->distilbert && !o->pooler) {
+    /* RobertaFor* and MPNetFor* are all built with add_pooling_layer=False. */
+    if (o->pooler < 0)
+        o->pooler = !o->distilbert && (o->family ? o->ar == ARCH_MODEL
+                                                 : o->ar != ARCH_MLM && o->ar != ARCH_TOKEN && o->ar != ARCH_QA);
+    if (o->family && (o->ar == ARCH_PRETRAINING || o->old_layernorm)) {
+        fprintf(stderr, "gen_model: --model-type %s has no --arch pretraining or --old-layernorm\n", o->family);
+        return -1;
+    }
+    if (o->prompts && !o->st_pooling) {
+        fprintf(stderr, "gen_model: --prompts needs --st-pooling\n");
+        return -1;
+    }
+    if (o->ar == ARCH_CLASSIFY && !o->distilbert && !o->family && !o->pooler) {
         fprintf(stderr, "gen_model: BertForSequenceClassification's classifier needs the pooler\n");
         return -1;
     }

@@ -143,6 +143,64 @@ ${CC:-cc} -std=c11 -O2 -ffp-contract=off -o "$gen" "$here/gen_model.c" -lm
     --layers 6 --hidden 384 --heads 12 --intermediate 1536 --max-positions 512 --dtype f16 \
     --position-ids --st-pooling mean --normalize --max-seq-length 256
 
+# RoBERTa, XLM-RoBERTa and MPNet (tests/golden/families.jsonl).  Their
+# vocabulary is all-mpnet-base-v2's (<s> <pad> </s> <unk>, bert-base-uncased's,
+# <mask>), whose WordPiece tokenizer loads today for all three; the goldens'
+# ids come from all-mpnet-base-v2's tokenizer.json.  Positions start at
+# pad_token_id + 1 = 2, so max_position_embeddings is max_length + 2.
+# RobertaForMaskedLM, decoder tied, float32.
+"$gen" "$new/roberta-mlm" --vocab "$vocab" --seed 201 --model-type roberta --arch mlm \
+    --layers 2 --hidden 128 --heads 4 --intermediate 512 --max-positions 130 --model-max-length 128 \
+    --dtype f32 --embedding-std 0.25
+
+# A sentence-transformers RobertaModel like all-distilroberta-v1: mean
+# pooling, Normalize, float16, with the pooler RobertaModel keeps.
+"$gen" "$new/roberta-st-f16" --vocab "$vocab" --seed 203 --model-type roberta \
+    --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 66 --model-max-length 64 \
+    --dtype f16 --st-pooling mean --normalize --max-seq-length 64
+
+# XLMRobertaModel like multilingual-e5-small: mean pooling, Normalize and the
+# "query: " / "passage: " prompts of config_sentence_transformers.json.
+"$gen" "$new/xlmr-e5" --vocab "$vocab" --seed 205 --model-type xlm-roberta \
+    --layers 2 --hidden 64 --heads 2 --intermediate 256 --max-positions 130 --model-max-length 128 \
+    --dtype f32 --st-pooling mean --normalize --max-seq-length 128 \
+    --prompts '{"query": "query: ", "passage": "passage: "}'
+
+# XLMRobertaForSequenceClassification, 3 labels, bfloat16.
+"$gen" "$new/xlmr-cls-bf16" --vocab "$vocab" --seed 207 --model-type xlm-roberta --arch classify \
+    --layers 2 --hidden 96 --heads 4 --intermediate 384 --max-positions 130 --model-max-length 128 \
+    --dtype bf16 --num-labels 3 --labels negative,neutral,positive
+
+# RobertaForTokenClassification, max_length 64 so that long texts need windows.
+"$gen" "$new/roberta-ner" --vocab "$vocab" --seed 209 --model-type roberta --arch token \
+    --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 66 --model-max-length 64 \
+    --dtype f32 --num-labels 5 --labels O,B-PER,I-PER,B-LOC,I-LOC --first-label-bias 2
+
+# RobertaForQuestionAnswering, max_length 96: windows of 96 tokens, doc_stride 48.
+"$gen" "$new/roberta-qa" --vocab "$vocab" --seed 211 --model-type roberta --arch qa \
+    --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 98 --model-max-length 96 --dtype f32
+
+# MPNetModel like all-mpnet-base-v2: mean pooling, Normalize, with the
+# pooler; 256 positions, so that relative distances reach the last bucket.
+"$gen" "$new/mpnet-st" --vocab "$vocab" --seed 213 --model-type mpnet \
+    --layers 2 --hidden 128 --heads 4 --intermediate 512 --max-positions 258 --model-max-length 256 \
+    --dtype f32 --st-pooling mean --normalize --max-seq-length 256
+
+# MPNetForMaskedLM with its own decoder, float16.
+"$gen" "$new/mpnet-mlm-f16" --vocab "$vocab" --seed 215 --model-type mpnet --arch mlm --untied \
+    --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 130 --model-max-length 128 \
+    --dtype f16 --embedding-std 0.25
+
+# MPNetForSequenceClassification, 2 labels.
+"$gen" "$new/mpnet-cls" --vocab "$vocab" --seed 217 --model-type mpnet --arch classify \
+    --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 130 --model-max-length 128 \
+    --dtype f32 --num-labels 2 --labels contradiction,entailment
+
+# MPNetForTokenClassification.
+"$gen" "$new/mpnet-ner" --vocab "$vocab" --seed 219 --model-type mpnet --arch token \
+    --layers 2 --hidden 64 --heads 2 --intermediate 256 --max-positions 130 --model-max-length 128 \
+    --dtype f32 --num-labels 5 --labels O,B-PER,I-PER,B-LOC,I-LOC --first-label-bias 2
+
 rm -f "$gen"
 for dir in "$new"/*; do
     name=$(basename "$dir")

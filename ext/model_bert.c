@@ -1,0 +1,117 @@
+/*
+ * model_bert.c - the tensor names of BERT (modeling_bert.py) and DistilBERT
+ * (modeling_distilbert.py): BertModel's, with or without the "bert." prefix
+ * that the BertFor* classes add (DistilBERT's under "distilbert."), and
+ * their heads: masked LM and next-sentence prediction (cls.*), sequence
+ * classification (classifier.* on the pooler, or DistilBERT's
+ * pre_classifier), token classification and question answering.
+ */
+#include "model_bind.h"
+
+#include <string.h>
+
+const char *const bert_layer_names[16] = {
+    "attention.self.query.weight", "attention.self.query.bias",
+    "attention.self.key.weight", "attention.self.key.bias",
+    "attention.self.value.weight", "attention.self.value.bias",
+    "attention.output.dense.weight", "attention.output.dense.bias",
+    "attention.output.LayerNorm.weight", "attention.output.LayerNorm.bias",
+    "intermediate.dense.weight", "intermediate.dense.bias",
+    "output.dense.weight", "output.dense.bias",
+    "output.LayerNorm.weight", "output.LayerNorm.bias",
+};
+
+/* DistilBERT's names for the same post-LayerNorm block. */
+static const char *const distil_layer[16] = {
+    "attention.q_lin.weight", "attention.q_lin.bias",
+    "attention.k_lin.weight", "attention.k_lin.bias",
+    "attention.v_lin.weight", "attention.v_lin.bias",
+    "attention.out_lin.weight", "attention.out_lin.bias",
+    "sa_layer_norm.weight", "sa_layer_norm.bias",
+    "ffn.lin1.weight", "ffn.lin1.bias",
+    "ffn.lin2.weight", "ffn.lin2.bias",
+    "output_layer_norm.weight", "output_layer_norm.bias",
+};
+
+/* Whether classifier.* runs on every token (BertForTokenClassification,
+ * DistilBertForTokenClassification) rather than on the whole sequence.
+ * config.json's architectures decide, as the class does in transformers;
+ * without them, a classifier with neither a pooler (BERT) nor a
+ * pre_classifier (DistilBERT) can only be per token. */
+static int classifier_per_token(binder *b, const bert_model *m)
+{
+    const char *arch = m->head.architecture_task;
+    if (arch && strcmp(arch, "token_classification") == 0) return 1;
+    if (arch && strcmp(arch, "sequence_classification") == 0) return 0;
+    if (m->cfg.family == BERT_FAMILY_DISTILBERT) return !bert_bind_lookup(b, "pre_classifier.weight", 0);
+    return !bert_bind_lookup(b, "pooler.dense.weight", 1);
+}
+
+/* BertForSequenceClassification's classifier on the pooler's output, or
+ * DistilBertForSequenceClassification's pre_classifier + classifier; or,
+ * when the classifier runs per token, the token-classification head. */
+static int bind_classifier(binder *b, bert_model *m)
+{
+    const int H = m->cfg.hidden_size;
+    const int distil = m->cfg.family == BERT_FAMILY_DISTILBERT;
+    static const char *const cls[] = {"classifier.weight", "classifier.bias", NULL};
+    if (!bert_bind_all_present(b, cls, 0)) return 0;
+    if (classifier_per_token(b, m)) return bert_bind_label_rows(b, m, cls[0], cls[1], &m->tok_w, &m->tok_b);
+    static const char *const pooler[] = {"pooler.dense.weight", "pooler.dense.bias", NULL};
+    static const char *const pre[] = {"pre_classifier.weight", "pre_classifier.bias", NULL};
+    if (distil ? !bert_bind_all_present(b, pre, 0) : !bert_bind_all_present(b, pooler, 1)) return 0;
+    if (bert_bind_label_rows(b, m, cls[0], cls[1], &m->cls_w, &m->cls_b)) return -1;
+    if (distil && (bert_bind(b, &m->pre_cls_w, pre[0], 0, 1, H, H, "dim x dim") ||
+                   bert_bind(b, &m->pre_cls_b, pre[1], 0, 1, H, 0, "dim")))
+        return -1;
+    return 0;
+}
+
+/* BertForMaskedLM / BertForPreTraining: cls.predictions, its decoder tied to
+ * the word embeddings when absent, and cls.seq_relationship. */
+static int bind_pretraining_heads(binder *b, bert_model *m)
+{
+    const int H = m->cfg.hidden_size, V = m->cfg.vocab_size;
+    static const char *const mlm[] = {
+        "cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias",
+        "cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias", NULL};
+    const char *bias = bert_bind_lookup(b, "cls.predictions.bias", 0) ? "cls.predictions.bias"
+                     : bert_bind_lookup(b, "cls.predictions.decoder.bias", 0) ? "cls.predictions.decoder.bias"
+                     : NULL;
+    if (bias && bert_bind_all_present(b, mlm, 0)) {
+        if (bert_bind(b, &m->mlm_dense_w, mlm[0], 0, 1, H, H, "hidden_size x hidden_size") ||
+            bert_bind(b, &m->mlm_dense_b, mlm[1], 0, 1, H, 0, "hidden_size") ||
+            bert_bind(b, &m->mlm_ln_w, mlm[2], 0, 1, H, 0, "hidden_size") ||
+            bert_bind(b, &m->mlm_ln_b, mlm[3], 0, 1, H, 0, "hidden_size") ||
+            bert_bind(b, &m->mlm_bias, bias, 0, 1, V, 0, "vocab_size"))
+            return -1;
+        /* Absent when tied to the word embeddings (save_pretrained drops it). */
+        if (bert_bind(b, &m->mlm_decoder_w, "cls.predictions.decoder.weight", 0, 0, V, H,
+                      "vocab_size x hidden_size") < 0)
+            return -1;
+        /* BertPredictionHeadTransform uses config.hidden_act. */
+        m->mlm_act = m->cfg.hidden_act;
+    }
+    static const char *const nsp[] = {"cls.seq_relationship.weight", "cls.seq_relationship.bias", NULL};
+    if (bert_bind_all_present(b, nsp, 0) &&
+        (bert_bind(b, &m->nsp_w, nsp[0], 0, 1, 2, H, "2 x hidden_size") ||
+         bert_bind(b, &m->nsp_b, nsp[1], 0, 1, 2, 0, "2")))
+        return -1;
+    return 0;
+}
+
+int bert_bind_bert(binder *b, bert_model *m)
+{
+    const bert_config *c = &m->cfg;
+    const int distil = c->family == BERT_FAMILY_DISTILBERT;
+    b->prefix = bert_safetensors_find(b->st, "bert.embeddings.word_embeddings.weight") ? "bert."
+              : bert_safetensors_find(b->st, "distilbert.embeddings.word_embeddings.weight") ? "distilbert." : "";
+    /* DistilBERT has no segment embeddings. */
+    if (bert_bind_embeddings(b, m, !distil) != 0) return -1;
+    for (int l = 0; l < c->num_layers; l++)
+        if (bert_bind_layer(b, &m->layers[l], l, c, distil ? "transformer.layer.%d." : "encoder.layer.%d.",
+                            distil ? distil_layer : bert_layer_names) != 0)
+            return -1;
+    if (!distil && (bert_bind_pooler(b, m) != 0 || bind_pretraining_heads(b, m) != 0)) return -1;
+    return bind_classifier(b, m) || bert_bind_qa(b, m) ? -1 : 0;
+}

@@ -1,0 +1,70 @@
+/*
+ * model_roberta.c - the tensor names of RoBERTa and XLM-RoBERTa
+ * (modeling_roberta.py, modeling_xlm_roberta.py: the same module under
+ * another name).  The encoder is BERT's, with its names, under the
+ * "roberta." prefix that the RobertaFor* classes add; what differs is the
+ * heads: RobertaLMHead (lm_head.*: dense, GELU, layer_norm, a decoder tied
+ * to the word embeddings) and RobertaClassificationHead (classifier.dense,
+ * tanh, classifier.out_proj on <s>).  MPNet names its heads the same way.
+ */
+#include "model_bind.h"
+
+
+/* RobertaLMHead / MPNetLMHead. */
+static int bind_lm_head(binder *b, bert_model *m)
+{
+    const int H = m->cfg.hidden_size, V = m->cfg.vocab_size;
+    static const char *const lm[] = {"lm_head.dense.weight", "lm_head.dense.bias", "lm_head.layer_norm.weight",
+                                     "lm_head.layer_norm.bias", NULL};
+    /* The bias is lm_head.bias, which save_pretrained may also write as
+     * the decoder's (the two are one parameter). */
+    const char *bias = bert_bind_lookup(b, "lm_head.bias", 0) ? "lm_head.bias"
+                     : bert_bind_lookup(b, "lm_head.decoder.bias", 0) ? "lm_head.decoder.bias"
+                     : NULL;
+    if (!bias || !bert_bind_all_present(b, lm, 0)) return 0;
+    if (bert_bind(b, &m->mlm_dense_w, lm[0], 0, 1, H, H, "hidden_size x hidden_size") ||
+        bert_bind(b, &m->mlm_dense_b, lm[1], 0, 1, H, 0, "hidden_size") ||
+        bert_bind(b, &m->mlm_ln_w, lm[2], 0, 1, H, 0, "hidden_size") ||
+        bert_bind(b, &m->mlm_ln_b, lm[3], 0, 1, H, 0, "hidden_size") ||
+        bert_bind(b, &m->mlm_bias, bias, 0, 1, V, 0, "vocab_size"))
+        return -1;
+    /* Absent when tied to the word embeddings. */
+    if (bert_bind(b, &m->mlm_decoder_w, "lm_head.decoder.weight", 0, 0, V, H, "vocab_size x hidden_size") < 0)
+        return -1;
+    /* The head calls gelu() itself, whatever config.hidden_act says. */
+    m->mlm_act = BERT_ACT_GELU;
+    return 0;
+}
+
+/* RobertaClassificationHead / MPNetClassificationHead on the first token,
+ * or RobertaForTokenClassification's classifier on every token. */
+static int bind_classifier(binder *b, bert_model *m)
+{
+    const int H = m->cfg.hidden_size;
+    static const char *const seq[] = {"classifier.dense.weight", "classifier.dense.bias",
+                                      "classifier.out_proj.weight", "classifier.out_proj.bias", NULL};
+    static const char *const tok[] = {"classifier.weight", "classifier.bias", NULL};
+    if (bert_bind_all_present(b, seq, 0)) {
+        if (bert_bind(b, &m->pre_cls_w, seq[0], 0, 1, H, H, "hidden_size x hidden_size") ||
+            bert_bind(b, &m->pre_cls_b, seq[1], 0, 1, H, 0, "hidden_size"))
+            return -1;
+        return bert_bind_label_rows(b, m, seq[2], seq[3], &m->cls_w, &m->cls_b);
+    }
+    if (bert_bind_all_present(b, tok, 0)) return bert_bind_label_rows(b, m, tok[0], tok[1], &m->tok_w, &m->tok_b);
+    return 0;
+}
+
+int bert_bind_roberta_heads(binder *b, bert_model *m)
+{
+    return bert_bind_pooler(b, m) || bind_lm_head(b, m) || bind_classifier(b, m) || bert_bind_qa(b, m) ? -1 : 0;
+}
+
+int bert_bind_roberta(binder *b, bert_model *m)
+{
+    const bert_config *c = &m->cfg;
+    b->prefix = bert_safetensors_find(b->st, "roberta.embeddings.word_embeddings.weight") ? "roberta." : "";
+    if (bert_bind_embeddings(b, m, 1) != 0) return -1;
+    for (int l = 0; l < c->num_layers; l++)
+        if (bert_bind_layer(b, &m->layers[l], l, c, "encoder.layer.%d.", bert_layer_names) != 0) return -1;
+    return bert_bind_roberta_heads(b, m);
+}

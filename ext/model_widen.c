@@ -1,0 +1,226 @@
+/*
+ * model_widen.c - what loading does with the bound tensors: float32 ones
+ * stay in the read-only mapping (the page cache is the only copy, shared
+ * with every other process that maps the same file); float16 and bfloat16
+ * ones (and the rare misaligned float32 one) are widened into one
+ * allocation, and when nothing is left in the mapping it is dropped at
+ * once.  At a reduced precision the layers' projections go into a second
+ * block as bfloat16 or int8 (a bfloat16 tensor stays in the mapping), and
+ * the pages of what was converted are given back.
+ */
+#include "model_bind.h"
+#include "error.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Tensor data is little-endian and used in place. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "model_widen.c reads little-endian safetensors data in place; big-endian hosts are not supported"
+#endif
+
+/* float16 and bfloat16 widen to float32 exactly, subnormals, infinities and
+ * NaN payloads included. */
+static float f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
+    if (exp == 0x1f) {
+        bits = sign | 0x7f800000u | mant << 13;
+    } else if (exp) {
+        bits = sign | (exp + 112) << 23 | mant << 13;
+    } else if (!mant) {
+        bits = sign;
+    } else {
+        /* subnormal: mant * 2^-24, renormalised */
+        uint32_t e = 113;
+        while (!(mant & 0x400)) { mant <<= 1; e--; }
+        bits = sign | e << 23 | (mant & 0x3ff) << 13;
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static int in_place(const st_tensor *t)
+{
+    return t->dtype == ST_F32 && (uintptr_t)t->data % sizeof(float) == 0;
+}
+
+/* n elements of tensor t from element `first` on, as float32 into out. */
+static void widen(const st_tensor *t, size_t first, size_t n, float *out)
+{
+    if (t->dtype == ST_F32) {
+        memcpy(out, t->data + first * sizeof(float), n * sizeof(float));
+        return;
+    }
+    const unsigned char *p = t->data + first * sizeof(uint16_t);
+    for (size_t i = 0; i < n; i++) {
+        uint16_t h = (uint16_t)(p[2 * i] | p[2 * i + 1] << 8);
+        out[i] = t->dtype == ST_F16 ? f16_to_f32(h) : bert_f32_from_bf16(h);
+    }
+}
+
+static void convert(const st_tensor *t, float *out)
+{
+    widen(t, 0, t->count, out);
+}
+
+/* Row r of tensor t as float32: in place when it can be, else widened
+ * into row_buf. */
+static const float *float_row(const st_tensor *t, size_t r, size_t cols, float *row_buf)
+{
+    if (in_place(t)) return (const float *)(const void *)t->data + r * cols;
+    widen(t, r * cols, cols, row_buf);
+    return row_buf;
+}
+
+/* At a reduced precision the 1-D float32 tensors (biases, LayerNorms) are
+ * copied out of the mapping: they lie between the projections whose pages
+ * were released, and a read of one in place makes the kernel map back the
+ * whole page-cache folio around it, megabytes of those projections. */
+static int copied_at(const st_tensor *t, bert_precision p)
+{
+    return p != BERT_PRECISION_FLOAT32 && t->ndim == 1;
+}
+
+/* A bfloat16 tensor at bfloat16 precision is used where it lies. */
+static int bf16_in_place(const st_tensor *t)
+{
+    return t->dtype == ST_BF16 && (uintptr_t)t->data % sizeof(uint16_t) == 0;
+}
+
+/* Whether the model reads tensor t (bound to `mat`, or to a float32
+ * pointer when mat is NULL) where it lies in the mapping. */
+static int used_in_place(const st_tensor *t, const bert_matrix *mat, bert_precision p)
+{
+    if (mat && p != BERT_PRECISION_FLOAT32) return p == BERT_PRECISION_BFLOAT16 && bf16_in_place(t);
+    return in_place(t) && !copied_at(t, p);
+}
+
+/* The projections' blocks start on cache lines, for the vector kernels. */
+#define REDUCED_ALIGN 64
+static size_t align_up(size_t n) { return (n + REDUCED_ALIGN - 1) & ~(size_t)(REDUCED_ALIGN - 1); }
+
+/* Bytes of the reduced block that tensor t takes at precision p. */
+static size_t reduced_size(const st_tensor *t, bert_precision p)
+{
+    size_t rows = (size_t)t->shape[0], count = t->count;
+    if (p == BERT_PRECISION_BFLOAT16) return bf16_in_place(t) ? 0 : align_up(count * sizeof(uint16_t));
+    if (p == BERT_PRECISION_INT8)
+        return align_up(count) + align_up(rows * sizeof(float)) + align_up(rows * sizeof(int32_t));
+    return 0;
+}
+
+/* Fills *mat with tensor t at precision p, carving its arrays from *next
+ * (reduced_size(t, p) bytes) and converting row by row through row_buf. */
+static void reduce(const st_tensor *t, bert_precision p, unsigned char **next, float *row_buf, bert_matrix *mat)
+{
+    size_t rows = (size_t)t->shape[0], cols = (size_t)t->shape[1];
+    mat->precision = p;
+    if (p == BERT_PRECISION_BFLOAT16) {
+        if (bf16_in_place(t)) {
+            mat->bf16 = (const uint16_t *)(const void *)t->data;
+            return;
+        }
+        uint16_t *out = (uint16_t *)(void *)*next;
+        *next += align_up(t->count * sizeof(uint16_t));
+        for (size_t r = 0; r < rows; r++) bert_bf16_from_f32(out + r * cols, float_row(t, r, cols, row_buf), cols);
+        mat->bf16 = out;
+        return;
+    }
+    int8_t *q = (int8_t *)(void *)*next;
+    *next += align_up(t->count);
+    float *scale = (float *)(void *)*next;
+    *next += align_up(rows * sizeof(float));
+    int32_t *row_sum = (int32_t *)(void *)*next;
+    *next += align_up(rows * sizeof(int32_t));
+    /* One row at a time: a row's scale depends on that row alone. */
+    for (size_t r = 0; r < rows; r++)
+        bert_int8_quantize_rows(q + r * cols, scale + r, row_sum + r, float_row(t, r, cols, row_buf), 1, (int)cols);
+    mat->i8 = q;
+    mat->scale = scale;
+    mat->row_sum = row_sum;
+}
+
+/* Points every bound weight at its data: float32 in place, else converted
+ * into one block; the projections at a reduced precision into another.  A
+ * tensor converted from the mapping has its pages released: the file is
+ * not read again, and the resident set should not hold it twice. */
+int bert_bind_materialize(binder *b, model_priv *priv, bert_model *m)
+{
+    const bert_precision p = m->precision;
+    size_t floats = 0, reduced = 0, cols_max = 0;
+    for (int i = 0; i < b->count; i++) {
+        const st_tensor *t = b->list[i].t;
+        if (b->list[i].matrix && p != BERT_PRECISION_FLOAT32) {
+            size_t bytes = reduced_size(t, p);
+            reduced += bytes;
+            if (bytes && (size_t)t->shape[1] > cols_max) cols_max = (size_t)t->shape[1];
+        } else if (!in_place(t) || copied_at(t, p)) {
+            floats += t->count;   /* bounded by the file size */
+        }
+    }
+    if (floats) {
+        priv->converted = malloc(floats * sizeof(float));
+        if (!priv->converted) {
+            *b->err = bert_errorf("out of memory converting %zu MB of %s weights to float32",
+                                  floats * sizeof(float) >> 20, b->file);
+            return -1;
+        }
+    }
+    float *row_buf = NULL;
+    unsigned char *next_reduced = NULL;
+    if (reduced) {
+        priv->reduced = malloc(reduced + REDUCED_ALIGN);
+        row_buf = malloc(cols_max * sizeof(float));
+        if (!priv->reduced || !row_buf) {
+            free(row_buf);
+            *b->err = bert_errorf("out of memory holding %zu MB of %s weights as %s", reduced >> 20, b->file,
+                                  bert_precision_name(p));
+            return -1;
+        }
+        uintptr_t at = (uintptr_t)priv->reduced;
+        next_reduced = (unsigned char *)priv->reduced + (align_up(at) - at);
+    }
+    float *next = priv->converted;
+    int mapped = 0;
+    for (int i = 0; i < b->count; i++) {
+        const st_tensor *t = b->list[i].t;
+        bert_matrix *mat = b->list[i].matrix;
+        mapped |= used_in_place(t, mat, p);
+        if (mat && p != BERT_PRECISION_FLOAT32) {
+            reduce(t, p, &next_reduced, row_buf, mat);
+            continue;
+        }
+        const float *data;
+        if (used_in_place(t, mat, p)) {
+            data = (const float *)(const void *)t->data;
+        } else {
+            convert(t, next);
+            data = next;
+            next += t->count;
+        }
+        if (mat) {
+            mat->precision = BERT_PRECISION_FLOAT32;
+            mat->f32 = data;
+        } else {
+            *b->list[i].dst = data;
+        }
+    }
+    free(row_buf);
+    m->converted_bytes = floats * sizeof(float);
+    m->reduced_bytes = reduced;
+    if (!mapped) {
+        bert_safetensors_close(priv->st);
+        priv->st = NULL;
+        return 0;
+    }
+    /* Released last: reading a tensor maps back the page-cache folio
+     * around it, which may hold the pages of one converted before. */
+    for (int i = 0; i < b->count; i++)
+        if (!used_in_place(b->list[i].t, b->list[i].matrix, p)) bert_safetensors_release(priv->st, b->list[i].t);
+    return 0;
+}
+

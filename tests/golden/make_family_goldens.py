@@ -1,0 +1,255 @@
+#!/usr/bin/python3
+"""make_family_goldens.py MODELS_DIR OUT_DIR TOKENIZER_JSON - the golden data of
+the RoBERTa, XLM-RoBERTa and MPNet test models (tests/test_families.c), from
+independent references only:
+
+  token ids   Hugging Face's Rust tokenizer (hf_tokenizer.js and
+              hf_offsets.js, npm `tokenizers`) on TOKENIZER_JSON, the
+              tokenizer.json of sentence-transformers/all-mpnet-base-v2
+              (WordPiece with <s>/</s> specials and the RobertaProcessing
+              post-processor: <s> a </s> and <s> a </s></s> b </s>), whose
+              vocabulary the generated models carry
+              (tests/tools/make_test_models.sh); truncated to each model's
+              max_length as transformers does.  When the models carry a
+              byte-level BPE or Unigram tokenizer.json of their own, pass that
+              file instead.
+  numbers     tests/reference/family_reference.py (PyTorch, float64),
+              transcribed from modeling_roberta.py, modeling_xlm_roberta.py
+              and modeling_mpnet.py (files and commits cited there)
+  results     the pipelines' post-processing of the existing goldens:
+              sentence-transformers' mean pooling and Normalize with the
+              prompt prepended to the text (SentenceTransformer.encode with
+              prompt_name or prompt), the fill-mask pipeline as
+              make_goldens.py assembles it, the text-classification pipeline
+              as make_heads_goldens.py, token classification and question
+              answering as make_ner_qa_goldens.py (aggregation "simple"; QA
+              with RoBERTa's two separators).
+
+Writes OUT_DIR/families_models.json (registrations and the models' sizes and
+checksums) and families.jsonl, one SQL check per line:
+  {"model": registered name, "sql": statement whose last parameter is the
+   model name, "args": [the others], "expected": the JSON value the
+   statement's single result must parse to (numbers within 1e-4)}
+or, for the encoder on raw token ids, {"model", "encode": ids, "mean": the
+mean of the last hidden state's rows}.  Every result is recomputed in
+float32; ids, labels, tokens, words and offsets must not change.
+Run through make_goldens.sh, which also builds the models.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "reference"))
+sys.path.insert(0, HERE)
+import bert_reference as bref  # noqa: E402
+import family_reference as ref  # noqa: E402
+from make_goldens import HF, checksum, r7  # noqa: E402
+from make_heads_goldens import pipeline_function, sigmoid, softmax  # noqa: E402
+from make_ner_qa_goldens import hf_run, ner_text, qa_answers, same_structure, rounded  # noqa: E402
+
+# Registered name: (model directory, bert_load options or None).
+REGISTRATIONS = {
+    "roberta-mlm": ("roberta-mlm", None),
+    "roberta-st-f16": ("roberta-st-f16", None),
+    "xlmr-e5": ("xlmr-e5", None),
+    "xlmr-e5-query": ("xlmr-e5", {"prompt": "query"}),
+    "xlmr-e5-literal": ("xlmr-e5", {"prompt": {"text": "passage: "}}),
+    "xlmr-cls-bf16": ("xlmr-cls-bf16", None),
+    "roberta-ner": ("roberta-ner", None),
+    "roberta-qa": ("roberta-qa", None),
+    "mpnet-st": ("mpnet-st", None),
+    "mpnet-mlm-f16": ("mpnet-mlm-f16", None),
+    "mpnet-cls": ("mpnet-cls", None),
+    "mpnet-ner": ("mpnet-ner", None),
+}
+EMBED = ["roberta-st-f16", "xlmr-e5", "xlmr-e5-query", "xlmr-e5-literal", "mpnet-st"]
+MLM = ["roberta-mlm", "mpnet-mlm-f16"]
+CLASSIFY = ["xlmr-cls-bf16", "mpnet-cls"]
+NER = ["roberta-ner", "mpnet-ner"]
+QA = ["roberta-qa"]
+TOL_ORDER = 2e-4     # neighbouring logits closer than this could swap under float32 noise
+
+
+def prompt_of(m, options):
+    """SentenceTransformer.encode: an explicit prompt, else prompt_name's, else
+    default_prompt_name's, prepended to the text."""
+    p = (options or {}).get("prompt")
+    if isinstance(p, dict):
+        return p["text"]
+    if isinstance(p, str):
+        return m.prompts[p]
+    return m.prompts.get(m.default_prompt_name, "") if m.default_prompt_name else ""
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    models_dir, out_dir, tokenizer_json = sys.argv[1:]
+    torch.set_grad_enabled(False)
+    torch.set_num_threads(1)
+    inputs = json.load(open(os.path.join(HERE, "inputs.json"), encoding="utf-8"))
+    heads = json.load(open(os.path.join(HERE, "heads_inputs.json"), encoding="utf-8"))
+    nerqa = json.load(open(os.path.join(HERE, "ner_qa_inputs.json"), encoding="utf-8"))
+    hf = HF(tokenizer_json)
+    models = {n: ref.Model(os.path.join(models_dir, d)) for n, (d, _) in REGISTRATIONS.items()}
+    lines, noise = [], {}
+
+    def note(kind, a, b):
+        noise[kind] = max(noise.get(kind, 0.0), float(np.max(np.abs(np.asarray(a) - np.asarray(b)))))
+
+    def ids_of(requests):
+        return [r["ids"] for r in hf.run(encode=requests)["encode"]]
+
+    # ---- the encoder on token ids: a <pad> inside keeps position padding_idx ----
+    for name in ("roberta-mlm", "mpnet-mlm-f16", "xlmr-e5"):
+        m = models[name]
+        for ids in ([0, 7596, 1, 2089, 1, 2], [0] + list(range(1000, 1118)) + [2]):
+            if len(ids) > m.max_length:
+                continue
+            h64 = ref.encode(m, [ids])[0][0]
+            h32 = ref.encode(m, [ids], compute=torch.float32)[0][0].double()
+            note("hidden state", h64, h32)
+            lines.append({"model": name, "encode": ids, "mean": [r7(x) for x in h64.mean(0).tolist()]})
+
+    # ---- embeddings, with the registration's prompt --------------------------------
+    texts = [s for s in inputs["sentences"]] + [p for pair in inputs["similarity"] for p in pair]
+    for name in EMBED:
+        m, options = models[name], REGISTRATIONS[name][1]
+        prefix = prompt_of(m, options)
+        ids_list = ids_of([{"a": prefix + t, "b": None, "max_length": m.max_length} for t in texts])
+        for text, ids in zip(texts, ids_list):
+            h64, _ = ref.encode(m, [ids])
+            h32, _ = ref.encode(m, [ids], compute=torch.float32)
+            v64, v32 = (bref.pool(m, h, None, m.st["pooling"]) for h in (h64, h32))
+            if m.st["normalize"]:
+                v64, v32 = bref.normalize(v64), bref.normalize(v32)
+            note("embedding", v64, v32.double())
+            lines.append({"model": name, "sql": "SELECT bert_token_ids(?1, ?2)", "args": [text], "expected": ids})
+            lines.append({"model": name, "sql": "SELECT bert_vector_to_json(bert_embed(?1, ?2))", "args": [text],
+                          "expected": [r7(x) for x in v64[0].tolist()]})
+
+    # ---- fill-mask (one <mask> a text) ----------------------------------------------
+    decode_requests, fm = [], []
+    for name in MLM:
+        m = models[name]
+        mask_id = 30526
+        for r in inputs["fill_mask"]:
+            text = r["text"].replace("[MASK]", "<mask>")
+            if text.count("<mask>") != 1:
+                continue
+            ids = ids_of([{"a": text, "b": None, "max_length": m.max_length}])[0]
+            if mask_id not in ids:
+                continue
+            pos = ids.index(mask_id)
+            h64, _ = ref.encode(m, [ids])
+            h32, _ = ref.encode(m, [ids], compute=torch.float32)
+            logits = ref.lm_logits(m, h64[0, pos])
+            logits32 = ref.lm_logits(m, h32[0, pos], compute=torch.float32)
+            probs = torch.softmax(logits, -1)
+            order = torch.topk(probs, 6).indices.tolist()
+            assert torch.topk(logits32, 5).indices.tolist() == order[:5], (name, text)
+            gaps = [float(logits[a] - logits[b]) for a, b in zip(order, order[1:])]
+            if min(gaps) < TOL_ORDER:
+                continue
+            note("fill-mask score", probs[order[:5]], torch.softmax(logits32.double(), -1)[order[:5]])
+            cands = []
+            for tid in order[:5]:
+                seq = list(ids)
+                seq[pos] = tid
+                decode_requests += [{"ids": [tid], "skip_special": False}, {"ids": seq, "skip_special": True}]
+                cands.append({"score": r7(float(probs[tid])), "token": tid, "token_str": None, "sequence": None})
+            fm.append({"model": name, "sql": "SELECT bert_fill_mask(?1, 5, ?2)", "args": [text], "expected": cands})
+    decoded = iter(hf.run(decode=decode_requests)["decode"])
+    for line in fm:
+        for c in line["expected"]:
+            c["token_str"], c["sequence"] = next(decoded), next(decoded)
+    lines += fm
+
+    # ---- sequence classification, single texts and pairs ----------------------------
+    for name in CLASSIFY:
+        m = models[name]
+        fn = pipeline_function(m)
+        # A pair longer than max_length: both texts cut longest-first, around the two separators.
+        long_pair = (" ".join(["the committee reviewed every chapter"] * 30), " ".join(["a short answer"] * 12))
+        cases = [(t, None) for t in heads["classify"]] + [tuple(p) for p in heads["classify_pairs"]] + [long_pair]
+        ids_list = ids_of([{"a": a, "b": b, "max_length": m.max_length} for a, b in cases])
+        for (a, b), ids in zip(cases, ids_list):
+            l64 = ref.classifier_logits(m, [ids])[0].numpy()
+            l32 = ref.classifier_logits(m, [ids], compute=torch.float32)[0].double().numpy()
+            scores = {"softmax": softmax, "sigmoid": sigmoid, "none": lambda x: x}[fn](l64)
+            s32 = {"softmax": softmax, "sigmoid": sigmoid, "none": lambda x: x}[fn](l32)
+            note("classify score", scores, s32)
+            order = sorted(range(m.num_labels), key=lambda i: -scores[i])
+            assert order == sorted(range(m.num_labels), key=lambda i: -s32[i]), (name, a, b)
+            expected = [{"label": m.id2label[i], "score": r7(float(scores[i]))} for i in order]
+            if b is None:
+                lines.append({"model": name, "sql": "SELECT bert_classify(?1, ?2)", "args": [a], "expected": expected})
+            else:
+                lines.append({"model": name, "sql": "SELECT bert_classify_pair(?1, ?2, ?3)", "args": [a, b],
+                              "expected": expected})
+
+    # ---- token classification ------------------------------------------------------------
+    encs = hf_run(tokenizer_json, encode=[{"a": t, "b": None} for t in nerqa["ner"]])["encode"]
+    for name in NER:
+        m = models[name]
+
+        def l64(ids, m=m):
+            return ref.token_logits(m, [ids])[0].numpy()
+
+        def l32(ids, m=m):
+            return ref.token_logits(m, [ids], compute=torch.float32)[0].double().numpy()
+        for text, enc in zip(nerqa["ner"], encs):
+            if len(enc["ids"]) > 300:
+                continue
+            res, _ = ner_text(m, text, enc, l64, "simple")
+            same_structure(res, ner_text(m, text, enc, l32, "simple")[0], f"{name} float32 {text[:30]!r}")
+            expected = [{"entity_group": r["entity_group"], "score": r7(r["score"]), "word": r["word"],
+                         "start": r["start"], "end": r["end"]} for r in res]
+            lines.append({"model": name, "sql": "SELECT bert_ner(?1, ?2)", "args": [text], "expected": expected})
+
+    # ---- question answering ------------------------------------------------------------
+    qencs = hf_run(tokenizer_json, encode=[{"a": p["question"], "b": p["context"]} for p in nerqa["qa"]])["encode"]
+    for name in QA:
+        m = models[name]
+
+        def q64(ids, types, m=m):
+            s, e = ref.qa_logits(m, [ids])
+            return s[0].numpy(), e[0].numpy()
+
+        def q32(ids, types, m=m):
+            s, e = ref.qa_logits(m, [ids], compute=torch.float32)
+            return s[0].double().numpy(), e[0].double().numpy()
+        for pair, enc in zip(nerqa["qa"], qencs):
+            q, c = pair["question"], pair["context"]
+            res, _ = qa_answers(m, q, c, enc, q64, 1, seps=2)
+            same_structure(res, qa_answers(m, q, c, enc, q32, 1, seps=2)[0], f"{name} float32 {q!r}")
+            lines.append({"model": name, "sql": "SELECT bert_answer(?1, ?2, ?3)", "args": [q, c],
+                          "expected": rounded(res)[0]})
+
+    manifest = {}
+    for name, (d, options) in REGISTRATIONS.items():
+        path = os.path.join(models_dir, d, "model.safetensors")
+        manifest[name] = {"path": d, "options": json.dumps(options) if options else None,
+                          "model_type": models[name].family, "safetensors_bytes": os.path.getsize(path),
+                          "safetensors_checksum": checksum(path)}
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "families_models.json"), "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    with open(os.path.join(out_dir, "families.jsonl"), "w", encoding="utf-8") as f:
+        for line in lines:
+            f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+    kinds = {}
+    for line in lines:
+        k = line.get("sql", "encode").split("(")[0].replace("SELECT ", "")
+        kinds[k] = kinds.get(k, 0) + 1
+    print(f"{len(lines)} checks: {kinds}")
+    print("float32 against float64: " + ", ".join(f"{k} {v:.2g}" for k, v in noise.items()))
+
+
+if __name__ == "__main__":
+    main()
