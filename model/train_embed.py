@@ -14,7 +14,9 @@ minimises, at every step, the sum of
   - the same contrastive loss, both directions, on a batch of text pairs
     from prep_pairs.py (a headword and its definition, a gloss and its
     example, consecutive sentences, two related WordNet words, two
-    sentences of one WordNet topic).
+    sentences of one WordNet topic), or, with --everyday-pairs, on the
+    fourth stage's pairs of everyday English (prep_everyday.py), with an
+    SNLI contradiction as a hard negative where there is one.
 With --distill-weight, the masked-LM and next-sentence heads are also (or,
 with --mlm-weight 0, only) held by distillation: a frozen copy of the
 shipped model (--teacher) sees the same masked batch, and the student's
@@ -307,8 +309,8 @@ def main():
             unsup = contrastive(embed(model, seqs, args.dropout), embed(model, seqs, args.dropout),
                                 args.temperature)
         if args.embed_weight > 0:
-
-            # supervised pairs, in-batch negatives, both directions
+            # supervised pairs, in-batch negatives, both directions; the
+            # everyday pairs' hard negatives are more candidates for each a
             counts = rng.multinomial(args.pair_batch, mix)
             batch = []
             for k, c in zip(kinds, counts):
