@@ -14,7 +14,9 @@ minimises, at every step, the sum of
   - the same contrastive loss, both directions, on a batch of text pairs
     from prep_pairs.py (a headword and its definition, a gloss and its
     example, consecutive sentences, two related WordNet words, two
-    sentences of one WordNet topic).
+    sentences of one WordNet topic), or, with --everyday-pairs, on the
+    fourth stage's pairs of everyday English (prep_everyday.py), with an
+    SNLI contradiction as a hard negative where there is one.
 With --distill-weight, the masked-LM and next-sentence heads are also (or,
 with --mlm-weight 0, only) held by distillation: a frozen copy of the
 shipped model (--teacher) sees the same masked batch, and the student's
@@ -68,15 +70,17 @@ def embed(model, seqs, dropout):
     return F.normalize(model.mean_pool(model.encode(ids, torch.zeros_like(ids), mask, dropout), mask), dim=-1)
 
 
-def contrastive(za, zb, temp, same=None, both_ways=False):
+def contrastive(za, zb, temp, same=None, both_ways=False, zneg=None):
     """In-batch InfoNCE: row i of za should be nearest to row i of zb.
-    same[i, j] marks off-diagonal pairs with identical text, which are not
-    negatives."""
+    same[i, j] marks off-diagonal pairs with identical text (or of one
+    group), which are not negatives.  zneg: hard negatives, more candidates
+    for every row of za (not for the reverse direction)."""
     logits = za @ zb.t() / temp
     if same is not None:
         logits = logits.masked_fill(same, float("-inf"))
     labels = torch.arange(len(za))
-    loss = F.cross_entropy(logits, labels)
+    full = logits if zneg is None or len(zneg) == 0 else torch.cat([logits, za @ zneg.t() / temp], 1)
+    loss = F.cross_entropy(full, labels)
     if both_ways:
         loss = (loss + F.cross_entropy(logits.t(), labels)) / 2
     return loss
@@ -115,6 +119,26 @@ def param_groups(model, args):
         groups.setdefault(key, []).append(p)
     return [{"params": ps, "weight_decay": args.weight_decay if decay else 0.0,
              "lr_scale": args.layer_lr_decay ** depth} for (depth, decay), ps in sorted(groups.items())]
+
+
+def load_everyday_pairs(directory, kinds, max_len):
+    """prepare_everyday.sh's pairs: (a, b, hard negative or None, group) by
+    kind; pairs of one group are not each other's in-batch negatives."""
+    rows = [line.rstrip("\n").split("\t") for line in open(os.path.join(directory, "pairs.tsv"), encoding="utf-8")]
+    cols = []
+    for c in (3, 4, 5):
+        with open(os.path.join(directory, f"pairs_{c}.jsonl"), encoding="utf-8") as f:
+            cols.append([json.loads(line) for line in f if line.strip()])
+    if not len(rows) == len(cols[0]) == len(cols[1]) == len(cols[2]):
+        sys.exit(f"train_embed: {directory}: pairs.tsv and pairs_*.jsonl differ in length; "
+                 "run prepare_everyday.sh again")
+    cut = lambda s: s if len(s) <= max_len else s[:max_len - 1] + [SEP]
+    by_kind = {k: [] for k in kinds}
+    for r, a, b, n in zip(rows, *cols):
+        if r[0] in by_kind:
+            neg = cut(n) if len(r) > 4 and r[4] else None
+            by_kind[r[0]].append((cut(a), cut(b), neg, r[1]))
+    return by_kind
 
 
 def load_pairs(work, max_len):
@@ -161,7 +185,12 @@ def main():
     ap.add_argument("--unsup-batch", type=int, default=32, help="sentences per SimCSE batch")
     ap.add_argument("--pair-batch", type=int, default=64, help="pairs per supervised batch")
     ap.add_argument("--pair-mix", default="0.3,0.25,0.15,0.3",
-                    help="shares of define,example,next,synonym[,topic] pairs (kinds left off are not drawn)")
+                    help="shares of define,example,next,synonym[,topic] pairs (kinds left off are not drawn), "
+                         "or of --pair-kinds")
+    ap.add_argument("--everyday-pairs", default="",
+                    help="draw the pairs from this directory of prepare_everyday.sh (in --work) instead")
+    ap.add_argument("--pair-kinds", default="nli,intent,service,sts,qa,story",
+                    help="the kinds of --everyday-pairs that --pair-mix shares out, in its order")
     ap.add_argument("--sentence-len", type=int, default=32, help="pieces, [CLS] and [SEP] included")
     ap.add_argument("--temperature", type=float, default=0.05)
     ap.add_argument("--dropout", type=float, default=0.1, help="in the contrastive passes")
@@ -209,12 +238,17 @@ def main():
     docs = data_units(os.path.join(args.work, args.data))
     body = args.sentence_len - 2
     sentences = [u for d in docs for u in d if len(u) >= 5]
-    pairs = load_pairs(args.work, args.sentence_len)
+    kinds = KINDS
+    if args.everyday_pairs:
+        kinds = tuple(args.pair_kinds.split(","))
+        pairs = load_everyday_pairs(os.path.join(args.work, args.everyday_pairs), kinds, args.sentence_len)
+    else:
+        pairs = load_pairs(args.work, args.sentence_len)
     # Only the kinds given are drawn from, so a four-share mix draws its
     # batches exactly as before the topic kind existed.
     mix = np.array([float(x) for x in args.pair_mix.split(",")])
-    if not 1 <= len(mix) <= len(KINDS):
-        sys.exit(f"train_embed: --pair-mix takes 1 to {len(KINDS)} shares ({', '.join(KINDS)})")
+    if not 1 <= len(mix) <= len(kinds):
+        sys.exit(f"train_embed: --pair-mix takes 1 to {len(kinds)} shares ({', '.join(kinds)})")
     mix /= mix.sum()
     print(f"{len(sentences)} sentences; pairs: " + ", ".join(f"{k} {len(v)}" for k, v in pairs.items()),
           file=log, flush=True)
@@ -268,24 +302,30 @@ def main():
 
         seqs, a, b = [], [], []
         unsup = sup = torch.zeros(())
-        if args.embed_weight > 0:
+        if args.embed_weight > 0 and args.unsup_batch > 0:
             # unsupervised SimCSE: one sentence, two dropout masks
             pick = rng.choice(len(sentences), args.unsup_batch, replace=False)
             seqs = [[CLS, *sentences[i][:body].tolist(), SEP] for i in pick]
             unsup = contrastive(embed(model, seqs, args.dropout), embed(model, seqs, args.dropout),
                                 args.temperature)
-
-            # supervised pairs, in-batch negatives, both directions
+        if args.embed_weight > 0:
+            # supervised pairs, in-batch negatives, both directions; the
+            # everyday pairs' hard negatives are more candidates for each a
             counts = rng.multinomial(args.pair_batch, mix)
             batch = []
-            for k, c in zip(KINDS, counts):
+            for k, c in zip(kinds, counts):
                 batch += [pairs[k][i] for i in rng.choice(len(pairs[k]), c, replace=False)]
             a = [p[0] for p in batch]
             b = [p[1] for p in batch]
-            same = torch.tensor([[i != j and (a[i] == a[j] or b[i] == b[j]) for j in range(len(batch))]
-                                 for i in range(len(batch))])
+            group = [p[3] if len(p) > 3 else None for p in batch]
+            same = torch.tensor([[i != j and (a[i] == a[j] or b[i] == b[j]
+                                              or (group[i] is not None and group[i] == group[j]))
+                                  for j in range(len(batch))] for i in range(len(batch))])
+            negs = [p[2] for p in batch if len(p) > 2 and p[2] is not None]
+            zneg = embed(model, negs, args.dropout) if negs else None
             sup = contrastive(embed(model, a, args.dropout), embed(model, b, args.dropout),
-                              args.temperature, same, both_ways=True)
+                              args.temperature, same, both_ways=True, zneg=zneg)
+            a = a + negs
 
         loss = (args.mlm_weight * (mlm + nsp_loss) + args.distill_weight * (kl_mlm + kl_nsp)
                 + args.embed_weight * (unsup + sup))
