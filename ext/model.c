@@ -3,7 +3,7 @@
  * sentence-transformers files and model.safetensors.
  *
  * Loading binds every weight pointer of a bert_model to a tensor of the
- * mapped file.  The names are BertModel's, with or without the "bert." prefix
+ * mapped file (or files: a sharded checkpoint's shards are one st_file).  The names are BertModel's, with or without the "bert." prefix
  * that BertForMaskedLM and BertForPreTraining add, and LayerNorm parameters
  * may carry the old TensorFlow-era names gamma/beta.  Each tensor's shape is
  * checked against config.json before it is bound, so the encoder can index
@@ -19,6 +19,7 @@
  */
 #include "model.h"
 #include "buffer.h"
+#include "checkpoint.h"
 #include "error.h"
 #include "json.h"
 #include "file.h"
@@ -912,12 +913,11 @@ int bert_model_load_precision(const char *model_dir, bert_precision precision, b
     *err = NULL;
     bert_model *m = calloc(1, sizeof *m);
     model_priv *priv = calloc(1, sizeof *priv);
-    char *path = bert_path_join(model_dir, "model.safetensors");
+    char *path = NULL;      /* the weights' file, or a sharded checkpoint's index, for messages */
     binder b = {.err = err};
-    if (!m || !priv || !path) {
+    if (!m || !priv) {
         free(m);
         free(priv);
-        free(path);
         *err = bert_errorf("out of memory loading %s", model_dir);
         return -1;
     }
@@ -925,7 +925,7 @@ int bert_model_load_precision(const char *model_dir, bert_precision precision, b
     m->precision = precision;
     if (bert_config_load(model_dir, &m->cfg, err) != 0) goto fail;
     const bert_config *c = &m->cfg;
-    if (bert_safetensors_open(path, &priv->st, err) != 0) goto fail;
+    if (bert_checkpoint_open(model_dir, &priv->st, &path, err) != 0) goto fail;
     /* The head settings matter only to a checkpoint with a classifier: an
      * odd id2label in a fill-mask model's config.json is no reason to fail. */
     if (bert_head_config_load(model_dir, &m->head, err) != 0) {

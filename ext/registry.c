@@ -5,6 +5,7 @@
 #include "entry.h"
 
 #include "buffer.h"
+#include "checkpoint.h"
 #include "error.h"
 #include "json.h"
 #include "weight_cache.h"
@@ -203,6 +204,8 @@ static char *conflict_error(const bert_entry *old, const bert_entry *e)
     return msg;
 }
 
+static int add_dir(bert_registry *r, const char *name, const char *path, const bert_options *opts, char **err);
+
 int bert_registry_add(bert_registry *r, const char *name, const char *path,
                  const bert_options *opts, char **err)
 {
@@ -211,6 +214,19 @@ int bert_registry_add(bert_registry *r, const char *name, const char *path,
         *err = bert_errorf("a model name cannot be empty: bert_load('name', '/path/to/model')");
         return -1;
     }
+    char *dir = bert_checkpoint_dir(path, err);
+    if (!dir) {
+        if (!*err) *err = bert_errorf("out of memory registering model '%s'", name);
+        return -1;
+    }
+    int rc = add_dir(r, name, dir, opts, err);
+    free(dir);
+    return rc;
+}
+
+/* bert_registry_add once `path` is the model directory itself. */
+static int add_dir(bert_registry *r, const char *name, const char *path, const bert_options *opts, char **err)
+{
     struct stat st;
     if (stat(path, &st) != 0) {
         *err = bert_errorf("model directory '%s' not found (%s): give the path of a directory holding "
@@ -232,7 +248,7 @@ int bert_registry_add(bert_registry *r, const char *name, const char *path,
     e->dir_ino = st.st_ino;
     e->given = *opts;
     if (bert_config_load(path, &e->cfg, err) != 0 || bert_st_config_load(path, &e->st, err) != 0 ||
-        resolve_settings(e, err) != 0) {
+        resolve_settings(e, err) != 0 || bert_checkpoint_check(path, err) != 0) {
         entry_free(e);
         return -1;
     }
