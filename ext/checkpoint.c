@@ -26,12 +26,13 @@ static int is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* 1 when dir/name exists. */
+/* 1 when dir/name exists, 0 when not, -1 when memory ran out. */
 static int has_file(const char *dir, const char *name)
 {
     char *path = bert_path_join(dir, name);
+    if (!path) return -1;
     struct stat st;
-    int found = path && stat(path, &st) == 0;
+    int found = stat(path, &st) == 0;
     free(path);
     return found;
 }
@@ -70,19 +71,31 @@ static char *snapshot_of(const char *cache, char **err)
     return snapshot;
 }
 
+/* 1 when dir holds both refs/main and snapshots, 0 when not, -1 out of memory. */
+static int is_cache_folder(const char *dir)
+{
+    int refs = has_file(dir, "refs/main"), snapshots = has_file(dir, "snapshots");
+    return refs < 0 || snapshots < 0 ? -1 : refs && snapshots;
+}
+
 char *bert_checkpoint_dir(const char *path, char **err)
 {
     *err = NULL;
-    if (!is_dir(path) || has_file(path, "config.json")) return bert_strdup(path);
-    if (has_file(path, "refs/main") && is_dir(path) && has_file(path, "snapshots"))
-        return snapshot_of(path, err);
+    int config = is_dir(path) ? has_file(path, "config.json") : 1;
+    if (config != 0) return config > 0 ? bert_strdup(path) : NULL;
+    int cache = is_cache_folder(path);
+    if (cache != 0) return cache > 0 ? snapshot_of(path, err) : NULL;
     /* Pointed at cache/snapshots: its parent is the cache folder. */
     char *parent = bert_path_join(path, "..");
     if (!parent) return NULL;
     char *resolved = NULL;
-    if (has_file(parent, "refs/main") && has_file(parent, "snapshots")) {
+    int snapshots = has_file(path, "snapshots");
+    cache = is_cache_folder(parent);
+    if (cache < 0 || snapshots < 0) {
+        resolved = NULL;
+    } else if (cache) {
         resolved = snapshot_of(parent, err);
-    } else if (has_file(path, "snapshots")) {
+    } else if (snapshots) {
         *err = bert_errorf("%s looks like a Hugging Face cache folder but has no refs/main: point at one "
                            "of its snapshots, %s/snapshots/<commit>", path, path);
     } else {
@@ -98,9 +111,13 @@ char *bert_checkpoint_weights_file(const char *dir, char **err)
 {
     *err = NULL;
     static const char *const names[] = {"model.safetensors", "model.safetensors.index.json"};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        if (has_file(dir, names[i])) return bert_path_join(dir, names[i]);
-    if (has_file(dir, "pytorch_model.bin") || has_file(dir, "pytorch_model.bin.index.json"))
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        int found = has_file(dir, names[i]);
+        if (found) return found > 0 ? bert_path_join(dir, names[i]) : NULL;
+    }
+    int bin = has_file(dir, "pytorch_model.bin"), sharded_bin = has_file(dir, "pytorch_model.bin.index.json");
+    if (bin < 0 || sharded_bin < 0) return NULL;
+    if (bin || sharded_bin)
         *err = bert_errorf("%s has its weights only as pytorch_model.bin, which is not read: convert them "
                            "to model.safetensors once with " CONVERT_BIN ", or download model.safetensors "
                            "if the repository has it", dir);
@@ -238,16 +255,17 @@ static int not_a_pointer(const char *dir, const char *name, char **err)
 static int check_tokenizer(const char *dir, char **err)
 {
     static const char *const files[] = {"tokenizer.json", "vocab.txt", "vocab.json", "merges.txt"};
-    int json = has_file(dir, files[0]), wordpiece = has_file(dir, files[1]);
-    int bpe = has_file(dir, files[2]) && has_file(dir, files[3]);
-    if (!json && !wordpiece && !bpe) {
+    int present[4];
+    for (int i = 0; i < 4; i++)
+        if ((present[i] = has_file(dir, files[i])) < 0) return -1;   /* out of memory: *err stays NULL */
+    if (!present[0] && !present[1] && !(present[2] && present[3])) {
         *err = bert_errorf("%s has no tokenizer: it needs tokenizer.json, vocab.txt, or vocab.json with "
                            "merges.txt; download them with the model (`huggingface-cli download <repo> "
                            "--local-dir %s --include \"*.json\" \"*.txt\" \"*.safetensors\"`)", dir, dir);
         return -1;
     }
-    for (size_t i = 0; i < sizeof files / sizeof *files; i++)
-        if (has_file(dir, files[i]) && not_a_pointer(dir, files[i], err) != 0) return -1;
+    for (int i = 0; i < 4; i++)
+        if (present[i] && not_a_pointer(dir, files[i], err) != 0) return -1;
     return 0;
 }
 

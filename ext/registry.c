@@ -155,6 +155,7 @@ static int resolve_settings(bert_entry *e, char **err)
 static void entry_free(bert_entry *e)
 {
     if (!e) return;
+    bert_head_config_free(&e->announced);
     bert_tokenizer_free(e->tokenizer);
     bert_weight_cache_release(e->model);
     bert_scratch_free(e->scratch);
@@ -252,6 +253,12 @@ static int add_dir(bert_registry *r, const char *name, const char *path, const b
         entry_free(e);
         return -1;
     }
+    /* What bert_models shows until the weights are loaded.  A config.json
+     * whose labels cannot be read fails only a model with a classifier,
+     * when its weights load (model.c), so here it shows none. */
+    char *head_err = NULL;
+    if (bert_head_config_load(path, &e->announced, &head_err) != 0) memset(&e->announced, 0, sizeof e->announced);
+    free(head_err);
     bert_entry *old = lookup(r, name);
     if (old) {
         int same = same_effect(old, e);
@@ -398,6 +405,23 @@ const bert_entry *bert_registry_next(const bert_registry *r, const bert_entry *a
     info->precision = e->precision;
     info->model = e->model;
     info->encoder_calls = e->encoder_calls;
+    const bert_model *m = e->model;
+    info->has_mlm = m ? bert_model_has_mlm_head(m) : -1;
+    info->has_nsp = m ? bert_model_has_nsp_head(m) : -1;
+    info->dtype = m ? m->dtype : NULL;
+    info->refs = m ? bert_weight_cache_refs(m) : 0;
+    const bert_head_config *labelled = NULL;
+    if (m) {
+        info->task = bert_model_task(m);
+        if (bert_model_has_classifier(m) || bert_model_has_token_head(m)) labelled = &m->head;
+    } else {
+        info->task = e->announced.architecture_task;
+        if (info->task && (strcmp(info->task, "sequence_classification") == 0 ||
+                           strcmp(info->task, "token_classification") == 0))
+            labelled = &e->announced;
+    }
+    info->labels = labelled && labelled->num_labels > 0 ? labelled->labels : NULL;
+    info->num_labels = info->labels ? labelled->num_labels : 0;
     return e;
 }
 

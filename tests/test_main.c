@@ -76,6 +76,7 @@ void t_fail_allocation(long number)
     X(robustness) \
     X(oom) \
     X(usability) \
+    X(surface) \
     X(examples) \
     X(vec)
 

@@ -281,10 +281,12 @@ static void null_and_types(sqlite3 *db)
     t_expect_error(db, "SELECT * FROM bert_fill_mask_each(x'41', 5, 'mlm')", NULL, "TEXT", NULL);
     expect_alive(db);
 
-    t_case("numbers as text arguments are read as their text, as elsewhere in SQLite");
-    t_expect(db, "SELECT bert_tokenize(42, 'good') = bert_tokenize('42', 'good')", NULL, "1");
-    t_expect(db, "SELECT length(bert_embed(1.5, 'good'))", NULL, "512");
-    t_expect(db, "SELECT typeof(bert_similarity(1, 2, 'good'))", NULL, "real");
+    t_case("numbers as text arguments are errors that name the argument and point to bert_functions");
+    t_expect_error(db, "SELECT bert_tokenize(42, 'good')", NULL, "bert_tokenize", "argument 1 (text)",
+                   "not an INTEGER", "bert_functions", NULL);
+    t_expect_error(db, "SELECT bert_embed(1.5, 'good')", NULL, "argument 1 (text)", "not a REAL", NULL);
+    t_expect_error(db, "SELECT bert_similarity(1, 2, 'good')", NULL, "argument 1 (a)", "float32 BLOB", NULL);
+    t_expect(db, "SELECT bert_tokenize(CAST(42 AS TEXT), 'good') = bert_tokenize('42', 'good')", NULL, "1");
 
     t_case("a model name that is not TEXT is an error");
     t_expect_error(db, "SELECT bert_embed('x', 42)", NULL, "model name", "TEXT", NULL);

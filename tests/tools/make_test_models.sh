@@ -143,6 +143,13 @@ ${CC:-cc} -std=c11 -O2 -ffp-contract=off -o "$gen" "$here/gen_model.c" -lm
     --layers 6 --hidden 384 --heads 12 --intermediate 1536 --max-positions 512 --dtype f16 \
     --position-ids --st-pooling mean --normalize --max-seq-length 256
 
+# mlm-tied-f32 again, cut into three shards with model.safetensors.index.json,
+# as save_pretrained writes large checkpoints: the same values in other files
+# (tests/test_surface.c compares their results byte for byte).
+"$gen" "$new/mlm-tied-f32-sharded" --vocab "$vocab" --seed 33 \
+    --layers 3 --hidden 192 --heads 6 --intermediate 768 --max-positions 256 --model-max-length 0 \
+    --dtype f32 --arch mlm --act gelu_new --embedding-std 0.25 --shards 3
+
 rm -f "$gen"
 for dir in "$new"/*; do
     name=$(basename "$dir")
