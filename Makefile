@@ -17,6 +17,9 @@
 #                   (needs libdqlite-dev; not part of make test)
 #   make sqlite-vec fetch sqlite-vec's loadable vec0.so (npm) to ./vec0.so, for
 #                   the vector-index examples and tests (sql/vector_search.sql)
+#   make examples   what every example in sql/ needs: bert.so, the generated test
+#                   models (entities.sql, answers.sql) and ./vec0.so
+#   make test SUITE=NAME  one suite of the test suite
 #
 # Every target that compiles checks the build's packages first (build-deps),
 # so a fresh machine gets the apt-get line to run, not compiler errors about
@@ -65,7 +68,7 @@ EXT_HDR   := $(wildcard ext/*.h)
 TEST_SRC  := $(wildcard tests/test_*.c)
 MODELS    := build/models/.done
 
-.PHONY: all static test demo bench bench-tokenizer bench-kernels bench-vec install uninstall clean deps build-deps sqlite-vec test-dqlite
+.PHONY: all static test examples demo bench bench-tokenizer bench-kernels bench-vec install uninstall clean deps build-deps sqlite-vec test-dqlite
 .PHONY: python-package node-package test-packages
 all: $(EXT_LIB)
 
@@ -120,6 +123,11 @@ test-dqlite: bert.so libsqlite_bert.a
 
 demo: deps bert.so
 	sqlite3 -bail :memory: < sql/demo.sql
+
+# entities.sql and answers.sql run on generated models; the vector examples
+# load sqlite-vec.
+examples: deps bert.so $(MODELS) vec0.so
+	@echo "examples: run any of them with sqlite3 < sql/NAME.sql"
 
 $(BUILD)/bench_tokenizer: tests/bench/bench_tokenizer.c $(EXT_SRC) $(EXT_HDR) | build-deps
 	@mkdir -p $(BUILD)

@@ -19,6 +19,8 @@ struct bert_entry {
     bert_options given;     /* options as the user gave them */
     bert_config cfg;        /* read at registration */
     bert_st_config st;      /* sentence-transformers settings, read at registration */
+    bert_head_config announced; /* config.json's architectures and labels, read at registration
+                                 * (empty when it names none or they cannot be read) */
     bert_pooling pooling;   /* effective settings */
     int normalize;
     int max_length;

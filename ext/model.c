@@ -1,12 +1,14 @@
 /*
  * model.c - loads a Hugging Face checkpoint directory: config.json
  * (model_config.c), the sentence-transformers files (model_st_config.c) and
- * model.safetensors, whose tensors the family's file binds
- * (model_bert.c, model_roberta.c, model_mpnet.c) and model_widen.c
- * converts where they are not used in place.
+ * the weights (model.safetensors, or a sharded checkpoint's shards:
+ * checkpoint.c), whose tensors the family's file binds (model_bert.c,
+ * model_roberta.c, model_mpnet.c) and model_widen.c converts where they are
+ * not used in place.
  */
 #include "model.h"
 #include "model_bind.h"
+#include "checkpoint.h"
 #include "error.h"
 #include "file.h"
 
@@ -29,12 +31,11 @@ int bert_model_load_precision(const char *model_dir, bert_precision precision, b
     *err = NULL;
     bert_model *m = calloc(1, sizeof *m);
     model_priv *priv = calloc(1, sizeof *priv);
-    char *path = bert_path_join(model_dir, "model.safetensors");
+    char *path = NULL;      /* the weights' file, or a sharded checkpoint's index, for messages */
     binder b = {.err = err, .prefix = ""};
-    if (!m || !priv || !path) {
+    if (!m || !priv) {
         free(m);
         free(priv);
-        free(path);
         *err = bert_errorf("out of memory loading %s", model_dir);
         return -1;
     }
@@ -42,7 +43,7 @@ int bert_model_load_precision(const char *model_dir, bert_precision precision, b
     m->precision = precision;
     if (bert_config_load(model_dir, &m->cfg, err) != 0) goto fail;
     const bert_config *c = &m->cfg;
-    if (bert_safetensors_open(path, &priv->st, err) != 0) goto fail;
+    if (bert_checkpoint_open(model_dir, &priv->st, &path, err) != 0) goto fail;
     /* The head settings matter only to a checkpoint with a classifier: an
      * odd id2label in a fill-mask model's config.json is no reason to fail. */
     if (bert_head_config_load(model_dir, &m->head, err) != 0) {

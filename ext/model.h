@@ -170,7 +170,7 @@ typedef struct bert_model {
     bert_head_config head;               /* labels etc.; head.num_labels = rows of cls_w or tok_w when bound */
     const char *dtype;                   /* "float32", "float16" or "bfloat16" */
     bert_precision precision;            /* how the layers' projections are held */
-    size_t file_size;                    /* bytes of model.safetensors */
+    size_t file_size;                    /* bytes of model.safetensors, or of every shard */
     size_t converted_bytes;              /* bytes allocated for tensors converted to float32 */
     size_t reduced_bytes;                /* bytes allocated for bfloat16 / int8 projections */
     void *priv;                          /* mapping and owned buffers */

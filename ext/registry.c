@@ -5,6 +5,7 @@
 #include "entry.h"
 
 #include "buffer.h"
+#include "checkpoint.h"
 #include "error.h"
 #include "json.h"
 #include "weight_cache.h"
@@ -178,6 +179,7 @@ static int resolve_settings(bert_entry *e, char **err)
 static void entry_free(bert_entry *e)
 {
     if (!e) return;
+    bert_head_config_free(&e->announced);
     bert_tokenizer_free(e->tokenizer);
     bert_weight_cache_release(e->model);
     bert_scratch_free(e->scratch);
@@ -232,6 +234,8 @@ static char *conflict_error(const bert_entry *old, const bert_entry *e)
     return msg;
 }
 
+static int add_dir(bert_registry *r, const char *name, const char *path, const bert_options *opts, char **err);
+
 int bert_registry_add(bert_registry *r, const char *name, const char *path,
                  const bert_options *opts, char **err)
 {
@@ -240,6 +244,19 @@ int bert_registry_add(bert_registry *r, const char *name, const char *path,
         *err = bert_errorf("a model name cannot be empty: bert_load('name', '/path/to/model')");
         return -1;
     }
+    char *dir = bert_checkpoint_dir(path, err);
+    if (!dir) {
+        if (!*err) *err = bert_errorf("out of memory registering model '%s'", name);
+        return -1;
+    }
+    int rc = add_dir(r, name, dir, opts, err);
+    free(dir);
+    return rc;
+}
+
+/* bert_registry_add once `path` is the model directory itself. */
+static int add_dir(bert_registry *r, const char *name, const char *path, const bert_options *opts, char **err)
+{
     struct stat st;
     if (stat(path, &st) != 0) {
         *err = bert_errorf("model directory '%s' not found (%s): give the path of a directory holding "
@@ -261,10 +278,16 @@ int bert_registry_add(bert_registry *r, const char *name, const char *path,
     e->dir_ino = st.st_ino;
     e->given = *opts;
     if (bert_config_load(path, &e->cfg, err) != 0 || bert_st_config_load(path, &e->st, err) != 0 ||
-        resolve_settings(e, err) != 0) {
+        resolve_settings(e, err) != 0 || bert_checkpoint_check(path, err) != 0) {
         entry_free(e);
         return -1;
     }
+    /* What bert_models shows until the weights are loaded.  A config.json
+     * whose labels cannot be read fails only a model with a classifier,
+     * when its weights load (model.c), so here it shows none. */
+    char *head_err = NULL;
+    if (bert_head_config_load(path, &e->announced, &head_err) != 0) memset(&e->announced, 0, sizeof e->announced);
+    free(head_err);
     bert_entry *old = lookup(r, name);
     if (old) {
         int same = same_effect(old, e);
@@ -411,6 +434,23 @@ const bert_entry *bert_registry_next(const bert_registry *r, const bert_entry *a
     info->precision = e->precision;
     info->model = e->model;
     info->encoder_calls = e->encoder_calls;
+    const bert_model *m = e->model;
+    info->has_mlm = m ? bert_model_has_mlm_head(m) : -1;
+    info->has_nsp = m ? bert_model_has_nsp_head(m) : -1;
+    info->dtype = m ? m->dtype : NULL;
+    info->refs = m ? bert_weight_cache_refs(m) : 0;
+    const bert_head_config *labelled = NULL;
+    if (m) {
+        info->task = bert_model_task(m);
+        if (bert_model_has_classifier(m) || bert_model_has_token_head(m)) labelled = &m->head;
+    } else {
+        info->task = e->announced.architecture_task;
+        if (info->task && (strcmp(info->task, "sequence_classification") == 0 ||
+                           strcmp(info->task, "token_classification") == 0))
+            labelled = &e->announced;
+    }
+    info->labels = labelled && labelled->num_labels > 0 ? labelled->labels : NULL;
+    info->num_labels = info->labels ? labelled->num_labels : 0;
     return e;
 }
 

@@ -79,6 +79,15 @@ typedef struct {
     bert_precision precision;    /* how the encoder's weights are held */
     const bert_model *model;     /* NULL while the weights are not loaded */
     long long encoder_calls;     /* forward passes run */
+    /* What the weights hold once loaded; -1, NULL and 0 before. */
+    int has_mlm, has_nsp;
+    const char *dtype;           /* the file's: "float32", "float16" or "bfloat16" */
+    int refs;                    /* users of the shared weights */
+    /* The model's task and labels: its heads' once the weights are loaded,
+     * before that what config.json's architectures and id2label announce. */
+    const char *task;            /* static; NULL for a bare encoder */
+    char *const *labels;         /* num_labels names in id order, or NULL */
+    int num_labels;
 } bert_entry_info;
 
 /* The registration after `at` (NULL: the first) with its facts in *info, or

@@ -28,12 +28,18 @@
  * hostile length cannot make us parse gigabytes of JSON. */
 #define ST_MAX_HEADER ((uint64_t)100000000)
 
-struct st_file {
+/* One file of the checkpoint: a sharded one has several. */
+typedef struct {
     void *map;              /* NULL when the image belongs to the caller */
     size_t map_size;
-    size_t size;
-    json_doc *header;       /* owns every name and dtype string */
-    st_tensor *tensors;     /* sorted by name */
+    json_doc *header;       /* owns the names and dtype strings of its tensors */
+} st_part;
+
+struct st_file {
+    st_part *parts;
+    int n_parts;
+    size_t size;            /* bytes of every part together */
+    st_tensor *tensors;     /* sorted by name, from every part */
     int count;
 };
 
@@ -160,6 +166,16 @@ static int check_overlaps(st_file *f, const unsigned char *data, const char *lab
     return rc;
 }
 
+/* Sorts the tensors by name; two of one name are refused. */
+static int sort_unique(st_file *f, const char *label, char **err)
+{
+    qsort(f->tensors, (size_t)f->count, sizeof *f->tensors, by_name);
+    for (int i = 1; i < f->count; i++)
+        if (strcmp(f->tensors[i - 1].name, f->tensors[i].name) == 0)
+            return fail(err, "%s: tensor '%s' appears twice" CORRUPT, label, f->tensors[i].name);
+    return 0;
+}
+
 int bert_safetensors_parse(const unsigned char *buf, size_t size, const char *label, st_file **out, char **err)
 {
     *out = NULL;
@@ -179,15 +195,20 @@ int bert_safetensors_parse(const unsigned char *buf, size_t size, const char *la
         return fail(err, "%s: the header is not a JSON object" CORRUPT, label);
 
     st_file *f = calloc(1, sizeof *f);
-    if (!f) return fail(err, "%s: out of memory reading the header", label);
+    if (f) f->parts = calloc(1, sizeof *f->parts);
+    if (!f || !f->parts) {
+        free(f);
+        return fail(err, "%s: out of memory reading the header", label);
+    }
+    f->n_parts = 1;
     char *jerr = NULL;
-    if (bert_json_parse((const char *)buf + 8, (size_t)n, &f->header, &jerr) != 0) {
+    if (bert_json_parse((const char *)buf + 8, (size_t)n, &f->parts[0].header, &jerr) != 0) {
         fail(err, "%s: the header is not valid JSON (%s)" CORRUPT, label, jerr ? jerr : "out of memory");
         free(jerr);
         bert_safetensors_close(f);
         return -1;
     }
-    const json_doc *doc = f->header;
+    const json_doc *doc = f->parts[0].header;
     if (doc->nodes[0].type != JSON_OBJECT) {
         bert_safetensors_close(f);
         return fail(err, "%s: the header is not a JSON object" CORRUPT, label);
@@ -208,14 +229,7 @@ int bert_safetensors_parse(const unsigned char *buf, size_t size, const char *la
         }
         f->count++;
     }
-    qsort(f->tensors, (size_t)f->count, sizeof *f->tensors, by_name);
-    for (int i = 1; i < f->count; i++)
-        if (strcmp(f->tensors[i - 1].name, f->tensors[i].name) == 0) {
-            fail(err, "%s: tensor '%s' appears twice in the header" CORRUPT, label, f->tensors[i].name);
-            bert_safetensors_close(f);
-            return -1;
-        }
-    if (check_overlaps(f, data, label, err) != 0) {
+    if (sort_unique(f, label, err) != 0 || check_overlaps(f, data, label, err) != 0) {
         bert_safetensors_close(f);
         return -1;
     }
@@ -271,8 +285,46 @@ int bert_safetensors_open(const char *path, st_file **out, char **err)
         munmap(map, size);
         return -1;
     }
-    f->map = map;
-    f->map_size = size;
+    f->parts[0].map = map;
+    f->parts[0].map_size = size;
+    *out = f;
+    return 0;
+}
+
+int bert_safetensors_merge(st_file **files, int n, const char *label, st_file **out, char **err)
+{
+    *out = NULL;
+    *err = NULL;
+    st_file *f = calloc(1, sizeof *f);
+    size_t tensors = 0;
+    for (int i = 0; i < n; i++) tensors += (size_t)files[i]->count;
+    if (f) {
+        f->parts = calloc(n > 0 ? (size_t)n : 1, sizeof *f->parts);
+        f->tensors = calloc(tensors ? tensors : 1, sizeof *f->tensors);
+    }
+    if (!f || !f->parts || !f->tensors) {
+        bert_safetensors_close(f);
+        for (int i = 0; i < n; i++) {
+            bert_safetensors_close(files[i]);
+            files[i] = NULL;
+        }
+        return fail(err, "%s: out of memory reading the shards' headers", label);
+    }
+    /* The parts move into f; the emptied files are freed. */
+    for (int i = 0; i < n; i++) {
+        st_file *one = files[i];
+        memcpy(f->tensors + f->count, one->tensors, (size_t)one->count * sizeof *one->tensors);
+        f->count += one->count;
+        f->size += one->size;
+        f->parts[f->n_parts++] = one->parts[0];
+        one->n_parts = 0;
+        bert_safetensors_close(one);
+        files[i] = NULL;
+    }
+    if (sort_unique(f, label, err) != 0) {
+        bert_safetensors_close(f);
+        return -1;
+    }
     *out = f;
     return 0;
 }
@@ -301,7 +353,7 @@ const st_tensor *bert_safetensors_tensor_at(const st_file *f, int i)
 
 void bert_safetensors_release(const st_file *f, const st_tensor *t)
 {
-    if (!f || !f->map || !t) return;
+    if (!f || !f->n_parts || !f->parts[0].map || !t) return;
     long page = sysconf(_SC_PAGESIZE);
     if (page <= 0) return;
     uintptr_t mask = (uintptr_t)page - 1;
@@ -313,8 +365,11 @@ void bert_safetensors_release(const st_file *f, const st_tensor *t)
 void bert_safetensors_close(st_file *f)
 {
     if (!f) return;
-    if (f->map) munmap(f->map, f->map_size);
-    bert_json_free(f->header);
+    for (int i = 0; i < f->n_parts; i++) {
+        if (f->parts[i].map) munmap(f->parts[i].map, f->parts[i].map_size);
+        bert_json_free(f->parts[i].header);
+    }
+    free(f->parts);
     free(f->tensors);
     free(f);
 }

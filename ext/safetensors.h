@@ -42,10 +42,16 @@ typedef struct st_file st_file;
  * and the problem; err must not be NULL. */
 int bert_safetensors_open(const char *path, st_file **out, char **err);
 
+/* The shards of one checkpoint, each opened by bert_safetensors_open, as one
+ * file: every tensor of every shard, a name in two shards refused (`label`
+ * names the checkpoint in the error).  Takes the files (and sets their
+ * pointers to NULL) whether it succeeds or not.  0, or -1 with *err. */
+int bert_safetensors_merge(st_file **files, int n, const char *label, st_file **out, char **err);
+
 /* The tensor called `name`, or NULL. */
 const st_tensor *bert_safetensors_find(const st_file *f, const char *name);
 
-/* Size of the whole file (or in-memory image) in bytes. */
+/* Size of the whole file (or in-memory image, or every shard) in bytes. */
 size_t bert_safetensors_size(const st_file *f);
 
 /* Tells the kernel that the pages lying wholly inside tensor t's bytes

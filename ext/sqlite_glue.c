@@ -12,9 +12,11 @@
 #include "buffer.h"
 #include "error.h"
 #include "pipeline.h"
+#include "signatures.h"
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,24 +72,6 @@ static void fail(sqlite3_context *ctx, char *msg)
 #endif
 }
 
-static void fail_text(sqlite3_context *ctx, const char *msg)
-{
-    sqlite3_result_error(ctx, msg, -1);
-}
-
-bert_entry *bert_glue_find_model(bert_connection *c, sqlite3_value *name, char **err)
-{
-    const char *n = NULL;
-    if (name && sqlite3_value_type(name) != SQLITE_NULL) {
-        if (sqlite3_value_type(name) != SQLITE_TEXT) {
-            *err = bert_errorf("the model name must be TEXT, such as 'default'");
-            return NULL;
-        }
-        n = (const char *)sqlite3_value_text(name);
-        if (!n) { *err = NULL; return NULL; }
-    }
-    return bert_registry_find(&c->registry, n, err);
-}
 
 static const char *type_name(int t)
 {
@@ -100,36 +84,103 @@ static const char *type_name(int t)
     }
 }
 
-/* Text of argument `i` of `fn`.  Returns 0 (then *text may be NULL for an
- * SQL NULL, and the caller returns NULL) or -1 after reporting an error.
- * Numbers are read as their text, as everywhere in SQLite; BLOBs are refused. */
-static int text_arg(sqlite3_context *ctx, const char *fn, sqlite3_value **argv, int i,
-                    const char **text, size_t *len)
+char *bert_glue_argument_error(const char *fn, int i, const char *problem)
+{
+    char name[64];
+    const bert_signature *sig = bert_signature_find(fn);
+    if (sig) bert_signature_argument(sig, i, name, sizeof name);
+    return bert_errorf("%s: argument %d (%s) %s; " BERT_SEE_FUNCTIONS, fn, i + 1, sig ? name : "?", problem);
+}
+
+/* The error for argument i of fn, of SQL type t, where TEXT was wanted. */
+static char *not_text(const char *fn, int i, int t)
+{
+    char problem[160];
+    snprintf(problem, sizeof problem, "must be TEXT, not %s: %s", type_name(t),
+             t == SQLITE_BLOB ? "cast it with CAST(x AS TEXT) if it holds UTF-8"
+             : t == SQLITE_NULL ? "give a text" : "write it as a text such as '42', or CAST(x AS TEXT)");
+    return bert_glue_argument_error(fn, i, problem);
+}
+
+int bert_glue_text(sqlite3_value *v, const char *fn, int i, const char **text, size_t *len, char **err)
 {
     *text = NULL;
     *len = 0;
-    int t = sqlite3_value_type(argv[i]);
-    if (t == SQLITE_NULL) return 0;
-    if (t == SQLITE_BLOB) {
-        char *m = bert_errorf("%s: argument %d must be TEXT, not %s: cast it with CAST(x AS TEXT) "
-                              "if it holds UTF-8", fn, i + 1, type_name(t));
-        fail(ctx, m);
+    *err = NULL;
+    int t = sqlite3_value_type(v);
+    if (t == SQLITE_NULL) return 1;
+    if (t != SQLITE_TEXT) {
+        *err = not_text(fn, i, t);
         return -1;
     }
-    *text = (const char *)sqlite3_value_text(argv[i]);
-    if (!*text) { sqlite3_result_error_nomem(ctx); return -1; }
-    *len = (size_t)sqlite3_value_bytes(argv[i]);
+    *text = (const char *)sqlite3_value_text(v);
+    if (!*text) return -1;   /* out of memory: *err stays NULL */
+    *len = (size_t)sqlite3_value_bytes(v);
     return 0;
 }
 
-/* The model for a call whose model argument, if any, is argv[model_arg]. */
-static bert_entry *model_arg(sqlite3_context *ctx, int argc, sqlite3_value **argv, int model_arg)
+bert_entry *bert_glue_find_model(bert_connection *c, sqlite3_value *name, const char *fn, int i, char **err)
+{
+    *err = NULL;
+    if (!name) return bert_registry_find(&c->registry, NULL, err);
+    int t = sqlite3_value_type(name);
+    if (t == SQLITE_NULL) {
+        /* A NULL name stands for the default model; when there is none, the
+         * NULL is what to fix, not the registry. */
+        char *why = NULL;
+        bert_entry *e = bert_registry_find(&c->registry, NULL, &why);
+        if (e) return e;
+        free(why);
+        *err = bert_glue_argument_error(fn, i, "is NULL, the model name: give the name a model was registered "
+                                               "with (SELECT name FROM bert_models), such as "
+                                               "'minilm' after SELECT bert_load('minilm', '/path/to/model'), or "
+                                               "leave the argument out for the default model");
+        return NULL;
+    }
+    if (t != SQLITE_TEXT) {
+        char problem[128];
+        snprintf(problem, sizeof problem, "is not a model name: a model name must be TEXT such as 'default', "
+                 "not %s", type_name(t));
+        *err = bert_glue_argument_error(fn, i, problem);
+        return NULL;
+    }
+    const char *n = (const char *)sqlite3_value_text(name);
+    if (!n) return NULL;
+    return bert_registry_find(&c->registry, n, err);
+}
+
+/* Text of argument `i` of `fn`.  Returns 0 (then *text is NULL for an SQL
+ * NULL, and the caller returns NULL) or -1 after reporting an error. */
+static int text_arg(sqlite3_context *ctx, const char *fn, sqlite3_value **argv, int i,
+                    const char **text, size_t *len)
+{
+    char *err = NULL;
+    if (bert_glue_text(argv[i], fn, i, text, len, &err) >= 0) return 0;
+    fail(ctx, err);
+    return -1;
+}
+
+/* The model for a call of fn whose model argument, if any, is argv[model_arg]. */
+static bert_entry *model_arg(sqlite3_context *ctx, const char *fn, int argc, sqlite3_value **argv, int model_arg)
 {
     bert_connection *c = sqlite3_user_data(ctx);
     char *err = NULL;
-    bert_entry *e = bert_glue_find_model(c, argc > model_arg ? argv[model_arg] : NULL, &err);
+    bert_entry *e = bert_glue_find_model(c, argc > model_arg ? argv[model_arg] : NULL, fn, model_arg, &err);
     if (!e) fail(ctx, err);
     return e;
+}
+
+/* The text of argv[0] and the model of argv[1] of fn(text [, model]); NULL
+ * when the call has its result already: NULL for a NULL text, or an error. */
+static bert_entry *text_and_model(sqlite3_context *ctx, const char *fn, int argc, sqlite3_value **argv,
+                                  const char **text, size_t *len)
+{
+    if (text_arg(ctx, fn, argv, 0, text, len) != 0) return NULL;
+    if (!*text) {
+        sqlite3_result_null(ctx);
+        return NULL;
+    }
+    return model_arg(ctx, fn, argc, argv, 1);
 }
 
 /* Appends `s` as a JSON string literal. */
@@ -176,36 +227,34 @@ static void result_json(sqlite3_context *ctx, sqlite3_str *s)
 static void fn_load(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     bert_connection *c = sqlite3_user_data(ctx);
-    for (int i = 0; i < argc; i++) {
-        if (sqlite3_value_type(argv[i]) != SQLITE_TEXT && !(i == 2 && sqlite3_value_type(argv[i]) == SQLITE_NULL)) {
-            fail(ctx, bert_errorf("bert_load(name, path [, options_json]): argument %d must be TEXT, "
-                                  "not %s", i + 1, type_name(sqlite3_value_type(argv[i]))));
-            return;
-        }
-    }
-    const char *name = (const char *)sqlite3_value_text(argv[0]);
-    const char *path = (const char *)sqlite3_value_text(argv[1]);
-    const char *options = argc > 2 ? (const char *)sqlite3_value_text(argv[2]) : NULL;
-    if (!name || !path) { sqlite3_result_error_nomem(ctx); return; }
-    bert_options opts;
+    const char *args[3] = {NULL, NULL, NULL};
+    size_t len;
     char *err = NULL;
-    if (bert_options_parse(options, &opts, &err) != 0 || bert_registry_add(&c->registry, name, path, &opts, &err) != 0) {
+    for (int i = 0; i < argc; i++) {
+        int got = bert_glue_text(argv[i], "bert_load", i, &args[i], &len, &err);
+        /* A NULL options argument means none; a NULL name or path registers nothing. */
+        if (got == 1 && i < 2) err = not_text("bert_load", i, SQLITE_NULL);
+        if (got < 0 || (got == 1 && i < 2)) { fail(ctx, err); return; }
+    }
+    bert_options opts;
+    if (bert_options_parse(args[2], &opts, &err) != 0 || bert_registry_add(&c->registry, args[0], args[1], &opts, &err) != 0) {
         fail(ctx, err);
         return;
     }
-    sqlite3_result_text(ctx, name, -1, SQLITE_TRANSIENT);
+    sqlite3_result_text(ctx, args[0], -1, SQLITE_TRANSIENT);
 }
 
 static void fn_unload(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     (void)argc;
     bert_connection *c = sqlite3_user_data(ctx);
-    if (sqlite3_value_type(argv[0]) != SQLITE_TEXT) {
-        fail_text(ctx, "bert_unload(name): the name must be TEXT");
-        return;
-    }
+    const char *name;
+    size_t len;
     char *err = NULL;
-    int rc = bert_registry_remove(&c->registry, (const char *)sqlite3_value_text(argv[0]), &err);
+    int got = bert_glue_text(argv[0], "bert_unload", 0, &name, &len, &err);
+    if (got == 1) err = not_text("bert_unload", 0, SQLITE_NULL);
+    if (got != 0) { fail(ctx, err); return; }
+    int rc = bert_registry_remove(&c->registry, name, &err);
     free(err);
     sqlite3_result_int(ctx, rc == 0);
 }
@@ -217,9 +266,7 @@ static void tokenize_common(sqlite3_context *ctx, int argc, sqlite3_value **argv
     const char *fn = as_ids ? "bert_token_ids" : "bert_tokenize";
     const char *text;
     size_t len;
-    if (text_arg(ctx, fn, argv, 0, &text, &len) != 0) return;
-    if (!text) { sqlite3_result_null(ctx); return; }
-    bert_entry *e = model_arg(ctx, argc, argv, 1);
+    bert_entry *e = text_and_model(ctx, fn, argc, argv, &text, &len);
     if (!e) return;
     bert_ids ids = {0};
     char *err = NULL;
@@ -256,9 +303,7 @@ static void fn_embed(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     const char *text;
     size_t len;
-    if (text_arg(ctx, "bert_embed", argv, 0, &text, &len) != 0) return;
-    if (!text) { sqlite3_result_null(ctx); return; }
-    bert_entry *e = model_arg(ctx, argc, argv, 1);
+    bert_entry *e = text_and_model(ctx, "bert_embed", argc, argv, &text, &len);
     if (!e) return;
     char *err = NULL;
     /* The size is known only once the config is read, which registration did. */
@@ -319,7 +364,12 @@ static int vector_arg(sqlite3_context *ctx, int argc, sqlite3_value **argv, int 
         out->values = out->owned = copy;
         return 0;
     }
-    if (!*model && !(*model = model_arg(ctx, argc, argv, 2))) return -1;
+    if (sqlite3_value_type(v) != SQLITE_TEXT) {
+        fail(ctx, bert_glue_argument_error("bert_similarity", argn - 1,
+                                           "must be TEXT (to embed) or a float32 BLOB (as bert_embed returns)"));
+        return -1;
+    }
+    if (!*model && !(*model = model_arg(ctx, "bert_similarity", argc, argv, 2))) return -1;
     query_vector *kept = sqlite3_get_auxdata(ctx, argn - 1);
     if (kept && kept->serial == bert_entry_serial(*model)) {
         out->values = kept->values;
@@ -419,11 +469,12 @@ int bert_glue_top_k(sqlite3_value *v, int is_last, const char *fn, const char *l
     sqlite3_int64 k = sqlite3_value_int64(v);
     if (t == SQLITE_TEXT && is_last) {
         *err = bert_errorf("%s: top_k must be a positive INTEGER such as 5, not TEXT; the model "
-                           "name goes after it: %s(%s, 5, '%s')", fn, fn, leading, sqlite3_value_text(v));
+                           "name goes after it: %s(%s, 5, '%s'); " BERT_SEE_FUNCTIONS, fn, fn, leading,
+                           sqlite3_value_text(v));
         return -1;
     }
     if (t != SQLITE_INTEGER || k < 1 || k > 1000000) {
-        *err = bert_errorf("%s: top_k must be a positive INTEGER such as 5", fn);
+        *err = bert_errorf("%s: top_k must be a positive INTEGER such as 5; " BERT_SEE_FUNCTIONS, fn);
         return -1;
     }
     *top_k = (int)k;
@@ -459,7 +510,7 @@ static void fn_fill_mask(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     if (text_arg(ctx, "bert_fill_mask", argv, 0, &text, &len) != 0) return;
     if (bert_glue_top_k(argc > 1 ? argv[1] : NULL, argc == 2, "bert_fill_mask", "text", &top_k, &err) != 0) { fail(ctx, err); return; }
     if (!text) { sqlite3_result_null(ctx); return; }
-    bert_entry *e = model_arg(ctx, argc, argv, 2);
+    bert_entry *e = model_arg(ctx, "bert_fill_mask", argc, argv, 2);
     if (!e) return;
     fill_mask_result r;
     if (bert_pipeline_fill_mask(e, text, len, top_k, &r, bert_glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
@@ -472,22 +523,31 @@ static void fn_fill_mask(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     result_json(ctx, s);
 }
 
-static void fn_next_sentence(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+/* bert_next_sentence(a, b [, model]) and bert_rerank(query, document
+ * [, model]): a REAL for a pair of texts. */
+typedef int (*pair_score_fn)(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen, double *score,
+                             bert_interrupt_fn interrupted, void *ctx, char **err);
+
+static void pair_score(sqlite3_context *ctx, const char *fn, int argc, sqlite3_value **argv, pair_score_fn score)
 {
     const char *a, *b;
     size_t alen, blen;
-    if (text_arg(ctx, "bert_next_sentence", argv, 0, &a, &alen) != 0 ||
-        text_arg(ctx, "bert_next_sentence", argv, 1, &b, &blen) != 0) return;
+    if (text_arg(ctx, fn, argv, 0, &a, &alen) != 0 || text_arg(ctx, fn, argv, 1, &b, &blen) != 0) return;
     if (!a || !b) { sqlite3_result_null(ctx); return; }
-    bert_entry *e = model_arg(ctx, argc, argv, 2);
+    bert_entry *e = model_arg(ctx, fn, argc, argv, 2);
     if (!e) return;
-    double p;
+    double result;
     char *err = NULL;
-    if (bert_pipeline_next_sentence(e, a, alen, b, blen, &p, bert_glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+    if (score(e, a, alen, b, blen, &result, bert_glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
         fail(ctx, err);
         return;
     }
-    sqlite3_result_double(ctx, p);
+    sqlite3_result_double(ctx, result);
+}
+
+static void fn_next_sentence(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    pair_score(ctx, "bert_next_sentence", argc, argv, bert_pipeline_next_sentence);
 }
 
 /* ---- fine-tuned task heads ------------------------------------------------------ */
@@ -502,7 +562,7 @@ static int classify_common(sqlite3_context *ctx, const char *fn, int argc, sqlit
     if (text_arg(ctx, fn, argv, 0, &text, &len) != 0) return -1;
     if (pair && text_arg(ctx, fn, argv, 1, &second, &second_len) != 0) return -1;
     if (!text || (pair && !second)) { sqlite3_result_null(ctx); return -1; }
-    bert_entry *e = model_arg(ctx, argc, argv, pair ? 2 : 1);
+    bert_entry *e = model_arg(ctx, fn, argc, argv, pair ? 2 : 1);
     if (!e) return -1;
     char *err = NULL;
     if (bert_pipeline_classify(e, text, len, second, second_len, r, bert_glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
@@ -553,20 +613,7 @@ static void fn_label(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 static void fn_rerank(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-    const char *query, *doc;
-    size_t qlen, dlen;
-    if (text_arg(ctx, "bert_rerank", argv, 0, &query, &qlen) != 0 ||
-        text_arg(ctx, "bert_rerank", argv, 1, &doc, &dlen) != 0) return;
-    if (!query || !doc) { sqlite3_result_null(ctx); return; }
-    bert_entry *e = model_arg(ctx, argc, argv, 2);
-    if (!e) return;
-    double score;
-    char *err = NULL;
-    if (bert_pipeline_rerank(e, query, qlen, doc, dlen, &score, bert_glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
-        fail(ctx, err);
-        return;
-    }
-    sqlite3_result_double(ctx, score);
+    pair_score(ctx, "bert_rerank", argc, argv, bert_pipeline_rerank);
 }
 
 /* bert_ner(text [, model]): the token-classification pipeline's list, in its
@@ -576,9 +623,7 @@ static void fn_ner(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     const char *text;
     size_t len;
-    if (text_arg(ctx, "bert_ner", argv, 0, &text, &len) != 0) return;
-    if (!text) { sqlite3_result_null(ctx); return; }
-    bert_entry *e = model_arg(ctx, argc, argv, 1);
+    bert_entry *e = text_and_model(ctx, "bert_ner", argc, argv, &text, &len);
     if (!e) return;
     ner_entities r;
     char *err = NULL;
@@ -614,7 +659,7 @@ static void fn_answer(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     if (text_arg(ctx, "bert_answer", argv, 0, &question, &qlen) != 0 ||
         text_arg(ctx, "bert_answer", argv, 1, &context, &clen) != 0) return;
     if (!question || !context) { sqlite3_result_null(ctx); return; }
-    bert_entry *e = model_arg(ctx, argc, argv, 2);
+    bert_entry *e = model_arg(ctx, "bert_answer", argc, argv, 2);
     if (!e) return;
     qa_answers r;
     char *err = NULL;
@@ -644,9 +689,17 @@ static void fn_version(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 /* ---- registration -------------------------------------------------------------- */
 
+/* A call with a number of arguments the function does not take: SQLite
+ * prefers a registration of the exact count, so this one (registered for
+ * any count) runs only for the wrong ones.  Its user data is the signature. */
+static void fn_wrong_count(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argv;
+    fail(ctx, bert_signature_count_error(sqlite3_user_data(ctx), argc));
+}
+
 typedef struct {
-    const char *name;
-    int min_args, max_args;
+    const char *name;        /* its signature (signatures.c) gives the argument counts */
     int flags;
     void (*fn)(sqlite3_context *, int, sqlite3_value **);
 } function_def;
@@ -654,23 +707,39 @@ typedef struct {
 #define PURE (SQLITE_UTF8 | SQLITE_DETERMINISTIC)
 
 static const function_def functions[] = {
-    {"bert_version", 0, 0, PURE | SQLITE_INNOCUOUS, fn_version},
-    {"bert_load", 2, 3, SQLITE_UTF8, fn_load},
-    {"bert_unload", 1, 1, SQLITE_UTF8, fn_unload},
-    {"bert_tokenize", 1, 2, PURE | RESULT_SUBTYPE_FLAG, fn_tokenize},
-    {"bert_token_ids", 1, 2, PURE | RESULT_SUBTYPE_FLAG, fn_token_ids},
-    {"bert_embed", 1, 2, PURE | RESULT_SUBTYPE_FLAG, fn_embed},
-    {"bert_similarity", 2, 3, PURE, fn_similarity},
-    {"bert_vector_to_json", 1, 1, PURE | SQLITE_INNOCUOUS | RESULT_SUBTYPE_FLAG, fn_vector_to_json},
-    {"bert_classify", 1, 2, PURE | RESULT_SUBTYPE_FLAG, fn_classify},
-    {"bert_classify_pair", 2, 3, PURE | RESULT_SUBTYPE_FLAG, fn_classify_pair},
-    {"bert_label", 1, 2, PURE, fn_label},
-    {"bert_rerank", 2, 3, PURE, fn_rerank},
-    {"bert_ner", 1, 2, PURE | RESULT_SUBTYPE_FLAG, fn_ner},
-    {"bert_answer", 2, 3, PURE | RESULT_SUBTYPE_FLAG, fn_answer},
-    {"bert_fill_mask", 1, 3, PURE | RESULT_SUBTYPE_FLAG, fn_fill_mask},
-    {"bert_next_sentence", 2, 3, PURE, fn_next_sentence},
+    {"bert_version", PURE | SQLITE_INNOCUOUS, fn_version},
+    {"bert_load", SQLITE_UTF8, fn_load},
+    {"bert_unload", SQLITE_UTF8, fn_unload},
+    {"bert_tokenize", PURE | RESULT_SUBTYPE_FLAG, fn_tokenize},
+    {"bert_token_ids", PURE | RESULT_SUBTYPE_FLAG, fn_token_ids},
+    {"bert_embed", PURE | RESULT_SUBTYPE_FLAG, fn_embed},
+    {"bert_similarity", PURE, fn_similarity},
+    {"bert_vector_to_json", PURE | SQLITE_INNOCUOUS | RESULT_SUBTYPE_FLAG, fn_vector_to_json},
+    {"bert_classify", PURE | RESULT_SUBTYPE_FLAG, fn_classify},
+    {"bert_classify_pair", PURE | RESULT_SUBTYPE_FLAG, fn_classify_pair},
+    {"bert_label", PURE, fn_label},
+    {"bert_rerank", PURE, fn_rerank},
+    {"bert_ner", PURE | RESULT_SUBTYPE_FLAG, fn_ner},
+    {"bert_answer", PURE | RESULT_SUBTYPE_FLAG, fn_answer},
+    {"bert_fill_mask", PURE | RESULT_SUBTYPE_FLAG, fn_fill_mask},
+    {"bert_next_sentence", PURE, fn_next_sentence},
 };
+
+/* Registers f for each argument count its signature allows, and the
+ * wrong-count error for every other count. */
+static int register_function(sqlite3 *db, const function_def *f, bert_connection *c)
+{
+    const bert_signature *sig = bert_signature_find(f->name);
+    if (!sig) return SQLITE_INTERNAL;
+    int rc = SQLITE_OK;
+    for (int n = sig->min_args; rc == SQLITE_OK && n <= sig->max_args; n++)
+        rc = sqlite3_create_function_v2(db, f->name, n, f->flags, bert_connection_retain(c), f->fn, NULL, NULL,
+                                        bert_connection_release);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function_v2(db, f->name, -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                        (void *)sig, fn_wrong_count, NULL, NULL, NULL);
+    return rc;
+}
 
 /* The version of sqlite-bert already registered on `db` (sqlite3_malloc'd),
  * or NULL when it has none.  Loading the extension again must not replace
@@ -718,12 +787,8 @@ int sqlite3_bert_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *
     memset(c, 0, sizeof *c);
     c->refs = 1;   /* held by this function until registration is over */
     int rc = SQLITE_OK;
-    for (size_t i = 0; rc == SQLITE_OK && i < sizeof functions / sizeof *functions; i++) {
-        const function_def *f = &functions[i];
-        for (int n = f->min_args; rc == SQLITE_OK && n <= f->max_args; n++)
-            rc = sqlite3_create_function_v2(db, f->name, n, f->flags, bert_connection_retain(c),
-                                            f->fn, NULL, NULL, bert_connection_release);
-    }
+    for (size_t i = 0; rc == SQLITE_OK && i < sizeof functions / sizeof *functions; i++)
+        rc = register_function(db, &functions[i], c);
     if (rc == SQLITE_OK) rc = bert_glue_register_vtabs(db, c);
     if (rc != SQLITE_OK && pzErrMsg)
         *pzErrMsg = sqlite3_mprintf("bert: cannot register the SQL functions: %s", sqlite3_errmsg(db));

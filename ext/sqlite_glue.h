@@ -27,9 +27,21 @@ void bert_connection_release(void *c);
  * was called on `db` (where the SQLite version can tell). */
 bert_interrupt_fn bert_glue_interrupt_fn(void);
 
-/* Resolves the model named by a (possibly NULL) SQL value; the default when
- * NULL.  On failure returns NULL with *err (malloc'd). */
-bert_entry *bert_glue_find_model(bert_connection *c, sqlite3_value *name, char **err);
+/* Resolves the model named by argument i (0-based) of fn, `name`: the
+ * default model when the argument is absent (name NULL) or SQL NULL.  On
+ * failure returns NULL with *err (malloc'd; NULL when memory ran out). */
+bert_entry *bert_glue_find_model(bert_connection *c, sqlite3_value *name, const char *fn, int i, char **err);
+
+/* Reads argument i (0-based) of fn by the one rule every text argument
+ * follows, in scalar and table functions alike: TEXT is read as it is, NULL
+ * gives 1 (the function returns NULL, or no rows), and anything else (a
+ * number, a BLOB) is an error naming the argument.  0 with *text and *len,
+ * 1 for NULL, -1 with *err (malloc'd; NULL when memory ran out). */
+int bert_glue_text(sqlite3_value *v, const char *fn, int i, const char **text, size_t *len, char **err);
+
+/* "fn: argument i+1 (its name) <problem>; SELECT * FROM bert_functions ...":
+ * every error about an argument ends by pointing to bert_functions. */
+char *bert_glue_argument_error(const char *fn, int i, const char *problem);
 
 /* The top_k argument `v` of `fn` (absent or NULL: 5) into *top_k: 0, or -1
  * with *err (malloc'd) unless it is a positive INTEGER.  A TEXT top_k that

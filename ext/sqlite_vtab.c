@@ -2,6 +2,7 @@
  * sqlite_vtab.c - the table-valued parts of the SQL surface:
  *
  *   SELECT * FROM bert_models;                          -- this connection's models
+ *   SELECT * FROM bert_functions;                       -- every function's signature
  *   SELECT * FROM bert_fill_mask_each(text [, top_k [, model]]);
  *   SELECT * FROM bert_embed_each(json [, model]);      -- batched embedding
  *   SELECT * FROM bert_rerank_each(query, json [, model]); -- batched cross-encoder
@@ -11,7 +12,8 @@
  *   SELECT * FROM bert_chunks(text [, max_tokens [, overlap [, model]]]);
  *
  * All of them are eponymous virtual tables in the style of SQLite's
- * ext/misc/series.c: hidden columns carry the arguments.
+ * ext/misc/series.c: hidden columns carry the arguments.  Their counts come
+ * from signatures.c, as the scalar functions' do.
  */
 #include "sqlite_glue.h"
 
@@ -20,7 +22,7 @@
 #include "error.h"
 #include "json.h"
 #include "pipeline.h"
-#include "weight_cache.h"
+#include "signatures.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,31 +31,48 @@
  * which sqlite3_interrupt() stops a long batch. */
 #define EMBED_CHUNK 256
 
+/* Hidden columns declared past a table's last argument: an argument given
+ * there is one too many, and the error can say so with the signature
+ * (SQLite's own "too many arguments" names no argument). */
+#define SPARE_ARGS 4
+
 /* What the table functions' boilerplate differs in: their columns, where
- * their argument columns start, how many of those there are and must be
- * given, and the size of their cursors.  One table at the end of the file
- * lists them all. */
-typedef struct {
-    const char *name;
-    const char *schema;
-    int first_arg, n_args, required;
-    size_t cursor_size;
-    const sqlite3_module *module;
-} table_spec;
-
-typedef struct {
-    sqlite3_vtab base;
-    bert_connection *conn;
-    sqlite3 *db;            /* what the interrupt poll asks */
-    const table_spec *spec;
-} glue_vtab;
-
+ * their argument columns start, the size of their cursors and, for the
+ * batched ones, what a batch computes.  One table at the end of the file
+ * lists them all; their argument counts are their signatures'. */
 /* The first member of every cursor: the row it is on and, where the rows
  * are known when the scan starts, how many there are. */
 typedef struct {
     sqlite3_vtab_cursor sqlite;
     sqlite3_int64 row, count;
 } table_cursor;
+
+typedef struct glue_vtab glue_vtab;
+
+typedef struct {
+    const char *name;
+    const char *columns;     /* the declared columns, arguments (HIDDEN) last */
+    int first_arg;
+    size_t cursor_size;
+    /* Frees what a scan holds; the cursor past its table_cursor is then
+     * zeroed.  NULL when a scan holds nothing. */
+    void (*clear)(table_cursor *c);
+    /* Starts a scan: args[i] is argument i, NULL when not given. */
+    int (*filter)(glue_vtab *v, table_cursor *c, sqlite3_value **args);
+    int (*column)(table_cursor *c, sqlite3_context *ctx, int col);
+    /* NULL for a table whose rows are counted when the scan starts. */
+    int (*next)(table_cursor *c);
+    int (*eof)(const table_cursor *c);
+    const void *batch;       /* the batch_kind of a batched table, else NULL */
+} table_spec;
+
+struct glue_vtab {
+    sqlite3_vtab base;
+    bert_connection *conn;
+    sqlite3 *db;            /* what the interrupt poll asks */
+    const table_spec *spec;
+    const bert_signature *sig;
+};
 
 static const table_spec *table_spec_named(const char *module_name);
 
@@ -63,8 +82,13 @@ static int table_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
 {
     (void)err;
     const table_spec *spec = argc > 0 ? table_spec_named(argv[0]) : NULL;
-    if (!spec) return SQLITE_ERROR;
-    int rc = sqlite3_declare_vtab(db, spec->schema);
+    const bert_signature *sig = spec ? bert_signature_find(spec->name) : NULL;
+    if (!sig) return SQLITE_ERROR;
+    char *schema = sqlite3_mprintf("CREATE TABLE x(%s%s)", spec->columns,
+                                   sig->max_args ? ", spare1 HIDDEN, spare2 HIDDEN, spare3 HIDDEN, spare4 HIDDEN" : "");
+    if (!schema) return SQLITE_NOMEM;
+    int rc = sqlite3_declare_vtab(db, schema);
+    sqlite3_free(schema);
     if (rc != SQLITE_OK) return rc;
     glue_vtab *v = sqlite3_malloc(sizeof *v);
     if (!v) return SQLITE_NOMEM;
@@ -72,6 +96,7 @@ static int table_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
     v->conn = aux;
     v->db = db;
     v->spec = spec;
+    v->sig = sig;
     *out = &v->base;
     return SQLITE_OK;
 }
@@ -89,19 +114,32 @@ static void vtab_error(sqlite3_vtab *v, char *msg)
     free(msg);
 }
 
-/* Plans a table whose hidden argument columns start at `first_arg` and of
- * which the first `required` must be given: each usable equality constraint
- * on an argument column becomes argv[i] of xFilter, in column order. */
-static int plan_arguments(sqlite3_index_info *info, int first_arg, int n_args, int required)
+/* Plans a call of the table `v`: each usable equality constraint on an
+ * argument column becomes argv[i] of xFilter, in column order.  A call
+ * with too few or too many arguments is an error that gives the signature;
+ * an argument that is not usable yet (it comes from another table of a
+ * join) makes this plan impossible, and SQLite tries another. */
+static int plan_arguments(glue_vtab *v, sqlite3_index_info *info)
 {
-    int where[8];
-    for (int i = 0; i < n_args; i++) where[i] = -1;
+    const int first_arg = v->spec->first_arg, n_args = v->sig->max_args;
+    info->estimatedCost = 100;
+    if (n_args == 0) return SQLITE_OK;   /* a plain table: its columns are no arguments */
+    int where[8 + SPARE_ARGS];
+    int given = 0;
+    for (int i = 0; i < n_args + SPARE_ARGS; i++) where[i] = -1;
     for (int i = 0; i < info->nConstraint; i++) {
         const struct sqlite3_index_constraint *c = &info->aConstraint[i];
         int col = c->iColumn - first_arg;
-        if (col < 0 || col >= n_args || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
-        if (!c->usable) return SQLITE_CONSTRAINT;
-        where[col] = i;
+        if (col < 0 || col >= n_args + SPARE_ARGS || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+        if (col + 1 > given) given = col + 1;
+        if (c->usable) where[col] = i;
+    }
+    if (given > n_args || given < v->sig->min_args) {
+        sqlite3_free(v->base.zErrMsg);
+        char *msg = bert_signature_count_error(v->sig, given);
+        v->base.zErrMsg = sqlite3_mprintf("%s", msg ? msg : "out of memory");
+        free(msg);
+        return SQLITE_ERROR;
     }
     int mask = 0, argc = 0;
     for (int i = 0; i < n_args; i++) {
@@ -110,7 +148,7 @@ static int plan_arguments(sqlite3_index_info *info, int first_arg, int n_args, i
         info->aConstraintUsage[where[i]].omit = 1;
         mask |= 1 << i;
     }
-    for (int i = 0; i < required; i++) {
+    for (int i = 0; i < v->sig->min_args; i++) {
         if (!(mask & (1 << i))) {
             info->estimatedCost = 1e30;
             return SQLITE_CONSTRAINT;
@@ -129,8 +167,48 @@ static void unpack_arguments(int mask, int n_args, sqlite3_value **argv, sqlite3
 
 static int table_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 {
-    const table_spec *spec = ((glue_vtab *)v)->spec;
-    return plan_arguments(info, spec->first_arg, spec->n_args, spec->required);
+    return plan_arguments((glue_vtab *)v, info);
+}
+
+/* Text argument i of the table's call: 0 with the text, 1 for NULL (no
+ * rows), -1 after setting the error (bert_glue_text's rule). */
+static int table_text(glue_vtab *v, sqlite3_value *arg, int i, const char **text, size_t *len)
+{
+    char *err = NULL;
+    int got = bert_glue_text(arg, v->spec->name, i, text, len, &err);
+    if (got < 0) vtab_error(&v->base, err);
+    return got;
+}
+
+/* The model that argument i names (absent or NULL: the default), or NULL
+ * after setting the error. */
+static bert_entry *table_model(glue_vtab *v, sqlite3_value *arg, int i)
+{
+    char *err = NULL;
+    bert_entry *e = bert_glue_find_model(v->conn, arg, v->spec->name, i, &err);
+    if (!e) vtab_error(&v->base, err);
+    return e;
+}
+
+/* What a table(text [, model]) computes from its text and model: its rows,
+ * into the cursor.  0, or -1 with *err (NULL: out of memory). */
+typedef int (*text_rows_fn)(table_cursor *c, bert_entry *e, const char *text, size_t len, sqlite3 *db, char **err);
+
+/* xFilter of a table(text [, model]): a NULL text gives no rows. */
+static int text_filter(glue_vtab *v, table_cursor *c, sqlite3_value **args, text_rows_fn rows)
+{
+    const char *text;
+    size_t len;
+    int got = table_text(v, args[0], 0, &text, &len);
+    if (got != 0) return got > 0 ? SQLITE_OK : SQLITE_ERROR;
+    bert_entry *e = table_model(v, args[1], 1);
+    if (!e) return SQLITE_ERROR;
+    char *err = NULL;
+    if (rows(c, e, text, len, v->db, &err) != 0) {
+        vtab_error(&v->base, err);
+        return SQLITE_ERROR;
+    }
+    return SQLITE_OK;
 }
 
 /* A zeroed cursor of the table's own size, its first member a table_cursor. */
@@ -144,23 +222,52 @@ static int table_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
     return SQLITE_OK;
 }
 
-static int cursor_close(sqlite3_vtab_cursor *c)
+/* Frees what the cursor's scan holds and leaves it as table_open made it. */
+static void table_clear(sqlite3_vtab_cursor *cur)
 {
-    sqlite3_free(c);
+    const table_spec *spec = ((glue_vtab *)cur->pVtab)->spec;
+    table_cursor *c = (table_cursor *)cur;
+    if (spec->clear) spec->clear(c);
+    memset((char *)c + sizeof *c, 0, spec->cursor_size - sizeof *c);
+    c->row = c->count = 0;
+}
+
+static int table_close(sqlite3_vtab_cursor *cur)
+{
+    table_clear(cur);
+    sqlite3_free(cur);
     return SQLITE_OK;
 }
 
-/* xNext, xEof and xRowid of a table whose rows are counted up front. */
+static int table_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
+{
+    (void)idx_str; (void)argc;
+    glue_vtab *v = (glue_vtab *)cur->pVtab;
+    table_clear(cur);
+    sqlite3_value *args[8];
+    unpack_arguments(idx, v->sig->max_args, argv, args);
+    return v->spec->filter(v, (table_cursor *)cur, args);
+}
+
 static int table_next(sqlite3_vtab_cursor *cur)
 {
-    ((table_cursor *)cur)->row++;
+    const table_spec *spec = ((glue_vtab *)cur->pVtab)->spec;
+    table_cursor *c = (table_cursor *)cur;
+    if (spec->next) return spec->next(c);
+    c->row++;
     return SQLITE_OK;
 }
 
 static int table_eof(sqlite3_vtab_cursor *cur)
 {
+    const table_spec *spec = ((glue_vtab *)cur->pVtab)->spec;
     const table_cursor *c = (const table_cursor *)cur;
-    return c->row >= c->count;
+    return spec->eof ? spec->eof(c) : c->row >= c->count;
+}
+
+static int table_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+    return ((glue_vtab *)cur->pVtab)->spec->column((table_cursor *)cur, ctx, col);
 }
 
 static int table_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
@@ -178,12 +285,8 @@ enum { M_NAME, M_PATH, M_LOADED, M_HIDDEN, M_LAYERS, M_HEADS, M_VOCAB, M_MAX_LEN
 /* One row, copied when the scan starts: a function in the same query
  * (SELECT bert_unload(name) FROM bert_models) may free the entry it shows. */
 typedef struct {
-    bert_entry_info info;        /* name and path: the copies below; model: only whether loaded */
+    bert_entry_info info;        /* name, path and labels: the copies below; model: only whether loaded */
     char *name, *path;
-    int has_mlm, has_nsp;        /* -1 while the weights are not loaded */
-    const char *dtype;           /* a static string; NULL when not loaded */
-    int refs;
-    const char *task;            /* static; NULL for a bare encoder */
     char *labels;                /* JSON array, or NULL */
 } model_row;
 
@@ -193,95 +296,60 @@ typedef struct {
     size_t cap;
 } models_cursor;
 
-static void models_clear(models_cursor *c)
+static void models_clear(table_cursor *cur)
 {
+    models_cursor *c = (models_cursor *)cur;
     for (sqlite3_int64 i = 0; i < c->base.count; i++) {
         free(c->rows[i].name);
         free(c->rows[i].path);
         sqlite3_free(c->rows[i].labels);
     }
     free(c->rows);
-    c->rows = NULL;
-    c->cap = 0;
-    c->base.count = c->base.row = 0;
 }
 
-static int models_close(sqlite3_vtab_cursor *cur)
+/* The labels as a JSON array, or NULL when there are none. */
+static int labels_json(const bert_entry_info *info, char **out)
 {
-    models_clear((models_cursor *)cur);
-    return cursor_close(cur);
-}
-
-/* task and labels: from the heads of loaded weights, else from what
- * config.json's architectures and id2label announce (an unreadable
- * config.json leaves them NULL: bert_load already read it once). */
-static int model_task(const bert_entry_info *e, model_row *r)
-{
-    r->task = NULL;
-    r->labels = NULL;
-    bert_head_config own;
-    const bert_head_config *hc = NULL;
-    char *err = NULL;
-    int loaded_config = 0;
-    if (e->model) {
-        r->task = bert_model_task(e->model);
-        if (bert_model_has_classifier(e->model) || bert_model_has_token_head(e->model)) hc = &e->model->head;
-    } else if (bert_head_config_load(e->path, &own, &err) == 0) {
-        loaded_config = 1;
-        r->task = own.architecture_task;
-        if (own.architecture_task && own.num_labels > 0 &&
-            (strcmp(own.architecture_task, "sequence_classification") == 0 ||
-             strcmp(own.architecture_task, "token_classification") == 0))
-            hc = &own;
+    *out = NULL;
+    if (!info->labels) return SQLITE_OK;
+    sqlite3_str *s = sqlite3_str_new(NULL);
+    sqlite3_str_appendchar(s, 1, '[');
+    for (int i = 0; i < info->num_labels; i++) {
+        if (i) sqlite3_str_appendchar(s, 1, ',');
+        bert_glue_json_string(s, info->labels[i]);
     }
-    free(err);
-    int rc = SQLITE_OK;
-    if (hc) {
-        sqlite3_str *s = sqlite3_str_new(NULL);
-        sqlite3_str_appendchar(s, 1, '[');
-        for (int i = 0; i < hc->num_labels; i++) {
-            if (i) sqlite3_str_appendchar(s, 1, ',');
-            bert_glue_json_string(s, hc->labels[i]);
-        }
-        sqlite3_str_appendchar(s, 1, ']');
-        if (sqlite3_str_errcode(s) != SQLITE_OK) rc = SQLITE_NOMEM;
-        r->labels = sqlite3_str_finish(s);
-        if (rc != SQLITE_OK) { sqlite3_free(r->labels); r->labels = NULL; }
-    }
-    if (loaded_config) bert_head_config_free(&own);
+    sqlite3_str_appendchar(s, 1, ']');
+    int rc = sqlite3_str_errcode(s) == SQLITE_OK ? SQLITE_OK : SQLITE_NOMEM;
+    *out = sqlite3_str_finish(s);
+    if (rc != SQLITE_OK) { sqlite3_free(*out); *out = NULL; }
     return rc;
 }
 
-static int models_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
+static int models_filter(glue_vtab *v, table_cursor *cur, sqlite3_value **args)
 {
-    (void)idx; (void)idx_str; (void)argc; (void)argv;
+    (void)args;
     models_cursor *c = (models_cursor *)cur;
-    models_clear(c);
-    const bert_registry *reg = &((glue_vtab *)cur->pVtab)->conn->registry;
+    const bert_registry *reg = &v->conn->registry;
     bert_entry_info info;
     for (const bert_entry *e = bert_registry_next(reg, NULL, &info); e; e = bert_registry_next(reg, e, &info)) {
         model_row *rows = bert_grow(c->rows, &c->cap, (size_t)c->base.count + 1, sizeof *rows);
         if (!rows) return SQLITE_NOMEM;
         c->rows = rows;
-        const bert_model *m = info.model;
         model_row *r = &c->rows[c->base.count++];
+        memset(r, 0, sizeof *r);
         r->info = info;
         r->name = bert_strdup(info.name);
         r->path = bert_strdup(info.path);
-        if (!r->name || !r->path) return SQLITE_NOMEM;   /* models_clear frees the rest */
-        r->has_mlm = m ? bert_model_has_mlm_head(m) : -1;
-        r->has_nsp = m ? bert_model_has_nsp_head(m) : -1;
-        r->dtype = m ? m->dtype : NULL;
-        r->refs = m ? bert_weight_cache_refs(m) : 0;
-        if (model_task(&info, r) != SQLITE_OK) return SQLITE_NOMEM;
+        /* models_clear frees what was copied */
+        if (!r->name || !r->path || labels_json(&info, &r->labels) != SQLITE_OK) return SQLITE_NOMEM;
     }
     return SQLITE_OK;
 }
 
-static int models_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+static int models_column(table_cursor *cur, sqlite3_context *ctx, int col)
 {
     const models_cursor *c = (const models_cursor *)cur;
-    const model_row *r = &c->rows[c->base.row];
+    const model_row *r = &c->rows[cur->row];
     switch (col) {
     case M_NAME: sqlite3_result_text(ctx, r->name, -1, SQLITE_TRANSIENT); break;
     case M_PATH: sqlite3_result_text(ctx, r->path, -1, SQLITE_TRANSIENT); break;
@@ -294,16 +362,16 @@ static int models_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
     case M_POOLING: sqlite3_result_text(ctx, bert_pooling_name(r->info.pooling), -1, SQLITE_STATIC); break;
     case M_NORMALIZE: sqlite3_result_int(ctx, r->info.normalize); break;
     /* What the weights hold is known once they are loaded; NULL before. */
-    case M_HAS_MLM: if (r->has_mlm >= 0) sqlite3_result_int(ctx, r->has_mlm); break;
-    case M_HAS_NSP: if (r->has_nsp >= 0) sqlite3_result_int(ctx, r->has_nsp); break;
-    case M_DTYPE: if (r->dtype) sqlite3_result_text(ctx, r->dtype, -1, SQLITE_STATIC); break;
-    case M_REFS: sqlite3_result_int(ctx, r->refs); break;
+    case M_HAS_MLM: if (r->info.has_mlm >= 0) sqlite3_result_int(ctx, r->info.has_mlm); break;
+    case M_HAS_NSP: if (r->info.has_nsp >= 0) sqlite3_result_int(ctx, r->info.has_nsp); break;
+    case M_DTYPE: if (r->info.dtype) sqlite3_result_text(ctx, r->info.dtype, -1, SQLITE_STATIC); break;
+    case M_REFS: sqlite3_result_int(ctx, r->info.refs); break;
     case M_ENCODER_CALLS: sqlite3_result_int64(ctx, r->info.encoder_calls); break;
-    case M_TASK: if (r->task) sqlite3_result_text(ctx, r->task, -1, SQLITE_STATIC); break;
+    case M_TASK: if (r->info.task) sqlite3_result_text(ctx, r->info.task, -1, SQLITE_STATIC); break;
     case M_LABELS:
         if (r->labels) {
             sqlite3_result_text(ctx, r->labels, -1, SQLITE_TRANSIENT);
-            sqlite3_result_subtype(ctx, 74);   /* JSON */
+            sqlite3_result_subtype(ctx, BERT_SUBTYPE_JSON);
         }
         break;
     case M_PRECISION: sqlite3_result_text(ctx, bert_precision_name(r->info.precision), -1, SQLITE_STATIC); break;
@@ -313,65 +381,78 @@ static int models_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
     return SQLITE_OK;
 }
 
-static sqlite3_module models_module = {
-    .xConnect = table_connect, .xBestIndex = table_best_index, .xDisconnect = table_disconnect,
-    .xOpen = table_open, .xClose = models_close, .xFilter = models_filter, .xNext = table_next,
-    .xEof = table_eof, .xColumn = models_column, .xRowid = table_rowid,
-};
+
+/* ---- bert_functions --------------------------------------------------------- */
+
+enum { FN_NAME, FN_ARGUMENTS, FN_RETURNS, FN_SUMMARY };
+
+static int functions_filter(glue_vtab *v, table_cursor *c, sqlite3_value **args)
+{
+    (void)v; (void)args;
+    c->count = (sqlite3_int64)bert_signature_count;
+    return SQLITE_OK;
+}
+
+static int functions_column(table_cursor *c, sqlite3_context *ctx, int col)
+{
+    const bert_signature *f = &bert_signatures[c->row];
+    const char *text = col == FN_NAME ? f->name : col == FN_ARGUMENTS ? f->arguments
+                     : col == FN_RETURNS ? f->returns : col == FN_SUMMARY ? f->summary : NULL;
+    if (text) sqlite3_result_text(ctx, text, -1, SQLITE_STATIC);
+    return SQLITE_OK;
+}
+
 
 /* ---- bert_fill_mask_each ------------------------------------------------------- */
 
 enum { F_MASK_INDEX, F_RANK, F_TOKEN, F_TOKEN_STR, F_SCORE, F_SEQUENCE, F_TEXT, F_TOP_K, F_MODEL };
 
+/* The cursor of bert_fill_mask_each, bert_ner_each and bert_answer_each:
+ * a pipeline's whole result, computed when the scan starts; its items are
+ * the rows.  Each table uses its own member. */
 typedef struct {
     table_cursor base;
-    fill_mask_result result;
-} fill_cursor;
+    fill_mask_result fill;
+    ner_entities entities;
+    qa_answers answers;
+    char *context;       /* a copy: the answers are its substrings */
+} result_cursor;
 
-static int fill_close(sqlite3_vtab_cursor *cur)
+static void result_clear(table_cursor *cur)
 {
-    bert_fill_mask_result_free(&((fill_cursor *)cur)->result);
-    return cursor_close(cur);
+    result_cursor *c = (result_cursor *)cur;
+    bert_fill_mask_result_free(&c->fill);
+    bert_ner_entities_free(&c->entities);
+    bert_qa_answers_free(&c->answers);
+    free(c->context);
 }
 
-static int fill_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
+static int fill_filter(glue_vtab *v, table_cursor *cur, sqlite3_value **args)
 {
-    (void)idx_str; (void)argc;
-    fill_cursor *c = (fill_cursor *)cur;
-    glue_vtab *v = (glue_vtab *)cur->pVtab;
-    bert_fill_mask_result_free(&c->result);
-    memset(&c->result, 0, sizeof c->result);
-    c->base.row = c->base.count = 0;
-    sqlite3_value *args[3];
-    unpack_arguments(idx, 3, argv, args);
-    if (sqlite3_value_type(args[0]) == SQLITE_NULL) return SQLITE_OK;   /* NULL text: no rows */
-    if (sqlite3_value_type(args[0]) != SQLITE_TEXT) {
-        vtab_error(&v->base, bert_errorf("bert_fill_mask_each: the text must be TEXT"));
-        return SQLITE_ERROR;
-    }
+    result_cursor *c = (result_cursor *)cur;
+    const char *text;
+    size_t len;
+    int got = table_text(v, args[0], 0, &text, &len);
+    if (got != 0) return got > 0 ? SQLITE_OK : SQLITE_ERROR;   /* NULL text: no rows */
     int top_k;
     char *err = NULL;
     if (bert_glue_top_k(args[1], 0, "bert_fill_mask_each", "text", &top_k, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
-    bert_entry *e = bert_glue_find_model(v->conn, args[2], &err);
-    if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
-    const char *text = (const char *)sqlite3_value_text(args[0]);
-    size_t len = (size_t)sqlite3_value_bytes(args[0]);
-    if (!text) return SQLITE_NOMEM;
-    if (bert_pipeline_fill_mask(e, text, len, top_k, &c->result, bert_glue_interrupt_fn(), v->db, &err) != 0) {
+    bert_entry *e = table_model(v, args[2], 2);
+    if (!e) return SQLITE_ERROR;
+    if (bert_pipeline_fill_mask(e, text, len, top_k, &c->fill, bert_glue_interrupt_fn(), v->db, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
-    c->base.count = (sqlite3_int64)c->result.n_masks * c->result.top_k;
+    c->base.count = (sqlite3_int64)c->fill.n_masks * c->fill.top_k;
     return SQLITE_OK;
 }
 
-static int fill_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+static int fill_column(table_cursor *cur, sqlite3_context *ctx, int col)
 {
-    fill_cursor *c = (fill_cursor *)cur;
-    const fill_mask_candidate *k = &c->result.items[c->base.row];
+    const fill_mask_candidate *k = &((result_cursor *)cur)->fill.items[cur->row];
     switch (col) {
     case F_MASK_INDEX: sqlite3_result_int(ctx, k->mask_index); break;
     case F_RANK: sqlite3_result_int(ctx, k->rank); break;
@@ -384,52 +465,58 @@ static int fill_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-static sqlite3_module fill_module = {
-    .xConnect = table_connect, .xBestIndex = table_best_index, .xDisconnect = table_disconnect,
-    .xOpen = table_open, .xClose = fill_close, .xFilter = fill_filter, .xNext = table_next,
-    .xEof = table_eof, .xColumn = fill_column, .xRowid = table_rowid,
-};
 
-/* ---- bert_embed_each ---------------------------------------------------------- */
+/* ---- bert_embed_each and bert_rerank_each ------------------------------------ */
 
-enum { E_KEY, E_VALUE, E_EMBEDDING, E_INPUT, E_MODEL };
+/* Both read a JSON array or object of texts and compute their rows in
+ * chunks of EMBED_CHUNK texts, one packed batch each, so that a long input
+ * stops between chunks when the statement is interrupted.  They differ in
+ * what a chunk computes and what the third column shows: a batch_kind. */
+enum { B_KEY, B_VALUE, B_RESULT };
+
+typedef struct batch_cursor batch_cursor;
 
 typedef struct {
+    int has_query;           /* a query argument comes before the texts */
+    /* Bytes of one row's result on model e. */
+    size_t (*row_bytes)(const bert_entry *e);
+    /* Computes n rows of results into out. 0, or -1 with *err. */
+    int (*run)(const batch_cursor *c, bert_entry *e, const char *const *texts, const size_t *lens, int n,
+               void *out, char **err);
+    void (*result)(sqlite3_context *ctx, const void *row, size_t bytes);
+} batch_kind;
+
+struct batch_cursor {
     table_cursor base;
     json_doc *doc;
-    int *items;          /* node index of each text, in input order */
+    int *items;              /* node index of each text, in input order */
     /* The model is looked up by name for every chunk: a function in the same
-     * query may unload it between two chunks. */
+     * query may unload it (or register another under its name) between two. */
     char *model;
-    int dim;
-    float *vectors;      /* EMBED_CHUNK embeddings, of rows chunk_start.. */
+    unsigned long serial;    /* the registration the scan started with */
+    char *query;             /* a copy: the argument's text may not outlive xFilter */
+    size_t query_len;
+    size_t row_bytes;
+    unsigned char *results;  /* EMBED_CHUNK rows, of rows chunk_start.. */
     sqlite3_int64 chunk_start;
     int chunk_len;
-} embed_cursor;
+};
 
-static void embed_reset(embed_cursor *c)
+static void batch_clear(table_cursor *cur)
 {
+    batch_cursor *c = (batch_cursor *)cur;
     bert_json_free(c->doc);
     free(c->items);
-    free(c->vectors);
+    free(c->results);
     free(c->model);
-    c->doc = NULL;
-    c->items = NULL;
-    c->vectors = NULL;
-    c->model = NULL;
-    c->base.count = c->base.row = c->chunk_start = c->chunk_len = c->dim = 0;
+    free(c->query);
 }
 
-static int embed_close(sqlite3_vtab_cursor *cur)
-{
-    embed_reset((embed_cursor *)cur);
-    return cursor_close(cur);
-}
-
-/* Embeds the chunk of texts that starts at the cursor's row. */
-static int embed_chunk(embed_cursor *c)
+/* Computes the chunk of rows that starts at the cursor's row. */
+static int batch_chunk(batch_cursor *c)
 {
     glue_vtab *v = (glue_vtab *)c->base.sqlite.pVtab;
+    const batch_kind *kind = v->spec->batch;
     int n = c->base.count - c->base.row < EMBED_CHUNK ? (int)(c->base.count - c->base.row) : EMBED_CHUNK;
     const char *texts[EMBED_CHUNK];
     size_t lens[EMBED_CHUNK];
@@ -439,13 +526,13 @@ static int embed_chunk(embed_cursor *c)
     }
     char *err = NULL;
     bert_entry *e = bert_registry_find(&v->conn->registry, c->model, &err);
-    if (!e || bert_entry_hidden_size(e) != c->dim) {
+    if (!e || bert_entry_serial(e) != c->serial) {
         free(err);
-        vtab_error(&v->base, bert_errorf("bert_embed_each: model '%s' was unloaded or replaced while the "
-                                         "query was reading it", c->model));
+        vtab_error(&v->base, bert_errorf("%s: model '%s' was unloaded or replaced while the query was "
+                                         "reading it", v->spec->name, c->model));
         return SQLITE_ERROR;
     }
-    if (bert_pipeline_embed_batch(e, texts, lens, n, c->vectors, bert_glue_interrupt_fn(), v->db, &err) != 0) {
+    if (kind->run(c, e, texts, lens, n, c->results, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
@@ -455,15 +542,20 @@ static int embed_chunk(embed_cursor *c)
 }
 
 /* Reads the JSON array (key = index) or object (key = its key) of texts a
- * batched table function takes; JSON nulls give no row.  *items lists the
- * text nodes in input order. */
-static int read_items(glue_vtab *v, const char *fn, sqlite3_value *input, json_doc **doc, int **items,
+ * batched table function takes as argument `arg` (TEXT: bert_glue_text);
+ * JSON nulls give no row.  *items lists the text nodes in input order. */
+static int read_items(glue_vtab *v, const char *fn, int arg, sqlite3_value *input, json_doc **doc, int **items,
                       sqlite3_int64 *count)
 {
-    const char *json = (const char *)sqlite3_value_text(input);
-    if (!json) return SQLITE_NOMEM;
+    const char *json;
+    size_t len;
     char *err = NULL;
-    if (bert_json_parse(json, (size_t)sqlite3_value_bytes(input), doc, &err) != 0 ||
+    int got = bert_glue_text(input, fn, arg, &json, &len, &err);
+    if (got != 0) {
+        vtab_error(&v->base, err);
+        return SQLITE_ERROR;
+    }
+    if (bert_json_parse(json, len, doc, &err) != 0 ||
         ((*doc)->nodes[0].type != JSON_ARRAY && (*doc)->nodes[0].type != JSON_OBJECT)) {
         /* The parser's reason first: malformed JSON, or out of memory. */
         vtab_error(&v->base, bert_errorf("%s: %s%sthe input must be a JSON array of texts "
@@ -501,230 +593,120 @@ static void item_column(const json_node *node, sqlite3_context *ctx, int want_ke
     else sqlite3_result_int64(ctx, node->index);
 }
 
-static int embed_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
+static int batch_filter(glue_vtab *v, table_cursor *cur, sqlite3_value **args)
 {
-    (void)idx_str; (void)argc;
-    embed_cursor *c = (embed_cursor *)cur;
-    glue_vtab *v = (glue_vtab *)cur->pVtab;
-    embed_reset(c);
-    sqlite3_value *args[2];
-    unpack_arguments(idx, 2, argv, args);
-    if (sqlite3_value_type(args[0]) == SQLITE_NULL) return SQLITE_OK;
-    int rc = read_items(v, "bert_embed_each", args[0], &c->doc, &c->items, &c->base.count);
+    batch_cursor *c = (batch_cursor *)cur;
+    const batch_kind *kind = v->spec->batch;
+    const int input = kind->has_query;   /* the argument with the texts; the model follows */
+    if (kind->has_query) {
+        const char *query;
+        int got = table_text(v, args[0], 0, &query, &c->query_len);
+        if (got != 0) return got > 0 ? SQLITE_OK : SQLITE_ERROR;   /* NULL in gives nothing out */
+        if (!(c->query = bert_strndup(query, c->query_len))) return SQLITE_NOMEM;
+    }
+    if (sqlite3_value_type(args[input]) == SQLITE_NULL) return SQLITE_OK;
+    int rc = read_items(v, v->spec->name, input, args[input], &c->doc, &c->items, &c->base.count);
     if (rc != SQLITE_OK) return rc;
-    char *err = NULL;
-    bert_entry *e = bert_glue_find_model(v->conn, args[1], &err);
-    if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
-    c->dim = bert_entry_hidden_size(e);
+    bert_entry *e = table_model(v, args[input + 1], input + 1);
+    if (!e) return SQLITE_ERROR;
+    c->serial = bert_entry_serial(e);
+    c->row_bytes = kind->row_bytes(e);
     c->model = bert_strdup(bert_entry_name(e));
-    c->vectors = malloc((size_t)EMBED_CHUNK * (size_t)c->dim * sizeof(float));
-    if (!c->model || !c->vectors) return SQLITE_NOMEM;
-    return c->base.count > 0 ? embed_chunk(c) : SQLITE_OK;
+    c->results = malloc((size_t)EMBED_CHUNK * c->row_bytes);
+    if (!c->model || !c->results) return SQLITE_NOMEM;
+    return c->base.count > 0 ? batch_chunk(c) : SQLITE_OK;
 }
 
-static int embed_next(sqlite3_vtab_cursor *cur)
+static int batch_next(table_cursor *cur)
 {
-    embed_cursor *c = (embed_cursor *)cur;
+    batch_cursor *c = (batch_cursor *)cur;
     c->base.row++;
-    if (c->base.row < c->base.count && c->base.row >= c->chunk_start + c->chunk_len) return embed_chunk(c);
+    if (c->base.row < c->base.count && c->base.row >= c->chunk_start + c->chunk_len) return batch_chunk(c);
     return SQLITE_OK;
 }
 
-static int embed_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+static int batch_column(table_cursor *cur, sqlite3_context *ctx, int col)
 {
-    embed_cursor *c = (embed_cursor *)cur;
+    batch_cursor *c = (batch_cursor *)cur;
     const json_node *node = &c->doc->nodes[c->items[c->base.row]];
-    int dim = c->dim;
     switch (col) {
-    case E_KEY: item_column(node, ctx, 1); break;
-    case E_VALUE: item_column(node, ctx, 0); break;
-    case E_EMBEDDING:
-        sqlite3_result_blob(ctx, c->vectors + (size_t)(c->base.row - c->chunk_start) * (size_t)dim,
-                            dim * (int)sizeof(float), SQLITE_TRANSIENT);
-        sqlite3_result_subtype(ctx, BERT_SUBTYPE_FLOAT32);
+    case B_KEY: item_column(node, ctx, 1); break;
+    case B_VALUE: item_column(node, ctx, 0); break;
+    case B_RESULT: {
+        const batch_kind *kind = ((glue_vtab *)cur->sqlite.pVtab)->spec->batch;
+        kind->result(ctx, c->results + (size_t)(c->base.row - c->chunk_start) * c->row_bytes, c->row_bytes);
         break;
+    }
     default: break;
     }
     return SQLITE_OK;
 }
 
-static sqlite3_module embed_module = {
-    .xConnect = table_connect, .xBestIndex = table_best_index, .xDisconnect = table_disconnect,
-    .xOpen = table_open, .xClose = embed_close, .xFilter = embed_filter, .xNext = embed_next,
-    .xEof = table_eof, .xColumn = embed_column, .xRowid = table_rowid,
-};
 
-/* ---- bert_rerank_each ------------------------------------------------------------ */
-
-enum { R_KEY, R_VALUE, R_SCORE, R_QUERY, R_INPUT, R_MODEL };
-
-typedef struct {
-    table_cursor base;
-    json_doc *doc;
-    int *items;          /* node index of each document, in input order */
-    char *model;         /* looked up again for every chunk, as in bert_embed_each */
-    char *query;         /* a copy: the argument's text may not outlive xFilter */
-    size_t query_len;
-    double *scores;      /* EMBED_CHUNK scores, of rows chunk_start.. */
-    sqlite3_int64 chunk_start;
-    int chunk_len;
-} rerank_cursor;
-
-static void rerank_reset(rerank_cursor *c)
+/* bert_embed_each(json [, model]): key, value, embedding. */
+static size_t embedding_bytes(const bert_entry *e)
 {
-    bert_json_free(c->doc);
-    free(c->items);
-    free(c->scores);
-    free(c->model);
-    free(c->query);
-    c->doc = NULL;
-    c->items = NULL;
-    c->scores = NULL;
-    c->model = c->query = NULL;
-    c->base.count = c->base.row = c->chunk_start = c->chunk_len = 0;
-    c->query_len = 0;
+    return (size_t)bert_entry_hidden_size(e) * sizeof(float);
 }
 
-static int rerank_close(sqlite3_vtab_cursor *cur)
+static int embed_run(const batch_cursor *c, bert_entry *e, const char *const *texts, const size_t *lens, int n,
+                     void *out, char **err)
 {
-    rerank_reset((rerank_cursor *)cur);
-    return cursor_close(cur);
+    return bert_pipeline_embed_batch(e, texts, lens, n, out, bert_glue_interrupt_fn(),
+                                     ((glue_vtab *)c->base.sqlite.pVtab)->db, err);
 }
 
-/* Scores the chunk of documents that starts at the cursor's row, in packed batches. */
-static int rerank_chunk(rerank_cursor *c)
+static void embedding_result(sqlite3_context *ctx, const void *row, size_t bytes)
 {
-    glue_vtab *v = (glue_vtab *)c->base.sqlite.pVtab;
-    int n = c->base.count - c->base.row < EMBED_CHUNK ? (int)(c->base.count - c->base.row) : EMBED_CHUNK;
-    const char *docs[EMBED_CHUNK];
-    size_t lens[EMBED_CHUNK];
-    for (int i = 0; i < n; i++) {
-        docs[i] = c->doc->nodes[c->items[c->base.row + i]].text;
-        lens[i] = strlen(docs[i]);
-    }
-    char *err = NULL;
-    bert_entry *e = bert_registry_find(&v->conn->registry, c->model, &err);
-    if (!e) {
-        free(err);
-        vtab_error(&v->base, bert_errorf("bert_rerank_each: model '%s' was unloaded while the query was "
-                                         "reading it", c->model));
-        return SQLITE_ERROR;
-    }
-    if (bert_pipeline_rerank_batch(e, c->query, c->query_len, docs, lens, n, c->scores, bert_glue_interrupt_fn(), v->db,
-                              &err) != 0) {
-        vtab_error(&v->base, err);
-        return SQLITE_ERROR;
-    }
-    c->chunk_start = c->base.row;
-    c->chunk_len = n;
-    return SQLITE_OK;
+    sqlite3_result_blob(ctx, row, (int)bytes, SQLITE_TRANSIENT);
+    sqlite3_result_subtype(ctx, BERT_SUBTYPE_FLOAT32);
 }
 
-static int rerank_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
+static const batch_kind embed_batch = {0, embedding_bytes, embed_run, embedding_result};
+
+/* bert_rerank_each(query, json [, model]): key, value, score. */
+static size_t score_bytes(const bert_entry *e)
 {
-    (void)idx_str; (void)argc;
-    rerank_cursor *c = (rerank_cursor *)cur;
-    glue_vtab *v = (glue_vtab *)cur->pVtab;
-    rerank_reset(c);
-    sqlite3_value *args[3];
-    unpack_arguments(idx, 3, argv, args);
-    /* NULL in gives nothing out, as NULL does for the scalar functions. */
-    if (sqlite3_value_type(args[0]) == SQLITE_NULL || sqlite3_value_type(args[1]) == SQLITE_NULL) return SQLITE_OK;
-    if (sqlite3_value_type(args[0]) == SQLITE_BLOB) {
-        vtab_error(&v->base, bert_errorf("bert_rerank_each(query, json [, model]): the query must be TEXT, "
-                                         "not a BLOB"));
-        return SQLITE_ERROR;
-    }
-    const char *query = (const char *)sqlite3_value_text(args[0]);
-    if (!query) return SQLITE_NOMEM;
-    c->query = bert_strdup(query);
-    if (!c->query) return SQLITE_NOMEM;
-    c->query_len = strlen(c->query);
-    int rc = read_items(v, "bert_rerank_each", args[1], &c->doc, &c->items, &c->base.count);
-    if (rc != SQLITE_OK) return rc;
-    char *err = NULL;
-    bert_entry *e = bert_glue_find_model(v->conn, args[2], &err);
-    if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
-    c->model = bert_strdup(bert_entry_name(e));
-    c->scores = malloc((size_t)EMBED_CHUNK * sizeof *c->scores);
-    if (!c->model || !c->scores) return SQLITE_NOMEM;
-    return c->base.count > 0 ? rerank_chunk(c) : SQLITE_OK;
+    (void)e;
+    return sizeof(double);
 }
 
-static int rerank_next(sqlite3_vtab_cursor *cur)
+static int rerank_run(const batch_cursor *c, bert_entry *e, const char *const *texts, const size_t *lens, int n,
+                      void *out, char **err)
 {
-    rerank_cursor *c = (rerank_cursor *)cur;
-    c->base.row++;
-    if (c->base.row < c->base.count && c->base.row >= c->chunk_start + c->chunk_len) return rerank_chunk(c);
-    return SQLITE_OK;
+    return bert_pipeline_rerank_batch(e, c->query, c->query_len, texts, lens, n, out, bert_glue_interrupt_fn(),
+                                      ((glue_vtab *)c->base.sqlite.pVtab)->db, err);
 }
 
-static int rerank_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+static void score_result(sqlite3_context *ctx, const void *row, size_t bytes)
 {
-    rerank_cursor *c = (rerank_cursor *)cur;
-    const json_node *node = &c->doc->nodes[c->items[c->base.row]];
-    switch (col) {
-    case R_KEY: item_column(node, ctx, 1); break;
-    case R_VALUE: item_column(node, ctx, 0); break;
-    case R_SCORE: sqlite3_result_double(ctx, c->scores[c->base.row - c->chunk_start]); break;
-    default: break;
-    }
-    return SQLITE_OK;
+    double score;
+    memcpy(&score, row, bytes);
+    sqlite3_result_double(ctx, score);
 }
 
-static sqlite3_module rerank_module = {
-    .xConnect = table_connect, .xBestIndex = table_best_index, .xDisconnect = table_disconnect,
-    .xOpen = table_open, .xClose = rerank_close, .xFilter = rerank_filter, .xNext = rerank_next,
-    .xEof = table_eof, .xColumn = rerank_column, .xRowid = table_rowid,
-};
+static const batch_kind rerank_batch = {1, score_bytes, rerank_run, score_result};
 
 /* ---- bert_ner_each -------------------------------------------------------------- */
 
 enum { N_ENTITY, N_SCORE, N_WORD, N_START, N_END, N_INDEX, N_TEXT, N_MODEL };
 
-typedef struct {
-    table_cursor base;
-    ner_entities result;
-} ner_cursor;
-
-static int ner_close(sqlite3_vtab_cursor *cur)
+static int ner_rows(table_cursor *cur, bert_entry *e, const char *text, size_t len, sqlite3 *db, char **err)
 {
-    bert_ner_entities_free(&((ner_cursor *)cur)->result);
-    return cursor_close(cur);
+    result_cursor *c = (result_cursor *)cur;
+    if (bert_pipeline_ner(e, text, len, &c->entities, bert_glue_interrupt_fn(), db, err) != 0) return -1;
+    cur->count = (sqlite3_int64)c->entities.n;
+    return 0;
 }
 
-static int ner_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
+static int ner_filter(glue_vtab *v, table_cursor *c, sqlite3_value **args)
 {
-    (void)idx_str; (void)argc;
-    ner_cursor *c = (ner_cursor *)cur;
-    glue_vtab *v = (glue_vtab *)cur->pVtab;
-    bert_ner_entities_free(&c->result);
-    c->base.row = c->base.count = 0;
-    sqlite3_value *args[2];
-    unpack_arguments(idx, 2, argv, args);
-    if (sqlite3_value_type(args[0]) == SQLITE_NULL) return SQLITE_OK;   /* NULL text: no rows */
-    if (sqlite3_value_type(args[0]) != SQLITE_TEXT) {
-        vtab_error(&v->base, bert_errorf("bert_ner_each: the text must be TEXT"));
-        return SQLITE_ERROR;
-    }
-    char *err = NULL;
-    bert_entry *e = bert_glue_find_model(v->conn, args[1], &err);
-    if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
-    const char *text = (const char *)sqlite3_value_text(args[0]);
-    size_t len = (size_t)sqlite3_value_bytes(args[0]);
-    if (!text) return SQLITE_NOMEM;
-    if (bert_pipeline_ner(e, text, len, &c->result, bert_glue_interrupt_fn(), v->db, &err) != 0) {
-        vtab_error(&v->base, err);
-        return SQLITE_ERROR;
-    }
-    c->base.count = (sqlite3_int64)c->result.n;
-    return SQLITE_OK;
+    return text_filter(v, c, args, ner_rows);
 }
 
-static int ner_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+static int ner_column(table_cursor *cur, sqlite3_context *ctx, int col)
 {
-    ner_cursor *c = (ner_cursor *)cur;
-    const ner_entity *x = &c->result.items[c->base.row];
+    const ner_entity *x = &((const result_cursor *)cur)->entities.items[cur->row];
     switch (col) {
     case N_ENTITY: sqlite3_result_text(ctx, x->entity, -1, SQLITE_TRANSIENT); break;
     case N_SCORE: sqlite3_result_double(ctx, x->score); break;
@@ -740,79 +722,42 @@ static int ner_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-static sqlite3_module ner_module = {
-    .xConnect = table_connect, .xBestIndex = table_best_index, .xDisconnect = table_disconnect,
-    .xOpen = table_open, .xClose = ner_close, .xFilter = ner_filter, .xNext = table_next,
-    .xEof = table_eof, .xColumn = ner_column, .xRowid = table_rowid,
-};
 
 /* ---- bert_answer_each ---------------------------------------------------------- */
 
 enum { A_RANK, A_ANSWER, A_SCORE, A_START, A_END, A_QUESTION, A_CONTEXT, A_TOP_K, A_MODEL };
 
-typedef struct {
-    table_cursor base;
-    qa_answers result;
-    char *context;       /* a copy: the answers are its substrings */
-} answer_cursor;
-
-static void answer_clear(answer_cursor *c)
+static int answer_filter(glue_vtab *v, table_cursor *cur, sqlite3_value **args)
 {
-    bert_qa_answers_free(&c->result);
-    free(c->context);
-    c->context = NULL;
-    c->base.row = c->base.count = 0;
-}
-
-static int answer_close(sqlite3_vtab_cursor *cur)
-{
-    answer_clear((answer_cursor *)cur);
-    return cursor_close(cur);
-}
-
-static int answer_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
-{
-    (void)idx_str; (void)argc;
-    answer_cursor *c = (answer_cursor *)cur;
-    glue_vtab *v = (glue_vtab *)cur->pVtab;
-    answer_clear(c);
-    sqlite3_value *args[4];
-    unpack_arguments(idx, 4, argv, args);
-    for (int i = 0; i < 2; i++) {
-        if (sqlite3_value_type(args[i]) == SQLITE_NULL) return SQLITE_OK;   /* NULL: no rows */
-        if (sqlite3_value_type(args[i]) != SQLITE_TEXT) {
-            vtab_error(&v->base, bert_errorf("bert_answer_each: the %s must be TEXT", i ? "context" : "question"));
-            return SQLITE_ERROR;
-        }
-    }
+    result_cursor *c = (result_cursor *)cur;
+    const char *question, *context;
+    size_t qlen, clen;
+    int got = table_text(v, args[0], 0, &question, &qlen);
+    if (got == 0) got = table_text(v, args[1], 1, &context, &clen);
+    if (got != 0) return got > 0 ? SQLITE_OK : SQLITE_ERROR;   /* NULL: no rows */
     int top_k;
     char *err = NULL;
     if (bert_glue_top_k(args[2], args[3] == NULL, "bert_answer_each", "question, context", &top_k, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
-    bert_entry *e = bert_glue_find_model(v->conn, args[3], &err);
-    if (!e) { vtab_error(&v->base, err); return SQLITE_ERROR; }
-    const char *question = (const char *)sqlite3_value_text(args[0]);
-    size_t qlen = (size_t)sqlite3_value_bytes(args[0]);
-    const char *context = (const char *)sqlite3_value_text(args[1]);
-    size_t clen = (size_t)sqlite3_value_bytes(args[1]);
-    if (!question || !context) return SQLITE_NOMEM;
+    bert_entry *e = table_model(v, args[3], 3);
+    if (!e) return SQLITE_ERROR;
     c->context = bert_strndup(context, clen);
     if (!c->context) return SQLITE_NOMEM;
-    if (bert_pipeline_answer(e, question, qlen, c->context, clen, top_k, &c->result, bert_glue_interrupt_fn(), v->db,
+    if (bert_pipeline_answer(e, question, qlen, c->context, clen, top_k, &c->answers, bert_glue_interrupt_fn(), v->db,
                         &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
-    c->base.count = (sqlite3_int64)c->result.n;
+    c->base.count = (sqlite3_int64)c->answers.n;
     return SQLITE_OK;
 }
 
-static int answer_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+static int answer_column(table_cursor *cur, sqlite3_context *ctx, int col)
 {
-    answer_cursor *c = (answer_cursor *)cur;
-    const qa_answer *a = &c->result.items[c->base.row];
+    const result_cursor *c = (const result_cursor *)cur;
+    const qa_answer *a = &c->answers.items[cur->row];
     switch (col) {
     case A_RANK: sqlite3_result_int64(ctx, c->base.row + 1); break;
     case A_ANSWER:
@@ -826,11 +771,6 @@ static int answer_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
     return SQLITE_OK;
 }
 
-static sqlite3_module answer_module = {
-    .xConnect = table_connect, .xBestIndex = table_best_index, .xDisconnect = table_disconnect,
-    .xOpen = table_open, .xClose = answer_close, .xFilter = answer_filter, .xNext = table_next,
-    .xEof = table_eof, .xColumn = answer_column, .xRowid = table_rowid,
-};
 
 
 /* ---- bert_tokenize_offsets ------------------------------------------------------ */
@@ -847,65 +787,26 @@ typedef struct {
     size_t *name_at;
 } offsets_cursor;
 
-static void offsets_reset(offsets_cursor *c)
+static void offsets_clear(table_cursor *cur)
 {
+    offsets_cursor *c = (offsets_cursor *)cur;
     bert_ids_free(&c->ids);
     bert_spans_free(&c->spans);
     free(c->names);
     free(c->name_at);
-    c->names = NULL;
-    c->name_at = NULL;
-    c->base.row = c->base.count = 0;
 }
 
-static int offsets_close(sqlite3_vtab_cursor *cur)
+static int offsets_rows(table_cursor *cur, bert_entry *e, const char *text, size_t len, sqlite3 *db, char **err)
 {
-    offsets_reset((offsets_cursor *)cur);
-    return cursor_close(cur);
-}
-
-/* The TEXT argument of a table function; 1 with *text NULL for NULL (no
- * rows), 0 with the text, -1 after setting the error. */
-static int text_argument(glue_vtab *v, sqlite3_value *arg, const char *fn, const char **text, size_t *len)
-{
-    *text = NULL;
-    *len = 0;
-    int t = sqlite3_value_type(arg);
-    if (t == SQLITE_NULL) return 1;
-    if (t != SQLITE_TEXT) {
-        vtab_error(&v->base, bert_errorf("%s: the text must be TEXT; cast it with CAST(x AS TEXT)", fn));
-        return -1;
-    }
-    *text = (const char *)sqlite3_value_text(arg);
-    *len = (size_t)sqlite3_value_bytes(arg);
-    if (!*text) { vtab_error(&v->base, NULL); return -1; }
-    return 0;
-}
-
-static int offsets_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
-{
-    (void)idx_str; (void)argc;
+    (void)db;
     offsets_cursor *c = (offsets_cursor *)cur;
-    glue_vtab *v = (glue_vtab *)cur->pVtab;
-    offsets_reset(c);
-    sqlite3_value *args[2];
-    unpack_arguments(idx, 2, argv, args);
-    const char *text;
-    size_t len;
-    int got = text_argument(v, args[0], "bert_tokenize_offsets", &text, &len);
-    if (got != 0) return got > 0 ? SQLITE_OK : SQLITE_ERROR;
-    char *err = NULL;
-    bert_entry *e = bert_glue_find_model(v->conn, args[1], &err);
-    if (!e || bert_tokenize_offsets(e, text, len, &c->ids, &c->spans, &err) != 0) {
-        vtab_error(&v->base, err);
-        return SQLITE_ERROR;
-    }
+    if (bert_tokenize_offsets(e, text, len, &c->ids, &c->spans, err) != 0) return -1;
     const bert_tokenizer *tok = bert_entry_tokenizer(e);
     size_t bytes = 0;
     for (size_t i = 0; i < c->ids.len; i++) bytes += strlen(bert_tokenizer_token(tok, c->ids.ids[i])) + 1;
     c->names = malloc(bytes ? bytes : 1);
     c->name_at = malloc((c->ids.len + 1) * sizeof *c->name_at);
-    if (!c->names || !c->name_at) { vtab_error(&v->base, NULL); return SQLITE_NOMEM; }
+    if (!c->names || !c->name_at) return -1;   /* out of memory: *err stays NULL */
     for (size_t i = 0, at = 0; i < c->ids.len; i++) {
         const char *name = bert_tokenizer_token(tok, c->ids.ids[i]);
         size_t n = strlen(name) + 1;
@@ -914,10 +815,15 @@ static int offsets_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str
         at += n;
     }
     c->base.count = (sqlite3_int64)c->ids.len;
-    return SQLITE_OK;
+    return 0;
 }
 
-static int offsets_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+static int offsets_filter(glue_vtab *v, table_cursor *c, sqlite3_value **args)
+{
+    return text_filter(v, c, args, offsets_rows);
+}
+
+static int offsets_column(table_cursor *cur, sqlite3_context *ctx, int col)
 {
     const offsets_cursor *c = (const offsets_cursor *)cur;
     const bert_token_span *s = &c->spans.at[c->base.row];
@@ -933,11 +839,6 @@ static int offsets_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int co
     return SQLITE_OK;
 }
 
-static sqlite3_module offsets_module = {
-    .xConnect = table_connect, .xBestIndex = table_best_index, .xDisconnect = table_disconnect,
-    .xOpen = table_open, .xClose = offsets_close, .xFilter = offsets_filter, .xNext = table_next,
-    .xEof = table_eof, .xColumn = offsets_column, .xRowid = table_rowid,
-};
 
 /* ---- bert_chunks ---------------------------------------------------------------- */
 
@@ -950,24 +851,14 @@ typedef struct {
     bert_spans spans;        /* every piece of the text */
     bert_chunker chunker;
     size_t first, end;       /* the current chunk's pieces */
-    int eof;
+    int on_chunk;            /* 0 past the last chunk (and before a scan) */
 } chunks_cursor;
 
-static void chunks_reset(chunks_cursor *c)
+static void chunks_clear(table_cursor *cur)
 {
+    chunks_cursor *c = (chunks_cursor *)cur;
     free(c->text);
-    c->text = NULL;
-    c->len = 0;
     bert_spans_free(&c->spans);
-    memset(&c->chunker, 0, sizeof c->chunker);
-    c->base.row = c->base.count = 0;
-    c->eof = 1;
-}
-
-static int chunks_close(sqlite3_vtab_cursor *cur)
-{
-    chunks_reset((chunks_cursor *)cur);
-    return cursor_close(cur);
 }
 
 /* An INTEGER argument, or `fallback` when absent or NULL.  0, or -1 when it
@@ -981,28 +872,23 @@ static int integer_argument(sqlite3_value *arg, sqlite3_int64 fallback, sqlite3_
     return 0;
 }
 
-static int chunks_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
+static int chunks_filter(glue_vtab *v, table_cursor *cur, sqlite3_value **args)
 {
-    (void)idx_str; (void)argc;
     chunks_cursor *c = (chunks_cursor *)cur;
-    glue_vtab *v = (glue_vtab *)cur->pVtab;
-    chunks_reset(c);
-    sqlite3_value *args[4];
-    unpack_arguments(idx, 4, argv, args);
     const char *text;
     size_t len;
-    int got = text_argument(v, args[0], "bert_chunks", &text, &len);
+    int got = table_text(v, args[0], 0, &text, &len);
     if (got < 0) return SQLITE_ERROR;
     sqlite3_int64 max_tokens, overlap;
     if (integer_argument(args[1], -1, &max_tokens) != 0) {
         /* bert_chunks(text, 'name') puts the model where max_tokens goes. */
         if (sqlite3_value_type(args[1]) == SQLITE_TEXT && !args[2] && !args[3])
             vtab_error(&v->base, bert_errorf("bert_chunks: max_tokens must be an INTEGER, not TEXT; the model "
-                                             "name goes last: bert_chunks(text, NULL, 0, '%s')",
+                                             "name goes last: bert_chunks(text, NULL, 0, '%s'); " BERT_SEE_FUNCTIONS,
                                              sqlite3_value_text(args[1])));
         else
             vtab_error(&v->base, bert_errorf("bert_chunks: max_tokens must be a positive INTEGER such as 256, "
-                                             "or NULL for the model's max_length - 2"));
+                                             "or NULL for the model's max_length - 2; " BERT_SEE_FUNCTIONS));
         return SQLITE_ERROR;
     }
     if (args[1] && sqlite3_value_type(args[1]) != SQLITE_NULL && max_tokens < 1) {
@@ -1013,16 +899,17 @@ static int chunks_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
     if (integer_argument(args[2], 0, &overlap) != 0) {
         if (sqlite3_value_type(args[2]) == SQLITE_TEXT && !args[3])
             vtab_error(&v->base, bert_errorf("bert_chunks: overlap must be an INTEGER, not TEXT; the model "
-                                             "name goes last: bert_chunks(text, max_tokens, 0, '%s')",
+                                             "name goes last: bert_chunks(text, max_tokens, 0, '%s'); " BERT_SEE_FUNCTIONS,
                                              sqlite3_value_text(args[2])));
         else
             vtab_error(&v->base, bert_errorf("bert_chunks: overlap must be an INTEGER from 0 to max_tokens - 1, "
-                                             "such as 32"));
+                                             "such as 32; " BERT_SEE_FUNCTIONS));
         return SQLITE_ERROR;
     }
+    bert_entry *e = table_model(v, args[3], 3);
+    if (!e) return SQLITE_ERROR;
     char *err = NULL;
-    bert_entry *e = bert_glue_find_model(v->conn, args[3], &err);
-    if (!e || bert_entry_need_tokenizer(e, &err) != 0) {
+    if (bert_entry_need_tokenizer(e, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
     }
@@ -1055,24 +942,24 @@ static int chunks_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str,
         return SQLITE_ERROR;
     }
     bert_chunker_init(&c->chunker, c->spans.at, c->spans.len, (size_t)max_tokens, (size_t)overlap);
-    c->eof = !bert_chunker_next(&c->chunker, &c->first, &c->end);
+    c->on_chunk = bert_chunker_next(&c->chunker, &c->first, &c->end);
     return SQLITE_OK;
 }
 
-static int chunks_next(sqlite3_vtab_cursor *cur)
+static int chunks_next(table_cursor *cur)
 {
     chunks_cursor *c = (chunks_cursor *)cur;
     c->base.row++;
-    c->eof = !bert_chunker_next(&c->chunker, &c->first, &c->end);
+    c->on_chunk = bert_chunker_next(&c->chunker, &c->first, &c->end);
     return SQLITE_OK;
 }
 
-static int chunks_eof(sqlite3_vtab_cursor *cur)
+static int chunks_eof(const table_cursor *cur)
 {
-    return ((chunks_cursor *)cur)->eof;
+    return !((const chunks_cursor *)cur)->on_chunk;
 }
 
-static int chunks_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+static int chunks_column(table_cursor *cur, sqlite3_context *ctx, int col)
 {
     const chunks_cursor *c = (const chunks_cursor *)cur;
     const bert_token_span *first = &c->spans.at[c->first], *last = &c->spans.at[c->end - 1];
@@ -1092,47 +979,49 @@ static int chunks_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
     return SQLITE_OK;
 }
 
-static sqlite3_module chunks_module = {
-    .xConnect = table_connect, .xBestIndex = table_best_index, .xDisconnect = table_disconnect,
-    .xOpen = table_open, .xClose = chunks_close, .xFilter = chunks_filter, .xNext = chunks_next,
-    .xEof = chunks_eof, .xColumn = chunks_column, .xRowid = table_rowid,
-};
 
 /* ---- the tables ------------------------------------------------------------ */
 
 static const table_spec tables[] = {
     {"bert_models",
-     "CREATE TABLE x(name TEXT, path TEXT, loaded INTEGER, hidden_size INTEGER, num_layers INTEGER, "
-      "num_heads INTEGER, vocab_size INTEGER, max_length INTEGER, pooling TEXT, normalize INTEGER, "
-      "has_mlm_head INTEGER, has_nsp_head INTEGER, dtype TEXT, refs INTEGER, encoder_calls INTEGER, "
-      "task TEXT, labels TEXT, precision TEXT, family TEXT)",
-     0, 0, 0, sizeof(models_cursor), &models_module},
+     "name TEXT, path TEXT, loaded INTEGER, hidden_size INTEGER, num_layers INTEGER, num_heads INTEGER, "
+     "vocab_size INTEGER, max_length INTEGER, pooling TEXT, normalize INTEGER, has_mlm_head INTEGER, "
+     "has_nsp_head INTEGER, dtype TEXT, refs INTEGER, encoder_calls INTEGER, task TEXT, labels TEXT, precision TEXT, family TEXT",
+     0, sizeof(models_cursor), models_clear, models_filter, models_column, NULL, NULL, NULL},
+    {"bert_functions", "name TEXT, arguments TEXT, returns TEXT, summary TEXT",
+     0, sizeof(table_cursor), NULL, functions_filter, functions_column, NULL, NULL, NULL},
     {"bert_fill_mask_each",
-     "CREATE TABLE x(mask_index INTEGER, rank INTEGER, token INTEGER, token_str TEXT, score REAL, "
-      "sequence TEXT, text HIDDEN, top_k HIDDEN, model HIDDEN)",
-     F_TEXT, 3, 1, sizeof(fill_cursor), &fill_module},
-    {"bert_embed_each",
-     "CREATE TABLE x(key, value TEXT, embedding BLOB, input HIDDEN, model HIDDEN)",
-     E_INPUT, 2, 1, sizeof(embed_cursor), &embed_module},
-    {"bert_rerank_each",
-     "CREATE TABLE x(key, value TEXT, score REAL, query HIDDEN, input HIDDEN, model HIDDEN)",
-     R_QUERY, 3, 2, sizeof(rerank_cursor), &rerank_module},
+     "mask_index INTEGER, rank INTEGER, token INTEGER, token_str TEXT, score REAL, sequence TEXT, "
+     "text HIDDEN, top_k HIDDEN, model HIDDEN",
+     F_TEXT, sizeof(result_cursor), result_clear, fill_filter, fill_column, NULL, NULL, NULL},
+    {"bert_embed_each", "key, value TEXT, embedding BLOB, input HIDDEN, model HIDDEN",
+     3, sizeof(batch_cursor), batch_clear, batch_filter, batch_column, batch_next, NULL, &embed_batch},
+    {"bert_rerank_each", "key, value TEXT, score REAL, query HIDDEN, input HIDDEN, model HIDDEN",
+     3, sizeof(batch_cursor), batch_clear, batch_filter, batch_column, batch_next, NULL, &rerank_batch},
     {"bert_ner_each",
-     "CREATE TABLE x(entity TEXT, score REAL, word TEXT, start INTEGER, \"end\" INTEGER, \"index\" INTEGER, "
-      "text HIDDEN, model HIDDEN)",
-     N_TEXT, 2, 1, sizeof(ner_cursor), &ner_module},
+     "entity TEXT, score REAL, word TEXT, start INTEGER, \"end\" INTEGER, \"index\" INTEGER, "
+     "text HIDDEN, model HIDDEN",
+     N_TEXT, sizeof(result_cursor), result_clear, ner_filter, ner_column, NULL, NULL, NULL},
     {"bert_answer_each",
-     "CREATE TABLE x(rank INTEGER, answer TEXT, score REAL, start INTEGER, \"end\" INTEGER, "
-      "question HIDDEN, context HIDDEN, top_k HIDDEN, model HIDDEN)",
-     A_QUESTION, 4, 2, sizeof(answer_cursor), &answer_module},
+     "rank INTEGER, answer TEXT, score REAL, start INTEGER, \"end\" INTEGER, "
+     "question HIDDEN, context HIDDEN, top_k HIDDEN, model HIDDEN",
+     A_QUESTION, sizeof(result_cursor), result_clear, answer_filter, answer_column, NULL, NULL, NULL},
     {"bert_tokenize_offsets",
-     "CREATE TABLE x(\"index\" INTEGER, token TEXT, id INTEGER, start INTEGER, \"end\" INTEGER, word INTEGER, "
-      "input HIDDEN, model HIDDEN)",
-     O_INPUT, 2, 1, sizeof(offsets_cursor), &offsets_module},
+     "\"index\" INTEGER, token TEXT, id INTEGER, start INTEGER, \"end\" INTEGER, word INTEGER, "
+     "input HIDDEN, model HIDDEN",
+     O_INPUT, sizeof(offsets_cursor), offsets_clear, offsets_filter, offsets_column, NULL, NULL, NULL},
     {"bert_chunks",
-     "CREATE TABLE x(chunk_index INTEGER, text TEXT, start INTEGER, \"end\" INTEGER, tokens INTEGER, "
-      "input HIDDEN, max_tokens HIDDEN, overlap HIDDEN, model HIDDEN)",
-     C_INPUT, 4, 1, sizeof(chunks_cursor), &chunks_module},
+     "chunk_index INTEGER, text TEXT, start INTEGER, \"end\" INTEGER, tokens INTEGER, "
+     "input HIDDEN, max_tokens HIDDEN, overlap HIDDEN, model HIDDEN",
+     C_INPUT, sizeof(chunks_cursor), chunks_clear, chunks_filter, chunks_column, chunks_next, chunks_eof, NULL},
+};
+
+/* Every table is an eponymous virtual table of this one module; its spec
+ * (found by the module's name when SQLite connects it) says the rest. */
+static sqlite3_module table_module = {
+    .xConnect = table_connect, .xBestIndex = table_best_index, .xDisconnect = table_disconnect,
+    .xOpen = table_open, .xClose = table_close, .xFilter = table_filter, .xNext = table_next,
+    .xEof = table_eof, .xColumn = table_column, .xRowid = table_rowid,
 };
 
 static const table_spec *table_spec_named(const char *module_name)
@@ -1146,7 +1035,7 @@ int bert_glue_register_vtabs(sqlite3 *db, bert_connection *c)
 {
     int rc = SQLITE_OK;
     for (size_t i = 0; rc == SQLITE_OK && i < sizeof tables / sizeof tables[0]; i++)
-        rc = sqlite3_create_module_v2(db, tables[i].name, tables[i].module, bert_connection_retain(c),
+        rc = sqlite3_create_module_v2(db, tables[i].name, &table_module, bert_connection_retain(c),
                                       bert_connection_release);
     return rc;
 }

@@ -4,6 +4,7 @@
 #include "weight_cache.h"
 #include "internal.h"
 
+#include "checkpoint.h"
 #include "error.h"
 #include "file.h"
 
@@ -32,13 +33,13 @@ static cache_entry *cache_head;
 const bert_model *bert_weight_cache_acquire(const char *model_dir, bert_precision precision, char **err)
 {
     *err = NULL;
-    char *path = bert_path_join(model_dir, "model.safetensors");
+    /* A sharded checkpoint is known by its index: each of its shards is
+     * then mapped once per process with the rest of the model. */
+    char *path = bert_checkpoint_weights_file(model_dir, err);
     if (!path) return NULL;
     struct stat st;
     if (stat(path, &st) != 0) {
-        *err = bert_errorf("cannot open %s: %s; the model directory needs its model.safetensors "
-                           "(pytorch_model.bin is not supported: convert it to safetensors)",
-                           path, strerror(errno));
+        *err = bert_errorf("cannot open %s: %s", path, strerror(errno));
         free(path);
         return NULL;
     }

@@ -1,7 +1,8 @@
 /*
  * weight_cache.h - the process-wide cache of loaded model weights.
  *
- * A model directory's model.safetensors is mapped once per process, however
+ * A model directory's weights (model.safetensors, or the shards of a sharded
+ * checkpoint) are mapped once per process, however
  * many connections use it: entries are keyed by the file's identity (device
  * and inode), its config.json's and the precision the weights are held at,
  * and reference-counted; the last release frees the weights.

@@ -1,3 +1,4 @@
+-- Needs the test models that `make examples` (or `make test`) generates in build/models/.
 -- Extractive question answering: ask one question of every row.
 -- Any BertForQuestionAnswering checkpoint works (for real answers:
 -- distilbert-base-cased-distilled-squad or deepset/bert-base-cased-squad2).

@@ -1,7 +1,7 @@
 -- Document search over long texts: cut each document into passages with
 -- bert_chunks, index the passages with sqlite-vec, find the nearest
 -- passages, and rank documents by their best passage.
--- Needs sqlite-vec's loadable extension: `make sqlite-vec` puts it at ./vec0.so.
+-- Needs sqlite-vec's loadable extension: `make examples` (or `make sqlite-vec`) puts it at ./vec0.so.
 --   sqlite3 < sql/document_search.sql
 .bail on
 .load ./vec0

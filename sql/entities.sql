@@ -1,3 +1,4 @@
+-- Needs the test models that `make examples` (or `make test`) generates in build/models/.
 -- Named entities: extract them from a table of documents into another table.
 -- Any BertForTokenClassification checkpoint works (for real names, places
 -- and organisations: dslim/bert-base-NER or dbmdz/bert-large-cased-finetuned-conll03-english).

@@ -1,5 +1,5 @@
 -- A vec0 index that follows its table: triggers on INSERT, UPDATE and DELETE.
--- Needs sqlite-vec's loadable extension: `make sqlite-vec` puts it at ./vec0.so.
+-- Needs sqlite-vec's loadable extension: `make examples` (or `make sqlite-vec`) puts it at ./vec0.so.
 --   sqlite3 < sql/vector_index_sync.sql
 .bail on
 .load ./vec0

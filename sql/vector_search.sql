@@ -1,6 +1,6 @@
 -- Vector search with sqlite-vec: a vec0 index filled from bert_embed_each,
 -- a KNN query, and the same answer by brute force.
--- Needs sqlite-vec's loadable extension: `make sqlite-vec` puts it at ./vec0.so.
+-- Needs sqlite-vec's loadable extension: `make examples` (or `make sqlite-vec`) puts it at ./vec0.so.
 --   sqlite3 < sql/vector_search.sql
 .bail on
 .load ./vec0

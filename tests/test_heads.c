@@ -409,8 +409,8 @@ static void errors(sqlite3 *db)
                    "JSON array", NULL);
     t_expect_error(db, "SELECT bert_classify('a', 'no-such-model')", NULL, "no-such-model", NULL);
     t_expect_error(db, "SELECT bert_classify('a', 42)", NULL, "model name must be TEXT", NULL);
-    /* Numbers are read as their text, as everywhere in SQLite. */
-    t_expect(db, "SELECT json_array_length(bert_classify(42, 'cls-3-f32'))", NULL, "3");
+    /* TEXT is required: a number is an error that names the argument. */
+    t_expect_error(db, "SELECT bert_classify(42, 'cls-3-f32')", NULL, "argument 1 (text)", "TEXT", NULL);
 
     t_case("the regression head gives the raw logit, the reranker a sigmoid of it");
     /* The same one-label model: text-classification applies no function for

@@ -77,6 +77,7 @@ void t_fail_allocation(long number)
     X(robustness) \
     X(oom) \
     X(usability) \
+    X(surface) \
     X(examples) \
     X(vec)
 
@@ -390,9 +391,25 @@ void suite_harness(void)
     T_CHECK(verdict_of(failing_then_skip) == 'f', "a failed check then a skip gave '%c'", verdict_of(failing_then_skip));
 }
 
+/* 1 when `name` is one of the suites. */
+static int is_suite(const char *name)
+{
+#define NAMED(suite) if (strcmp(name, #suite) == 0) return 1;
+    SUITES(NAMED)
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : NULL;
+    if (only && !is_suite(only)) {
+        /* A misspelt suite must not pass as "0 passed, 0 failed". */
+        fprintf(stderr, "run_tests: no suite named '%s'; the suites are:", only);
+#define LIST(suite) fprintf(stderr, " " #suite);
+        SUITES(LIST)
+        fprintf(stderr, "\nrun one with build/run_tests SUITE, or make test SUITE=SUITE\n");
+        return 2;
+    }
 #define RUN(name) \
     if (!only || strcmp(only, #name) == 0) { \
         current.suite = #name; \

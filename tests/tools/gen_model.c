@@ -70,6 +70,7 @@ typedef struct {
     double first_label_bias;    /* added to the bias of label 0 (token classification's "O") */
     uint64_t seed;
     int vocab_size;             /* lines of the vocabulary file */
+    int shards;                 /* > 1: a sharded checkpoint (model.safetensors.index.json) */
 } options;
 
 /* ---- random numbers ---------------------------------------------------- */
@@ -476,11 +477,11 @@ static int make_dir(const char *path)
 
 /* ---- the files ------------------------------------------------------------ */
 
-static int write_safetensors(const options *o, tensor_list *l)
+/* Writes tensors [from, to) of l, in order, as the safetensors file `name`. */
+static int write_tensors(const options *o, tensor_list *l, int from, int to, const char *name)
 {
-    qsort(l->t, (size_t)l->n, sizeof *l->t, tensor_order);
     size_t offset = 0;
-    for (int i = 0; i < l->n; i++) {
+    for (int i = from; i < to; i++) {
         tensor *t = &l->t[i];
         size_t count = (size_t)t->shape[0] * (size_t)(t->rank == 2 ? t->shape[1] : 1);
         t->offset = offset;
@@ -490,7 +491,7 @@ static int write_safetensors(const options *o, tensor_list *l)
 
     buf h = {0};
     buf_add(&h, "{\"__metadata__\":{\"format\":\"pt\"}");
-    for (int i = 0; i < l->n; i++) {
+    for (int i = from; i < to; i++) {
         const tensor *t = &l->t[i];
         buf_add(&h, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[%lld", t->name,
                 t->is_i64 ? "I64" : dtype_name(o->dt), t->shape[0]);
@@ -502,7 +503,7 @@ static int write_safetensors(const options *o, tensor_list *l)
     if (h.oom) { fprintf(stderr, "gen_model: out of memory\n"); free(h.s); return -1; }
 
     char path[4096];
-    snprintf(path, sizeof path, "%s/model.safetensors", o->outdir);
+    snprintf(path, sizeof path, "%s/%s", o->outdir, name);
     FILE *f = fopen(path, "wb");
     if (!f) {
         fprintf(stderr, "gen_model: cannot create %s: %s\n", path, strerror(errno));
@@ -515,7 +516,7 @@ static int write_safetensors(const options *o, tensor_list *l)
     free(h.s);
 
     unsigned char chunk[1 << 16];
-    for (int i = 0; ok && i < l->n; i++) {
+    for (int i = from; ok && i < to; i++) {
         const tensor *t = &l->t[i];
         uint64_t state = splitmix64(&(uint64_t){o->seed}) ^ fnv1a64(t->name);
         size_t count = t->nbytes / (t->is_i64 ? 8 : dtype_size(o->dt)), fill = 0;
@@ -540,6 +541,34 @@ static int write_safetensors(const options *o, tensor_list *l)
     ok &= fclose(f) == 0;
     if (!ok) fprintf(stderr, "gen_model: cannot write %s: %s\n", path, strerror(errno));
     return ok ? 0 : -1;
+}
+
+/* model.safetensors, or with --shards N the tensors cut into N files of
+ * consecutive tensors and the index that maps each tensor to its file, as
+ * save_pretrained writes a large model.  The values are the same either way:
+ * each tensor's come from the seed and its name. */
+static int write_safetensors(const options *o, tensor_list *l)
+{
+    qsort(l->t, (size_t)l->n, sizeof *l->t, tensor_order);
+    if (o->shards <= 1) return write_tensors(o, l, 0, l->n, "model.safetensors");
+    buf index = {0};
+    size_t total = 0;
+    for (int i = 0; i < l->n; i++)
+        total += (size_t)l->t[i].shape[0] * (size_t)(l->t[i].rank == 2 ? l->t[i].shape[1] : 1) *
+                 (l->t[i].is_i64 ? 8 : dtype_size(o->dt));
+    buf_add(&index, "{\n  \"metadata\": {\n    \"total_size\": %zu\n  },\n  \"weight_map\": {", total);
+    for (int k = 0; k < o->shards; k++) {
+        int from = (int)((long long)l->n * k / o->shards), to = (int)((long long)l->n * (k + 1) / o->shards);
+        char name[64];
+        snprintf(name, sizeof name, "model-%05d-of-%05d.safetensors", k + 1, o->shards);
+        if (write_tensors(o, l, from, to, name) != 0) { free(index.s); return -1; }
+        for (int i = from; i < to; i++)
+            buf_add(&index, "%s\n    \"%s\": \"%s\"", i ? "," : "", l->t[i].name, name);
+    }
+    buf_add(&index, "\n  }\n}\n");
+    int rc = write_buf(o->outdir, "model.safetensors.index.json", &index);
+    free(index.s);
+    return rc;
 }
 
 /* config.json entries, written sorted by key with two-space indent: the way
@@ -888,7 +917,8 @@ static void usage(FILE *f)
         "  --max-seq-length N    sentence_bert_config.json max_seq_length (model max length)\n"
         "  --embedding-std X     std of the word embeddings (0.05, as in trained BERTs);\n"
         "                        position and segment embeddings get 0.6 and 0.4 times it\n"
-        "  --seed N              random seed (1)\n");
+        "  --seed N              random seed (1)\n"
+        "  --shards N            write N files and model.safetensors.index.json (1: model.safetensors)\n");
 }
 
 static int parse_int(const char *s, const char *opt, int min, int *out)
@@ -943,6 +973,7 @@ static int parse_args(int argc, char **argv, options *o)
         else if (strcmp(a, "--model-max-length") == 0) rc = parse_int(v, a, 0, &o->model_max_length);
         else if (strcmp(a, "--max-seq-length") == 0) rc = parse_int(v, a, 2, &max_seq);
         else if (strcmp(a, "--num-labels") == 0) rc = parse_int(v, a, 1, &o->num_labels);
+        else if (strcmp(a, "--shards") == 0) rc = parse_int(v, a, 1, &o->shards);
         else if (strcmp(a, "--labels") == 0) o->labels = v;
         else if (strcmp(a, "--problem-type") == 0) o->problem_type = v;
         else if (strcmp(a, "--st-activation") == 0) o->st_activation = v;

@@ -201,6 +201,13 @@ ${CC:-cc} -std=c11 -O2 -ffp-contract=off -o "$gen" "$here/gen_model.c" -lm
     --layers 2 --hidden 64 --heads 2 --intermediate 256 --max-positions 130 --model-max-length 128 \
     --dtype f32 --num-labels 5 --labels O,B-PER,I-PER,B-LOC,I-LOC --first-label-bias 2
 
+# mlm-tied-f32 again, cut into three shards with model.safetensors.index.json,
+# as save_pretrained writes large checkpoints: the same values in other files
+# (tests/test_surface.c compares their results byte for byte).
+"$gen" "$new/mlm-tied-f32-sharded" --vocab "$vocab" --seed 33 \
+    --layers 3 --hidden 192 --heads 6 --intermediate 768 --max-positions 256 --model-max-length 0 \
+    --dtype f32 --arch mlm --act gelu_new --embedding-std 0.25 --shards 3
+
 rm -f "$gen"
 for dir in "$new"/*; do
     name=$(basename "$dir")
