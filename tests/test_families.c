@@ -146,6 +146,19 @@ done:
     return ok;
 }
 
+/* Links each of files (n of them) of directory from into directory to. */
+static void link_files(const char *to, const char *from, const char *const *files, size_t n)
+{
+    char link_path[700], target[700];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(link_path, sizeof link_path, "%s/%s", to, files[i]);
+        if (!T_CHECK(realpath(from, target) != NULL, "no directory %s", from)) return;
+        snprintf(target + strlen(target), sizeof target - strlen(target), "/%s", files[i]);
+        remove(link_path);
+        T_CHECK(symlink(target, link_path) == 0, "cannot link %s", link_path);
+    }
+}
+
 /* all-mpnet-base-v2's own tokenizer files (its tokenizer.json among them),
  * from ../shared when present: the same ids as the Rust tokenizer gave for
  * the golden texts that mpnet-st did not truncate. */
@@ -157,7 +170,16 @@ static void real_mpnet_tokenizer(sqlite3 *db, const json_doc *lines)
         t_skip("../shared/models/sentence-transformers__all-mpnet-base-v2 is absent");
         return;
     }
-    char *got = t_query(db, "SELECT bert_load('real-mpnet', ?1)", dir, NULL);
+    /* ../shared holds its tokenizer and configs but not its weights: the
+     * generated mpnet-st (the same vocabulary) gives config and weights. */
+    tm_dir d = tm_case_dir("real-mpnet-tokenizer");
+    static const char *const tokenizer_files[] = {"tokenizer.json", "tokenizer_config.json",
+                                                  "special_tokens_map.json", "vocab.txt"};
+    static const char *const model_files[] = {"config.json", "model.safetensors", "modules.json",
+                                              "sentence_bert_config.json", "1_Pooling"};
+    link_files(d.path, dir, tokenizer_files, sizeof tokenizer_files / sizeof *tokenizer_files);
+    link_files(d.path, MODELS_DIR "mpnet-st", model_files, sizeof model_files / sizeof *model_files);
+    char *got = t_query(db, "SELECT bert_load('real-mpnet', ?1)", d.path, NULL);
     int ok = T_CHECK(got && strcmp(got, "real-mpnet") == 0, "bert_load: %s", got ? got : "?");
     free(got);
     int compared = 0;
@@ -240,14 +262,7 @@ static void registrations(sqlite3 *db, const json_doc *models)
     static const char *const files[] = {"config.json", "model.safetensors", "vocab.txt", "tokenizer_config.json",
                                         "special_tokens_map.json", "modules.json", "sentence_bert_config.json",
                                         "1_Pooling"};
-    char link_path[700], target[700];
-    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-        snprintf(link_path, sizeof link_path, "%s/%s", d.path, files[i]);
-        if (!realpath(MODELS_DIR "xlmr-e5", target)) break;
-        snprintf(target + strlen(target), sizeof target - strlen(target), "/%s", files[i]);
-        remove(link_path);
-        T_CHECK(symlink(target, link_path) == 0, "cannot link %s", link_path);
-    }
+    link_files(d.path, MODELS_DIR "xlmr-e5", files, sizeof files / sizeof *files);
     tm_write_text(d.path, "config_sentence_transformers.json",
                   "{\"prompts\": {\"query\": \"query: \", \"passage\": \"passage: \"}, "
                   "\"default_prompt_name\": \"passage\"}");
