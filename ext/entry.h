@@ -6,6 +6,7 @@
 #ifndef BERT_ENTRY_H
 #define BERT_ENTRY_H
 
+#include "entities.h"
 #include "registry.h"
 
 #include <sys/types.h>
