@@ -8,6 +8,7 @@
 #include "error.h"
 #include "unicode_text.h"
 
+#include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +222,7 @@ int bert_chunks_fit(const char *text, size_t len, bert_token_span *at, size_t n)
 
 void bert_chunker_init(bert_chunker *c, const bert_token_span *at, size_t n, size_t max_tokens, size_t overlap)
 {
+    assert(max_tokens >= 1 && overlap < max_tokens);
     memset(c, 0, sizeof *c);
     c->at = at;
     c->n = n;
