@@ -55,3 +55,16 @@ def onnx_export(module, m, out_dir, tokenizer_json, ids, token_type_ids, outputs
         axes[o] = {0: "batch", 1: "sequence"} if sequence_outputs else {0: "batch"}
     torch.onnx.export(module, args, os.path.join(out_dir, "onnx", "model.onnx"), input_names=names,
                       output_names=outputs, dynamic_axes=axes, opset_version=14)
+
+
+def write_goldens(out_dir, manifest_file, manifest, files):
+    """Writes the manifest (indented JSON) and each (file name, lines) of
+    `files` as JSON Lines, compact, into out_dir."""
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, manifest_file), "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    for fname, lines in files:
+        with open(os.path.join(out_dir, fname), "w", encoding="utf-8") as f:
+            for line in lines:
+                f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")

@@ -25,7 +25,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "reference"))
 import bert_reference as ref  # noqa: E402
-from golden_common import node_json, script_args  # noqa: E402
+from golden_common import node_json, script_args, write_goldens  # noqa: E402
 
 EMBEDDING_MODELS = ["bert-plain-f32", "st-mean-f16", "mlm-tied-f32", "pretrain-untied-bf16", "st-cls-relu"]
 MLM_MODELS = ["mlm-tied-f32", "pretrain-untied-bf16"]
@@ -203,15 +203,9 @@ def main():
                               "truncated": full_length > len(ids), "probability": r7(prob)})
 
     # ---- files ------------------------------------------------------------------------
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "models.json"), "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    for fname, lines in (("embeddings.jsonl", emb_lines), ("similarity.jsonl", sim_lines),
-                         ("fill_mask.jsonl", fm_lines), ("next_sentence.jsonl", nsp_lines)):
-        with open(os.path.join(out_dir, fname), "w", encoding="utf-8") as f:
-            for line in lines:
-                f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+    write_goldens(out_dir, "models.json", manifest,
+                  (("embeddings.jsonl", emb_lines), ("similarity.jsonl", sim_lines),
+                   ("fill_mask.jsonl", fm_lines), ("next_sentence.jsonl", nsp_lines)))
 
     print(f"{len(emb_lines)} embedding lines, {len(sim_lines)} similarities, "
           f"{len(fm_lines)} fill-mask lines, {len(nsp_lines)} next-sentence pairs")

@@ -49,7 +49,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "reference"))
 sys.path.insert(0, HERE)
 import bert_reference as ref  # noqa: E402
-from golden_common import script_args  # noqa: E402
+from golden_common import script_args, write_goldens  # noqa: E402
 from make_goldens import HF, checksum, r7  # noqa: E402
 
 CLASSIFY_MODELS = ["cls-3-f32", "cls-multi4-f16", "ce-sigmoid", "ce-identity-bf16", "reg-f32", "distil-cls"]
@@ -197,15 +197,8 @@ def main():
     if small:
         sys.exit(f"neighbouring scores too close to order reliably: {small}")
 
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "heads_models.json"), "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    for fname, lines in (("classify.jsonl", cls_lines), ("rerank.jsonl", rr_lines),
-                         ("distil_embeddings.jsonl", emb_lines)):
-        with open(os.path.join(out_dir, fname), "w", encoding="utf-8") as f:
-            for line in lines:
-                f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+    write_goldens(out_dir, "heads_models.json", manifest,
+                  (("classify.jsonl", cls_lines), ("rerank.jsonl", rr_lines), ("distil_embeddings.jsonl", emb_lines)))
 
     print(f"{len(cls_lines)} classification lines, {len(rr_lines)} rerank lines")
     for name in models:

@@ -78,7 +78,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "reference"))
 sys.path.insert(0, HERE)
 import bert_reference as ref  # noqa: E402
-from golden_common import node_json, script_args  # noqa: E402
+from golden_common import node_json, script_args, write_goldens  # noqa: E402
 from make_goldens import checksum, r7  # noqa: E402
 
 NER_MODELS = ["ner-conll-f32", "ner-short-f16", "ner-distil"]
@@ -488,14 +488,7 @@ def main():
                           "safetensors_bytes": os.path.getsize(os.path.join(m.dir, "model.safetensors")),
                           "safetensors_checksum": checksum(os.path.join(m.dir, "model.safetensors"))}
 
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "ner_qa_models.json"), "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    for fname, lines in (("ner.jsonl", ner_lines), ("qa.jsonl", qa_lines)):
-        with open(os.path.join(out_dir, fname), "w", encoding="utf-8") as f:
-            for line in lines:
-                f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+    write_goldens(out_dir, "ner_qa_models.json", manifest, (("ner.jsonl", ner_lines), ("qa.jsonl", qa_lines)))
     print(f"{len(ner_lines)} NER lines, {len(qa_lines)} QA lines; `word` equal to the Rust decoder's on "
           f"{word_checks} groups")
     for name in NER_MODELS:
