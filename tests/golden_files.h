@@ -49,8 +49,12 @@ typedef struct {
  * of `size` bytes, from `first` on, or NULL. */
 golden_model *t_golden_find(golden_model *first, int n, size_t size, const char *name);
 
-/* The usable model that golden line `line` names ("model"), or NULL. */
-golden_model *t_golden_line_model(golden_model *first, int n, size_t size, const json_doc *line);
+/* t_each_golden_line for lines that name a model ("model"): fn gets the
+ * model, one of n (each the first member of a struct of `size` bytes, from
+ * `first` on); lines of models that are not usable are skipped. */
+int t_each_model_line(const char *path, golden_model *first, int n, size_t size,
+                      void (*fn)(void *ctx, golden_model *m, const json_doc *line, sqlite3 *db), void *ctx,
+                      sqlite3 *db);
 
 /* Counts a check of one model's goldens: a failure adds to m->failures and
  * only the first few are reported.  Returns ok. */

@@ -106,10 +106,27 @@ golden_model *t_golden_find(golden_model *first, int n, size_t size, const char 
     return NULL;
 }
 
-golden_model *t_golden_line_model(golden_model *first, int n, size_t size, const json_doc *line)
+typedef struct {
+    golden_model *first;
+    int n;
+    size_t size;
+    void (*fn)(void *ctx, golden_model *m, const json_doc *line, sqlite3 *db);
+    void *ctx;
+} model_lines;
+
+static void model_line(void *ctx, const json_doc *line, sqlite3 *db)
 {
-    golden_model *m = t_golden_find(first, n, size, t_member_str(line, 0, "model"));
-    return m && m->usable ? m : NULL;
+    model_lines *ml = ctx;
+    golden_model *m = t_golden_find(ml->first, ml->n, ml->size, t_member_str(line, 0, "model"));
+    if (m && m->usable) ml->fn(ml->ctx, m, line, db);
+}
+
+int t_each_model_line(const char *path, golden_model *first, int n, size_t size,
+                      void (*fn)(void *ctx, golden_model *m, const json_doc *line, sqlite3 *db), void *ctx,
+                      sqlite3 *db)
+{
+    model_lines ml = {first, n, size, fn, ctx};
+    return t_each_golden_line(path, model_line, &ml, db);
 }
 
 int t_golden_check(golden_model *m, int ok, const char *what, const char *text)

@@ -53,8 +53,9 @@ typedef struct {
     int n_groups;
 } heads;
 
-/* The usable model a golden line names, or NULL. */
-#define line_model(h, line) ((head_model *)t_golden_line_model(&(h)->models[0].g, (h)->n, sizeof *(h)->models, (line)))
+/* Every line of a golden file through fn, with the model it names. */
+#define each_model_line(path, fn, h, db) \
+    t_each_model_line(path, &(h)->models[0].g, (h)->n, sizeof *(h)->models, fn, h, db)
 
 /* Runs a one-row query with text parameters (NULL binds NULL); returns the
  * stepped statement, or NULL with *err (sqlite3_malloc'd). */
@@ -145,10 +146,10 @@ static void load_models(heads *h, sqlite3 *db)
 
 /* ---- classification ------------------------------------------------------------ */
 
-static void classify_line(void *ctx, const json_doc *d, sqlite3 *db)
+static void classify_line(void *ctx, golden_model *gm, const json_doc *d, sqlite3 *db)
 {
-    head_model *m = line_model((heads *)ctx, d);
-    if (!m) return;
+    (void)ctx;
+    head_model *m = (head_model *)gm;
     const char *text = t_member_str(d, 0, "text");
     int pair_node = bert_json_member(d, 0, "text_pair");
     int is_pair = pair_node >= 0 && d->nodes[pair_node].type == JSON_TEXT;
@@ -195,10 +196,10 @@ static void classify_line(void *ctx, const json_doc *d, sqlite3 *db)
 
 /* ---- DistilBERT's encoder --------------------------------------------------------- */
 
-static void distil_embedding_line(void *ctx, const json_doc *d, sqlite3 *db)
+static void distil_embedding_line(void *ctx, golden_model *gm, const json_doc *d, sqlite3 *db)
 {
-    head_model *m = line_model((heads *)ctx, d);
-    if (!m) return;
+    (void)ctx;
+    head_model *m = (head_model *)gm;
     const char *text = t_member_str(d, 0, "text");
     const char *args[] = {text, m->g.name};
     char *err = NULL;
@@ -227,11 +228,10 @@ static void distil_embedding_line(void *ctx, const json_doc *d, sqlite3 *db)
 
 /* ---- reranking ------------------------------------------------------------------ */
 
-static void rerank_line(void *ctx, const json_doc *d, sqlite3 *db)
+static void rerank_line(void *ctx, golden_model *gm, const json_doc *d, sqlite3 *db)
 {
     heads *h = ctx;
-    head_model *m = line_model(h, d);
-    if (!m) return;
+    head_model *m = (head_model *)gm;
     const char *query = t_member_str(d, 0, "query"), *doc = t_member_str(d, 0, "document");
     double want = bert_json_real(d, bert_json_member(d, 0, "score"), NAN);
     const char *args[] = {query, doc, m->g.name};
@@ -403,11 +403,11 @@ void suite_heads(void)
     load_models(h, db);
 
     t_case("bert_classify, bert_classify_pair and bert_label match the text-classification pipeline");
-    t_each_golden_line(GOLDEN_DIR "classify.jsonl", classify_line, h, db);
+    each_model_line(GOLDEN_DIR "classify.jsonl", classify_line, h, db);
     t_case("bert_embed on DistilBERT matches the reference encoder (mean pooling)");
-    t_each_golden_line(GOLDEN_DIR "distil_embeddings.jsonl", distil_embedding_line, h, db);
+    each_model_line(GOLDEN_DIR "distil_embeddings.jsonl", distil_embedding_line, h, db);
     t_case("bert_rerank matches the CrossEncoder's score, with its activation");
-    t_each_golden_line(GOLDEN_DIR "rerank.jsonl", rerank_line, h, db);
+    each_model_line(GOLDEN_DIR "rerank.jsonl", rerank_line, h, db);
     t_case("bert_rerank_each scores every document of a JSON array or object in packed batches");
     T_CHECK(h->n_groups > 0, "the goldens hold no bert_rerank_each groups");
     rerank_each_groups(h, db);

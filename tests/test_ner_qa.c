@@ -45,8 +45,9 @@ typedef struct {
     int n;
 } span_models;
 
-/* The usable model a golden line names, or NULL. */
-#define line_model(h, line) ((span_model *)t_golden_line_model(&(h)->models[0].g, (h)->n, sizeof *(h)->models, (line)))
+/* Every line of a golden file through fn, with the model it names. */
+#define each_model_line(path, fn, h, db) \
+    t_each_model_line(path, &(h)->models[0].g, (h)->n, sizeof *(h)->models, fn, h, db)
 
 /* The code points [start, end) of a UTF-8 text, counted here (as Python
  * slices), malloc'd. */
@@ -132,10 +133,10 @@ static void load_models(span_models *h, sqlite3 *db)
 
 /* ---- token classification ----------------------------------------------------------- */
 
-static void ner_line(void *ctx, const json_doc *d, sqlite3 *db)
+static void ner_line(void *ctx, golden_model *gm, const json_doc *d, sqlite3 *db)
 {
-    span_model *m = line_model((span_models *)ctx, d);
-    if (!m) return;
+    (void)ctx;
+    span_model *m = (span_model *)gm;
     const char *text = t_member_str(d, 0, "text");
     int results = bert_json_member(d, 0, "results");
     for (int a = 0; a < N_AGG; a++) {
@@ -222,10 +223,10 @@ static void ner_line(void *ctx, const json_doc *d, sqlite3 *db)
 
 /* ---- question answering ---------------------------------------------------------------- */
 
-static void qa_line(void *ctx, const json_doc *d, sqlite3 *db)
+static void qa_line(void *ctx, golden_model *gm, const json_doc *d, sqlite3 *db)
 {
-    span_model *m = line_model((span_models *)ctx, d);
-    if (!m) return;
+    (void)ctx;
+    span_model *m = (span_model *)gm;
     const char *question = t_member_str(d, 0, "question"), *context = t_member_str(d, 0, "context");
     static const int ks[] = {1, 3, 5};
     char what[700];
@@ -416,7 +417,7 @@ void suite_ner_qa(void)
         /* One model at a time, so a failure is reported under its case. */
         span_models one = {.n = 1};
         one.models[0] = *m;
-        t_each_golden_line(m->is_ner ? GOLDEN_DIR "ner.jsonl" : GOLDEN_DIR "qa.jsonl", m->is_ner ? ner_line : qa_line, &one, db);
+        each_model_line(m->is_ner ? GOLDEN_DIR "ner.jsonl" : GOLDEN_DIR "qa.jsonl", m->is_ner ? ner_line : qa_line, &one, db);
         *m = one.models[0];
         T_CHECK(m->lines > 0 && m->rows > 0, "%s: no golden line was compared", m->g.name);
         T_CHECK(m->substr_checked == m->rows, "%s: substr checked on %d of %d rows", m->g.name, m->substr_checked,
