@@ -68,7 +68,7 @@ EXT_HDR   := $(wildcard ext/*.h)
 TEST_SRC  := $(wildcard tests/test_*.c)
 MODELS    := build/models/.done
 
-.PHONY: all static test examples demo bench bench-tokenizer bench-kernels bench-vec install uninstall clean deps build-deps sqlite-vec test-dqlite
+.PHONY: all static test examples layers demo bench bench-tokenizer bench-kernels bench-vec install uninstall clean deps build-deps sqlite-vec test-dqlite
 .PHONY: python-package node-package test-packages
 all: $(EXT_LIB)
 
@@ -114,7 +114,11 @@ $(MODELS): tests/tools/gen_model.c tests/tools/make_test_models.sh tests/fixture
 
 # One BLAS thread by default: the test models are small, and idle OpenBLAS
 # workers spinning between calls would only slow the suite down.
-test: deps bert.so $(BUILD)/run_tests $(BUILD)/static_app $(MODELS)
+# Which ext/ headers each layer may include (the rules are in the script).
+layers:
+	@sh tests/check_layers.sh
+
+test: deps layers bert.so $(BUILD)/run_tests $(BUILD)/static_app $(MODELS)
 	OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} $(BUILD)/run_tests $(SUITE)
 
 # dqlite replicates pages: the leader computes, followers store the bytes.

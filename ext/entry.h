@@ -7,6 +7,7 @@
 #define BERT_ENTRY_H
 
 #include "buffer.h"
+#include "entities.h"
 #include "registry.h"
 
 #include <sys/types.h>

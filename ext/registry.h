@@ -11,7 +11,6 @@
 #define BERT_REGISTRY_H
 
 #include "encoder.h"
-#include "entities.h"
 #include "model.h"
 #include "tokenizer.h"
 

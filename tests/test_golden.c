@@ -15,7 +15,7 @@
  * printed, one line each.
  */
 #include "test.h"
-#include "../ext/json.h"
+#include "golden_files.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -117,28 +117,12 @@ static int read_numbers(const json_doc *d, int node, double *out, int max)
 }
 
 /* Calls fn(line) for every line of a JSONL file; -1 when it cannot be read. */
-static int each_line(const char *path, void (*fn)(golden *, const json_doc *, sqlite3 *), golden *g, sqlite3 *db)
+/* Every line of a golden file through fn, which reports under g->file. */
+static void each_line(const char *path, void (*fn)(void *, const json_doc *, sqlite3 *), golden *g, sqlite3 *db)
 {
-    char *text = t_read_file(path, NULL);
-    if (!T_CHECK(text != NULL, "cannot read %s", path)) return -1;
     g->file = path;
-    int lines = 0;
-    for (char *line = text, *end; *line; line = end) {
-        end = strchr(line, '\n');
-        end = end ? end + 1 : line + strlen(line);
-        size_t len = (size_t)(end - line);
-        if (len <= 1) continue;
-        lines++;
-        json_doc *d = NULL;
-        char *err = NULL;
-        if (T_CHECK(bert_json_parse(line, len, &d, &err) == 0, "%s: %s", path, err ? err : "unparsable line"))
-            fn(g, d, db);
-        free(err);
-        bert_json_free(d);
-    }
-    free(text);
-    T_CHECK(lines > 0, "%s has no golden lines: regenerate it with tests/golden/make_goldens.sh", path);
-    return 0;
+    T_CHECK(t_each_golden_line(path, fn, g, db) != 0,
+            "%s has no golden lines: regenerate it with tests/golden/make_goldens.sh", path);
 }
 
 static const char *member_str(const json_doc *d, const char *key)
@@ -198,8 +182,9 @@ static int load(sqlite3 *db, const model_info *m, const char *as, const char *op
 
 static const char *modes[] = {"mean", "cls", "max", "pooler"};
 
-static void embedding_line(golden *g, const json_doc *d, sqlite3 *db)
+static void embedding_line(void *ctx, const json_doc *d, sqlite3 *db)
 {
+    golden *g = ctx;
     model_info *m = line_model(g, d);
     if (!m) return;
     const char *text = member_str(d, "text");
@@ -276,8 +261,9 @@ static void embedding_line(golden *g, const json_doc *d, sqlite3 *db)
     }
 }
 
-static void similarity_line(golden *g, const json_doc *d, sqlite3 *db)
+static void similarity_line(void *ctx, const json_doc *d, sqlite3 *db)
 {
+    golden *g = ctx;
     model_info *m = line_model(g, d);
     if (!m) return;
     char as[96];
@@ -340,8 +326,9 @@ static double compare_candidates(const json_doc *w, int wl, const json_doc *h, i
     return worst;
 }
 
-static void fill_mask_line(golden *g, const json_doc *d, sqlite3 *db)
+static void fill_mask_line(void *ctx, const json_doc *d, sqlite3 *db)
 {
+    golden *g = ctx;
     model_info *m = line_model(g, d);
     if (!m) return;
     const char *text = member_str(d, "text");
@@ -390,8 +377,9 @@ static void fill_mask_line(golden *g, const json_doc *d, sqlite3 *db)
     sqlite3_free(err);
 }
 
-static void next_sentence_line(golden *g, const json_doc *d, sqlite3 *db)
+static void next_sentence_line(void *ctx, const json_doc *d, sqlite3 *db)
 {
+    golden *g = ctx;
     model_info *m = line_model(g, d);
     if (!m) return;
     char as[96];

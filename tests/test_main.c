@@ -61,6 +61,7 @@ void t_fail_allocation(long number)
     X(json) \
     X(tokenizer) \
     X(offsets) \
+    X(chunks) \
     X(golden) \
     X(safetensors) \
     X(config) \

@@ -15,7 +15,7 @@
  * names, counted independently here.
  */
 #include "test.h"
-#include "../ext/json.h"
+#include "golden_files.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -34,9 +34,9 @@ static const char *const aggregations[] = {"none", "simple", "first", "average",
 #define N_AGG 5
 
 typedef struct {
-    char name[64];
-    int usable, is_ner;
-    int lines, rows, failures, substr_checked;
+    golden_model g;   /* first: the scaffolding's */
+    int is_ner;
+    int lines, rows, substr_checked;
     double worst;
 } span_model;
 
@@ -45,24 +45,9 @@ typedef struct {
     int n;
 } span_models;
 
-static span_model *find(span_models *h, const char *name)
-{
-    for (int i = 0; i < h->n; i++)
-        if (strcmp(h->models[i].name, name) == 0) return &h->models[i];
-    return NULL;
-}
-
-static int check(span_model *m, int ok, const char *what, const char *text)
-{
-    if (ok) return 1;
-    if (m->failures++ < MAX_REPORTS) T_CHECK(0, "%s: %s, for \"%.60s\"", m->name, what, text);
-    return 0;
-}
-
-static const char *member_str(const json_doc *d, int node, const char *key)
-{
-    return bert_json_str(d, bert_json_member(d, node, key), "");
-}
+/* Every line of a golden file through fn, with the model it names. */
+#define each_model_line(path, fn, h, db) \
+    t_each_model_line(path, &(h)->models[0].g, (h)->n, sizeof *(h)->models, fn, h, db)
 
 /* The code points [start, end) of a UTF-8 text, counted here (as Python
  * slices), malloc'd. */
@@ -103,26 +88,6 @@ static int substr_is_span(sqlite3 *db, const char *text, long long start, long l
     return ok;
 }
 
-static void each_line(const char *path, void (*fn)(span_models *, const json_doc *, sqlite3 *), span_models *h,
-                      sqlite3 *db)
-{
-    char *text = t_read_file(path, NULL);
-    if (!T_CHECK(text != NULL, "cannot read %s", path)) return;
-    for (char *line = text, *end; *line; line = end) {
-        end = strchr(line, '\n');
-        end = end ? end + 1 : line + strlen(line);
-        size_t len = (size_t)(end - line);
-        if (len <= 1) continue;
-        json_doc *d = NULL;
-        char *err = NULL;
-        if (T_CHECK(bert_json_parse(line, len, &d, &err) == 0, "%s: %s", path, err ? err : "unparsable line"))
-            fn(h, d, db);
-        free(err);
-        bert_json_free(d);
-    }
-    free(text);
-}
-
 /* ---- the models ------------------------------------------------------------------ */
 
 static int exec_ok(sqlite3 *db, const char *sql)
@@ -136,38 +101,30 @@ static int exec_ok(sqlite3 *db, const char *sql)
 
 static void load_models(span_models *h, sqlite3 *db)
 {
-    json_doc *d = NULL;
-    char *err = NULL;
-    int missing = 0;
-    if (!T_CHECK(bert_json_parse_file(GOLDEN_DIR "ner_qa_models.json", &d, &missing, &err) == 0,
-                 "tests/golden/ner_qa_models.json: %s", missing ? "missing" : err ? err : "?")) {
-        free(err);
-        return;
-    }
+    json_doc *d = t_golden_manifest(GOLDEN_DIR "ner_qa_models.json");
+    if (!d) return;
     for (int c = d->nodes[0].first_child; c >= 0 && h->n < MAX_MODELS; c = d->nodes[c].next_sibling) {
         span_model *m = &h->models[h->n++];
         memset(m, 0, sizeof *m);
-        snprintf(m->name, sizeof m->name, "%s", d->nodes[c].key);
-        m->is_ner = strcmp(member_str(d, c, "task"), "token_classification") == 0;
-        if (!t_golden_model_file(m->name, bert_json_int(d, bert_json_member(d, c, "safetensors_bytes"), -1),
-                                 member_str(d, c, "safetensors_checksum")))
-            continue;
+        snprintf(m->g.name, sizeof m->g.name, "%s", d->nodes[c].key);
+        m->is_ner = strcmp(t_member_str(d, c, "task"), "token_classification") == 0;
+        if (!t_golden_model_matches(d, c)) continue;
         /* A NER model once per aggregation, as name/aggregation. */
-        m->usable = 1;
+        m->g.usable = 1;
         for (int a = 0; a < (m->is_ner ? N_AGG : 1); a++) {
             char *sql = m->is_ner ? sqlite3_mprintf("SELECT bert_load('%q/%s', '" MODELS_DIR "%q', "
                                                     "'{\"aggregation\": \"%s\"}')",
-                                                    m->name, aggregations[a], m->name, aggregations[a])
-                                  : sqlite3_mprintf("SELECT bert_load('%q', '" MODELS_DIR "%q')", m->name, m->name);
-            m->usable &= sql && exec_ok(db, sql);
+                                                    m->g.name, aggregations[a], m->g.name, aggregations[a])
+                                  : sqlite3_mprintf("SELECT bert_load('%q', '" MODELS_DIR "%q')", m->g.name, m->g.name);
+            m->g.usable &= sql && exec_ok(db, sql);
             sqlite3_free(sql);
         }
         /* bert_models announces the task before the weights are loaded. */
-        char *sql = sqlite3_mprintf("SELECT task FROM bert_models WHERE name = '%q%s'", m->name,
+        char *sql = sqlite3_mprintf("SELECT task FROM bert_models WHERE name = '%q%s'", m->g.name,
                                     m->is_ner ? "/simple" : "");
         char *task = sql ? t_query(db, sql, NULL) : NULL;
-        T_CHECK(task && strcmp(task, member_str(d, c, "task")) == 0, "%s: bert_models task %s, want %s", m->name,
-                task ? task : "NULL", member_str(d, c, "task"));
+        T_CHECK(task && strcmp(task, t_member_str(d, c, "task")) == 0, "%s: bert_models task %s, want %s", m->g.name,
+                task ? task : "NULL", t_member_str(d, c, "task"));
         free(task);
         sqlite3_free(sql);
     }
@@ -176,15 +133,15 @@ static void load_models(span_models *h, sqlite3 *db)
 
 /* ---- token classification ----------------------------------------------------------- */
 
-static void ner_line(span_models *h, const json_doc *d, sqlite3 *db)
+static void ner_line(void *ctx, golden_model *gm, const json_doc *d, sqlite3 *db)
 {
-    span_model *m = find(h, member_str(d, 0, "model"));
-    if (!m || !m->usable) return;
-    const char *text = member_str(d, 0, "text");
+    (void)ctx;
+    span_model *m = (span_model *)gm;
+    const char *text = t_member_str(d, 0, "text");
     int results = bert_json_member(d, 0, "results");
     for (int a = 0; a < N_AGG; a++) {
         char model[96], what[600];
-        snprintf(model, sizeof model, "%s/%s", m->name, aggregations[a]);
+        snprintf(model, sizeof model, "%s/%s", m->g.name, aggregations[a]);
         int want = bert_json_member(d, results, aggregations[a]);
         sqlite3_stmt *st = NULL;
         int ok = sqlite3_prepare_v2(db, "SELECT entity, score, word, start, \"end\", \"index\" "
@@ -195,7 +152,7 @@ static void ner_line(span_models *h, const json_doc *d, sqlite3 *db)
         }
         int w = d->nodes[want].first_child, rc = SQLITE_ROW, rows = 0;
         while (ok && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-            if (!check(m, w >= 0, "bert_ner_each gives more entities than the pipeline", text)) { ok = 0; break; }
+            if (!t_golden_check(&m->g, w >= 0, "bert_ner_each gives more entities than the pipeline", text)) { ok = 0; break; }
             int f = d->nodes[w].first_child;           /* entity, score, word, start, end, index */
             const char *entity = bert_json_str(d, f, "");
             double score = bert_json_real(d, d->nodes[f].next_sibling, NAN);
@@ -218,14 +175,14 @@ static void ner_line(span_models *h, const json_doc *d, sqlite3 *db)
                      "want %s %.7f \"%s\" %lld..%lld index %lld", aggregations[a], rows,
                      g_entity ? g_entity : "NULL", g_score, g_word ? g_word : "NULL", g_start, g_end,
                      g_index_null ? -1 : g_index, entity, score, word, start, end, index_null ? -1 : index);
-            if (!check(m, g_entity && g_word && strcmp(g_entity, entity) == 0 && strcmp(g_word, word) == 0 &&
+            if (!t_golden_check(&m->g, g_entity && g_word && strcmp(g_entity, entity) == 0 && strcmp(g_word, word) == 0 &&
                               g_start == start && g_end == end && g_index_null == index_null &&
                               (index_null || g_index == index) && diff <= TOL,
                        what, text)) {
                 ok = 0;
                 break;
             }
-            if (check(m, substr_is_span(db, text, g_start, g_end), "substr(text, start + 1, end - start) is not "
+            if (t_golden_check(&m->g, substr_is_span(db, text, g_start, g_end), "substr(text, start + 1, end - start) is not "
                       "the entity's span", text))
                 m->substr_checked++;
             rows++;
@@ -234,9 +191,9 @@ static void ner_line(span_models *h, const json_doc *d, sqlite3 *db)
         if (ok) {
             snprintf(what, sizeof what, "%s: bert_ner_each gave %d entities, the pipeline more (%s)",
                      aggregations[a], rows, rc == SQLITE_DONE ? "done" : sqlite3_errmsg(db));
-            check(m, rc == SQLITE_DONE && w < 0, what, text);
+            t_golden_check(&m->g, rc == SQLITE_DONE && w < 0, what, text);
         } else if (!st) {
-            check(m, 0, sqlite3_errmsg(db), text);
+            t_golden_check(&m->g, 0, sqlite3_errmsg(db), text);
         }
         sqlite3_finalize(st);
         m->rows += rows;
@@ -256,7 +213,7 @@ static void ner_line(span_models *h, const json_doc *d, sqlite3 *db)
         char *same = json && strncmp(json, "ERROR", 5) != 0 ? t_query(db, sql, json, NULL) : NULL;
         snprintf(what, sizeof what, "%s: bert_ner's JSON (%.200s) is not the rows of bert_ner_each in the "
                  "pipeline's shape", aggregations[a], json ? json : "NULL");
-        check(m, same && strcmp(same, "1") == 0, what, text);
+        t_golden_check(&m->g, same && strcmp(same, "1") == 0, what, text);
         free(same);
         free(json);
         sqlite3_free(sql);
@@ -266,11 +223,11 @@ static void ner_line(span_models *h, const json_doc *d, sqlite3 *db)
 
 /* ---- question answering ---------------------------------------------------------------- */
 
-static void qa_line(span_models *h, const json_doc *d, sqlite3 *db)
+static void qa_line(void *ctx, golden_model *gm, const json_doc *d, sqlite3 *db)
 {
-    span_model *m = find(h, member_str(d, 0, "model"));
-    if (!m || !m->usable) return;
-    const char *question = member_str(d, 0, "question"), *context = member_str(d, 0, "context");
+    (void)ctx;
+    span_model *m = (span_model *)gm;
+    const char *question = t_member_str(d, 0, "question"), *context = t_member_str(d, 0, "context");
     static const int ks[] = {1, 3, 5};
     char what[700];
     for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
@@ -284,12 +241,12 @@ static void qa_line(span_models *h, const json_doc *d, sqlite3 *db)
             sqlite3_bind_text(st, 1, question, -1, SQLITE_TRANSIENT);
             sqlite3_bind_text(st, 2, context, -1, SQLITE_TRANSIENT);
             sqlite3_bind_int(st, 3, ks[ki]);
-            sqlite3_bind_text(st, 4, m->name, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_text(st, 4, m->g.name, -1, SQLITE_TRANSIENT);
         }
         int w = d->nodes[want].first_child, rc = SQLITE_ROW, rows = 0;
         while (ok && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-            if (!check(m, w >= 0, "bert_answer_each gives more answers than the pipeline", question)) { ok = 0; break; }
-            const char *answer = member_str(d, w, "answer");
+            if (!t_golden_check(&m->g, w >= 0, "bert_answer_each gives more answers than the pipeline", question)) { ok = 0; break; }
+            const char *answer = t_member_str(d, w, "answer");
             double score = bert_json_real(d, bert_json_member(d, w, "score"), NAN);
             long long start = bert_json_int(d, bert_json_member(d, w, "start"), -1), end = bert_json_int(d, bert_json_member(d, w, "end"), -1);
             const char *g_answer = (const char *)sqlite3_column_text(st, 1);
@@ -298,13 +255,13 @@ static void qa_line(span_models *h, const json_doc *d, sqlite3 *db)
             if (!(diff <= m->worst)) m->worst = diff;
             snprintf(what, sizeof what, "top_k %d, rank %d: got \"%s\" %.7f %lld..%lld, want \"%s\" %.7f %lld..%lld",
                      ks[ki], rows + 1, g_answer ? g_answer : "NULL", g_score, g_start, g_end, answer, score, start, end);
-            if (!check(m, sqlite3_column_int(st, 0) == rows + 1 && g_answer && strcmp(g_answer, answer) == 0 &&
+            if (!t_golden_check(&m->g, sqlite3_column_int(st, 0) == rows + 1 && g_answer && strcmp(g_answer, answer) == 0 &&
                               g_start == start && g_end == end && diff <= TOL, what, question)) {
                 ok = 0;
                 break;
             }
             char *span = slice(context, g_start, g_end);
-            if (check(m, span && strcmp(span, g_answer) == 0 && substr_is_span(db, context, g_start, g_end),
+            if (t_golden_check(&m->g, span && strcmp(span, g_answer) == 0 && substr_is_span(db, context, g_start, g_end),
                       "the answer is not substr(context, start + 1, end - start)", question))
                 m->substr_checked++;
             free(span);
@@ -314,9 +271,9 @@ static void qa_line(span_models *h, const json_doc *d, sqlite3 *db)
         if (ok) {
             snprintf(what, sizeof what, "top_k %d: bert_answer_each gave %d answers, the pipeline more (%s)", ks[ki],
                      rows, rc == SQLITE_DONE ? "done" : sqlite3_errmsg(db));
-            check(m, rc == SQLITE_DONE && w < 0, what, question);
+            t_golden_check(&m->g, rc == SQLITE_DONE && w < 0, what, question);
         } else if (!st) {
-            check(m, 0, sqlite3_errmsg(db), question);
+            t_golden_check(&m->g, 0, sqlite3_errmsg(db), question);
         }
         sqlite3_finalize(st);
         m->rows += rows;
@@ -328,10 +285,10 @@ static void qa_line(span_models *h, const json_doc *d, sqlite3 *db)
                                       "<= %g FROM (SELECT bert_answer(?1, ?2, '%q') AS j)",
                                       bert_json_int(d, bert_json_member(d, first, "start"), -1),
                                       bert_json_int(d, bert_json_member(d, first, "end"), -1),
-                                      bert_json_real(d, bert_json_member(d, first, "score"), NAN), TOL, m->name);
-            char *got = q ? t_query(db, q, question, context, member_str(d, first, "answer"), NULL) : NULL;
+                                      bert_json_real(d, bert_json_member(d, first, "score"), NAN), TOL, m->g.name);
+            char *got = q ? t_query(db, q, question, context, t_member_str(d, first, "answer"), NULL) : NULL;
             snprintf(what, sizeof what, "bert_answer is not the top answer: %s", got ? got : "NULL");
-            check(m, got && strcmp(got, "1") == 0, what, question);
+            t_golden_check(&m->g, got && strcmp(got, "1") == 0, what, question);
             free(got);
             sqlite3_free(q);
         }
@@ -429,43 +386,8 @@ static void errors(sqlite3 *db)
 static void shape_mismatch(sqlite3 *db)
 {
     t_case("a token-classification head that disagrees with config.json is a clear load error");
-    char dir[] = "/tmp/bert-ner-XXXXXX";
-    if (!T_CHECK(mkdtemp(dir) != NULL, "cannot make a temporary directory")) return;
-    char path[512], target[512];
-    const char *files[] = {"model.safetensors", "vocab.txt", "tokenizer_config.json"};
-    char *cwd = getcwd(NULL, 0);
-    int ok = cwd != NULL;
-    for (int i = 0; ok && i < 3; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        snprintf(target, sizeof target, "%s/" MODELS_DIR "ner-short-f16/%s", cwd, files[i]);
-        ok = symlink(target, path) == 0;
-    }
-    const char *last = "\"5\": \"DATE\"";
-    char *config = t_read_file(MODELS_DIR "ner-short-f16/config.json", NULL);
-    char *at = config ? strstr(config, last) : NULL;
-    ok = ok && at != NULL;
-    if (ok) {
-        /* id2label with five labels: "0" to "4". */
-        char *comma = at;
-        while (comma > config && *comma != ',') comma--;
-        memmove(comma, at + strlen(last), strlen(at + strlen(last)) + 1);
-        snprintf(path, sizeof path, "%s/config.json", dir);
-        FILE *f = fopen(path, "w");
-        ok = f && fputs(config, f) >= 0;
-        if (f) ok &= fclose(f) == 0;
-    }
-    if (T_CHECK(ok, "cannot prepare the mismatched model in %s", dir)) {
-        char sql[600];
-        snprintf(sql, sizeof sql, "SELECT bert_ner('a', bert_load('mismatch', '%s'))", dir);
-        t_expect_error(db, sql, NULL, "classifier.weight", "[6, 96]", "5 labels", NULL);
-    }
-    free(config);
-    free(cwd);
-    for (int i = 0; i < 4; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, i < 3 ? files[i] : "config.json");
-        unlink(path);
-    }
-    rmdir(dir);
+    t_head_shape_mismatch(db, "ner-short-f16", "\"5\": \"DATE\"", "SELECT bert_ner('a', bert_load('mismatch', '%s'))",
+                          "classifier.weight", "[6, 96]", "5 labels", NULL);
 }
 
 void suite_ner_qa(void)
@@ -476,7 +398,7 @@ void suite_ner_qa(void)
     t_case("the NER and QA models of the goldens load, and bert_models names their task");
     load_models(&h, db);
     int usable = 0;
-    for (int i = 0; i < h.n; i++) usable += h.models[i].usable;
+    for (int i = 0; i < h.n; i++) usable += h.models[i].g.usable;
     if (usable == 0) {
         t_skip("no golden NER/QA model could be loaded");
         sqlite3_close(db);
@@ -484,24 +406,24 @@ void suite_ner_qa(void)
     }
     for (int i = 0; i < h.n; i++) {
         span_model *m = &h.models[i];
-        if (!m->usable) continue;
+        if (!m->g.usable) continue;
         char name[200];
-        snprintf(name, sizeof name, "%s: %s identical to the pipeline's, scores within 1e-4", m->name,
+        snprintf(name, sizeof name, "%s: %s identical to the pipeline's, scores within 1e-4", m->g.name,
                  m->is_ner ? "bert_ner(_each) entities, words and offsets for all five aggregations"
                            : "bert_answer(_each) answers and offsets for top_k 1, 3 and 5");
         t_case(name);
-        m->failures = 0;
+        m->g.failures = 0;
         m->worst = 0;
         /* One model at a time, so a failure is reported under its case. */
         span_models one = {.n = 1};
         one.models[0] = *m;
-        each_line(m->is_ner ? GOLDEN_DIR "ner.jsonl" : GOLDEN_DIR "qa.jsonl", m->is_ner ? ner_line : qa_line, &one, db);
+        each_model_line(m->is_ner ? GOLDEN_DIR "ner.jsonl" : GOLDEN_DIR "qa.jsonl", m->is_ner ? ner_line : qa_line, &one, db);
         *m = one.models[0];
-        T_CHECK(m->lines > 0 && m->rows > 0, "%s: no golden line was compared", m->name);
-        T_CHECK(m->substr_checked == m->rows, "%s: substr checked on %d of %d rows", m->name, m->substr_checked,
+        T_CHECK(m->lines > 0 && m->rows > 0, "%s: no golden line was compared", m->g.name);
+        T_CHECK(m->substr_checked == m->rows, "%s: substr checked on %d of %d rows", m->g.name, m->substr_checked,
                 m->rows);
         if (getenv("BERT_TEST_VERBOSE"))
-            fprintf(stderr, "  %s: %d lines, %d rows, worst score difference %.2e\n", m->name, m->lines, m->rows,
+            fprintf(stderr, "  %s: %d lines, %d rows, worst score difference %.2e\n", m->g.name, m->lines, m->rows,
                     m->worst);
     }
     errors(db);

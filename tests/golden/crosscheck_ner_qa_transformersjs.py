@@ -34,8 +34,6 @@ Not part of `make test`.
 """
 import json
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 import unicodedata
@@ -45,6 +43,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "reference"))
 import bert_reference as ref  # noqa: E402
+from golden_common import node_json, onnx_export, script_args  # noqa: E402
 
 NER_MODELS = ["ner-conll-f32", "ner-short-f16", "ner-distil"]
 QA_MODELS = ["qa-f32", "qa-short-bf16", "qa-distil"]
@@ -63,23 +62,8 @@ class Head(torch.nn.Module):
 
 
 def export(m, out_dir, tokenizer_json, qa):
-    os.makedirs(os.path.join(out_dir, "onnx"))
-    for name in ("config.json", "tokenizer_config.json"):
-        shutil.copy(os.path.join(m.dir, name), out_dir)
-    shutil.copy(tokenizer_json, os.path.join(out_dir, "tokenizer.json"))
-    ids = torch.tensor([[101, 7592, 102, 2088, 102]])
-    mask = torch.ones_like(ids)
-    names = ["input_ids", "attention_mask"]
-    args = (ids, mask)
-    if not m.distilbert:
-        names.append("token_type_ids")
-        args = (ids, mask, torch.tensor([[0, 0, 0, 1, 1]]))
-    axes = {n: {0: "batch", 1: "sequence"} for n in names}
-    outputs = ["start_logits", "end_logits"] if qa else ["logits"]
-    for o in outputs:
-        axes[o] = {0: "batch", 1: "sequence"}
-    torch.onnx.export(Head(m, qa), args, os.path.join(out_dir, "onnx", "model.onnx"), input_names=names,
-                      output_names=outputs, dynamic_axes=axes, opset_version=14)
+    onnx_export(Head(m, qa), m, out_dir, tokenizer_json, [101, 7592, 102, 2088, 102], [0, 0, 0, 1, 1],
+                ["start_logits", "end_logits"] if qa else ["logits"], True)
 
 
 def folded(s):
@@ -89,10 +73,7 @@ def folded(s):
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    models_dir, tokenizer_json = sys.argv[1:]
-    torch.set_grad_enabled(False)
+    models_dir, tokenizer_json = script_args(__doc__, 2)
     ner = [json.loads(line) for line in open(os.path.join(HERE, "ner.jsonl"), encoding="utf-8")]
     qa = [json.loads(line) for line in open(os.path.join(HERE, "qa.jsonl"), encoding="utf-8")]
     ner = [g for g in ner if g["windows"] == 1]
@@ -103,11 +84,7 @@ def main():
                    name in QA_MODELS)
         req = [{"task": "ner", "model": g["model"], "text": g["text"]} for g in ner]
         req += [{"task": "qa", "model": g["model"], "question": g["question"], "context": g["context"]} for g in qa]
-        p = subprocess.run(["node", os.path.join(HERE, "crosscheck_ner_qa_transformersjs.js"), tmp],
-                           input=json.dumps(req).encode(), capture_output=True, check=False)
-        if p.returncode:
-            sys.exit(p.stderr.decode())
-        answers = json.loads(p.stdout)
+        answers = node_json("crosscheck_ner_qa_transformersjs.js", tmp, req)
     failures, worst, tokens, unk = 0, 0.0, 0, 0
     for g, a in zip(ner, answers[:len(ner)]):
         mine = [e for e in g["results"]["none"]]

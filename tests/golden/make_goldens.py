@@ -17,7 +17,6 @@ Run through make_goldens.sh, which also builds the models.
 """
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -26,6 +25,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "reference"))
 import bert_reference as ref  # noqa: E402
+from golden_common import node_json, script_args, write_goldens  # noqa: E402
 
 EMBEDDING_MODELS = ["bert-plain-f32", "st-mean-f16", "mlm-tied-f32", "pretrain-untied-bf16", "st-cls-relu"]
 MLM_MODELS = ["mlm-tied-f32", "pretrain-untied-bf16"]
@@ -65,20 +65,11 @@ class HF:
         self.tokenizer_json = tokenizer_json
 
     def run(self, encode=(), decode=()):
-        req = json.dumps({"encode": list(encode), "decode": list(decode)})
-        p = subprocess.run(["node", os.path.join(HERE, "hf_tokenizer.js"), self.tokenizer_json],
-                           input=req.encode(), capture_output=True, check=False)
-        if p.returncode:
-            sys.exit(p.stderr.decode())
-        return json.loads(p.stdout)
+        return node_json("hf_tokenizer.js", self.tokenizer_json, {"encode": list(encode), "decode": list(decode)})
 
 
 def main():
-    if len(sys.argv) != 4:
-        sys.exit(__doc__)
-    models_dir, out_dir, tokenizer_json = sys.argv[1:]
-    torch.set_grad_enabled(False)
-    torch.set_num_threads(1)
+    models_dir, out_dir, tokenizer_json = script_args(__doc__, 3)
     inputs = json.load(open(os.path.join(HERE, "inputs.json"), encoding="utf-8"))
     hf = HF(tokenizer_json)
     models = {name: ref.Model(os.path.join(models_dir, name)) for name in EMBEDDING_MODELS}
@@ -212,15 +203,9 @@ def main():
                               "truncated": full_length > len(ids), "probability": r7(prob)})
 
     # ---- files ------------------------------------------------------------------------
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "models.json"), "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    for fname, lines in (("embeddings.jsonl", emb_lines), ("similarity.jsonl", sim_lines),
-                         ("fill_mask.jsonl", fm_lines), ("next_sentence.jsonl", nsp_lines)):
-        with open(os.path.join(out_dir, fname), "w", encoding="utf-8") as f:
-            for line in lines:
-                f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+    write_goldens(out_dir, "models.json", manifest,
+                  (("embeddings.jsonl", emb_lines), ("similarity.jsonl", sim_lines),
+                   ("fill_mask.jsonl", fm_lines), ("next_sentence.jsonl", nsp_lines)))
 
     print(f"{len(emb_lines)} embedding lines, {len(sim_lines)} similarities, "
           f"{len(fm_lines)} fill-mask lines, {len(nsp_lines)} next-sentence pairs")

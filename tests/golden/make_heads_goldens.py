@@ -49,6 +49,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "reference"))
 sys.path.insert(0, HERE)
 import bert_reference as ref  # noqa: E402
+from golden_common import script_args, write_goldens  # noqa: E402
 from make_goldens import HF, checksum, r7  # noqa: E402
 
 CLASSIFY_MODELS = ["cls-3-f32", "cls-multi4-f16", "ce-sigmoid", "ce-identity-bf16", "reg-f32", "distil-cls"]
@@ -115,11 +116,7 @@ def cross_encoder_activation(m):
 
 
 def main():
-    if len(sys.argv) != 4:
-        sys.exit(__doc__)
-    models_dir, out_dir, tokenizer_json = sys.argv[1:]
-    torch.set_grad_enabled(False)
-    torch.set_num_threads(1)
+    models_dir, out_dir, tokenizer_json = script_args(__doc__, 3)
     inputs = json.load(open(os.path.join(HERE, "heads_inputs.json"), encoding="utf-8"))
     hf = HF(tokenizer_json)
     models = {name: ref.Model(os.path.join(models_dir, name)) for name in CLASSIFY_MODELS}
@@ -200,15 +197,8 @@ def main():
     if small:
         sys.exit(f"neighbouring scores too close to order reliably: {small}")
 
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "heads_models.json"), "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    for fname, lines in (("classify.jsonl", cls_lines), ("rerank.jsonl", rr_lines),
-                         ("distil_embeddings.jsonl", emb_lines)):
-        with open(os.path.join(out_dir, fname), "w", encoding="utf-8") as f:
-            for line in lines:
-                f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+    write_goldens(out_dir, "heads_models.json", manifest,
+                  (("classify.jsonl", cls_lines), ("rerank.jsonl", rr_lines), ("distil_embeddings.jsonl", emb_lines)))
 
     print(f"{len(cls_lines)} classification lines, {len(rr_lines)} rerank lines")
     for name in models:

@@ -69,7 +69,6 @@ make_goldens.sh, which also builds the models.
 """
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -79,6 +78,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "reference"))
 sys.path.insert(0, HERE)
 import bert_reference as ref  # noqa: E402
+from golden_common import node_json, script_args, write_goldens  # noqa: E402
 from make_goldens import checksum, r7  # noqa: E402
 
 NER_MODELS = ["ner-conll-f32", "ner-short-f16", "ner-distil"]
@@ -102,12 +102,7 @@ def QA_WINDOW(max_length):
 
 
 def hf_run(tokenizer_json, encode=(), decode=()):
-    req = json.dumps({"encode": list(encode), "decode": list(decode)})
-    p = subprocess.run(["node", os.path.join(HERE, "hf_offsets.js"), tokenizer_json],
-                       input=req.encode(), capture_output=True, check=False)
-    if p.returncode:
-        sys.exit(p.stderr.decode())
-    return json.loads(p.stdout)
+    return node_json("hf_offsets.js", tokenizer_json, {"encode": list(encode), "decode": list(decode)})
 
 
 def windows(n, width, stride):
@@ -369,11 +364,7 @@ def rounded(results):
 
 
 def main():
-    if len(sys.argv) != 4:
-        sys.exit(__doc__)
-    models_dir, out_dir, tokenizer_json = sys.argv[1:]
-    torch.set_grad_enabled(False)
-    torch.set_num_threads(1)
+    models_dir, out_dir, tokenizer_json = script_args(__doc__, 3)
     inputs = json.load(open(os.path.join(HERE, "ner_qa_inputs.json"), encoding="utf-8"))
     rng = np.random.default_rng(14)
     encs = hf_run(tokenizer_json, encode=[{"a": t, "b": None} for t in inputs["ner"]] +
@@ -500,14 +491,7 @@ def main():
                           "safetensors_bytes": os.path.getsize(os.path.join(m.dir, "model.safetensors")),
                           "safetensors_checksum": checksum(os.path.join(m.dir, "model.safetensors"))}
 
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "ner_qa_models.json"), "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    for fname, lines in (("ner.jsonl", ner_lines), ("qa.jsonl", qa_lines)):
-        with open(os.path.join(out_dir, fname), "w", encoding="utf-8") as f:
-            for line in lines:
-                f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+    write_goldens(out_dir, "ner_qa_models.json", manifest, (("ner.jsonl", ner_lines), ("qa.jsonl", qa_lines)))
     print(f"{len(ner_lines)} NER lines, {len(qa_lines)} QA lines; `word` equal to the Rust decoder's on "
           f"{word_checks} groups")
     for name in NER_MODELS:
