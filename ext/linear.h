@@ -122,7 +122,7 @@ typedef enum {
     BERT_LOWP_BF16_AVX2,    /* bfloat16 widened to float32 in registers, FMA, 256-bit */
     BERT_LOWP_BF16_AVX512,  /* the same, 512-bit */
     BERT_LOWP_BF16_DP512,   /* vdpbf16ps (AVX512_BF16) */
-    BERT_LOWP_INT8_AVX2,    /* int8 widened to int16, vpmaddwd, 256-bit */
+    BERT_LOWP_INT8_AVX2,    /* vpmaddubsw with the sign trick, 256-bit */
     BERT_LOWP_INT8_AVXVNNI, /* vpdpbusd, 256-bit (AVX-VNNI) */
     BERT_LOWP_INT8_VNNI512, /* vpdpbusd, 512-bit (AVX512_VNNI) */
     BERT_LOWP_KERNELS       /* how many there are */

@@ -420,23 +420,37 @@ BERT_TARGET_AVXVNNI BERT_INLINE void avxvnni_block(const int rm, const int rn, c
     FINISH_INT(__m256i, _mm256_setzero_si256(), hsum4_256i, RM256, RN256, 128);
 }
 
-/* ---- int8, AVX2: both sides widened to int16, vpmaddwd sums pairs of
- * products (at most 2 * 128 * 128, exact) into int32: 16 columns a step. */
-BERT_TARGET_AVX2 BERT_INLINE void int8avx2_block(const int rm, const int rn, const lowp_job *j, int i, int r,
+/* ---- int8, AVX2, 8-bit products: vpmaddubsw multiplies unsigned by
+ * signed bytes and sums pairs into int16.  The sign trick (as llama.cpp's
+ * AVX2 dot products): |x| times w carrying x's sign, so each product is
+ * x * w exactly and a pair's sum is at most 2 * 127 * 127 = 32258, never
+ * saturating (both sides are quantized within [-127, 127]); vpmaddwd by
+ * ones then sums pairs of those into int32.  32 columns a step; 3 x 3
+ * accumulators, so that |x| of each row, the weight vector and the ones
+ * stay in the 16 registers. */
+enum { RM_SIGNED = 3, RN_SIGNED = 3 };
+
+BERT_TARGET_AVX2 BERT_INLINE void int8sign_block(const int rm, const int rn, const lowp_job *j, int i, int r,
                                                 prefetcher *pf)
 {
-    int cols = j->cols, body = cols - cols % 16;
+    int cols = j->cols, body = cols - cols % 32;
     const int8_t *x = j->qx + (size_t)i * cols, *w = j->w->i8 + (size_t)r * cols;
+    const __m256i ones = _mm256_set1_epi16(1);
     __m256i acc[RM256][RN256];
     BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm256_setzero_si256();
-    for (int k = 0; k < body; k += 16) {
+    for (int k = 0; k < body; k += 32) {
         prefetch_step(pf);
-        __m256i xv[RM256];
-        BERT_UNROLL for (int a = 0; a < rm; a++)
-            xv[a] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(x + (size_t)a * cols + k)));
+        __m256i xs[RM256], xa[RM256];
+        BERT_UNROLL for (int a = 0; a < rm; a++) {
+            xs[a] = _mm256_loadu_si256((const __m256i *)(x + (size_t)a * cols + k));
+            xa[a] = _mm256_abs_epi8(xs[a]);
+        }
         BERT_UNROLL for (int e = 0; e < rn; e++) {
-            __m256i wv = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + (size_t)e * cols + k)));
-            BERT_UNROLL for (int a = 0; a < rm; a++) acc[a][e] = _mm256_add_epi32(acc[a][e], _mm256_madd_epi16(xv[a], wv));
+            __m256i wv = _mm256_loadu_si256((const __m256i *)(w + (size_t)e * cols + k));
+            BERT_UNROLL for (int a = 0; a < rm; a++) {
+                __m256i pairs = _mm256_maddubs_epi16(xa[a], _mm256_sign_epi8(wv, xs[a]));
+                acc[a][e] = _mm256_add_epi32(acc[a][e], _mm256_madd_epi16(pairs, ones));
+            }
         }
     }
     TAIL_INT(0);
@@ -490,7 +504,7 @@ DEFINE_WALK(bf16w512, BERT_TARGET_AVX512BW, RM512, RN512, 2, 16)
 DEFINE_WALK(bf16w256, BERT_TARGET_AVX2, RM256, RN256, 2, 8)
 DEFINE_WALK(vnni512, BERT_TARGET_VNNI512, RM512, RN512, 1, 64)
 DEFINE_WALK(avxvnni, BERT_TARGET_AVXVNNI, RM256, RN256, 1, 32)
-DEFINE_WALK(int8avx2, BERT_TARGET_AVX2, RM256, RN256, 1, 16)
+DEFINE_WALK(int8sign, BERT_TARGET_AVX2, RM_SIGNED, RN_SIGNED, 1, 32)
 
 /* quantize_row for input rows, 16 and 8 columns at a time: the same
  * products, rounding (to even, as nearbyintf in the default mode) and
@@ -611,7 +625,7 @@ static void kernel_run(void *ctx, int i0, int i1, int r0, int r1)
         case BERT_LOWP_BF16_AVX2: bf16w256_walk(j, i, e, r0, r1); break;
         case BERT_LOWP_INT8_VNNI512: vnni512_walk(j, i, e, r0, r1); break;
         case BERT_LOWP_INT8_AVXVNNI: avxvnni_walk(j, i, e, r0, r1); break;
-        case BERT_LOWP_INT8_AVX2: int8avx2_walk(j, i, e, r0, r1); break;
+        case BERT_LOWP_INT8_AVX2: int8sign_walk(j, i, e, r0, r1); break;
 #endif
         default:
             if (j->w->precision == BERT_PRECISION_INT8) int8_portable(j, i, e, r0, r1);
