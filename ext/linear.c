@@ -258,8 +258,9 @@ static void run(bert_linear_kernel kernel, bert_workers *workers, int threads, f
 {
     linear_job job = {kernel, out, in, w, b, n, rows, cols};
     int blas = kernel == BERT_LINEAR_BLAS;
-    bert_workers_split(workers, threads, n, rows, cols, blas || n > BERT_FEW_ROWS, blas ? 128 : 48, !blas,
-                       linear_span, &job);
+    bert_split split = {n, rows, cols, blas || n > BERT_FEW_ROWS ? BERT_SPAN_INPUT_ROWS : BERT_SPAN_WEIGHT_ROWS,
+                        blas ? 128 : 48, !blas};
+    bert_workers_split(workers, threads, &split, linear_span, &job);
 }
 
 int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,

@@ -692,7 +692,8 @@ static int matrix_run(bert_lowp_kernel kernel, bert_workers *workers, int thread
         job.xb = xb;
     }
     /* Shared out as linear.c's products are. */
-    bert_workers_split(workers, threads, n, rows, cols, n > BERT_FEW_ROWS, LEAST_ROWS, 1, kernel_run, &job);
+    bert_split split = {n, rows, cols, n > BERT_FEW_ROWS ? BERT_SPAN_INPUT_ROWS : BERT_SPAN_WEIGHT_ROWS, LEAST_ROWS, 1};
+    bert_workers_split(workers, threads, &split, kernel_run, &job);
     free(owned);
     return 0;
 }
