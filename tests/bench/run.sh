@@ -12,6 +12,8 @@
 #   BENCH_ORT_VERSION onnxruntime-node version to install (default 1.30.0)
 #   BENCH_QUERY_ROWS  stored vectors for the query-constant rows (default 100000)
 #   BENCH_PRECISIONS  reduced precisions of ours beside float32 (default "bfloat16 int8")
+#   BENCH_TORCH       0: PyTorch only exports the ONNX file, untimed (default 1)
+#   BENCH_EXTRA       0: leaves out the rows of ours alone and the reranking (default 1)
 #   BENCH_LONG        texts of about 450 tokens for bert-base (label bert-base-long): the
 #                     number of texts (default 12; 0 leaves the workload out)
 #   BENCH_AVX2        1 (the default on a CPU with AVX-512): ours also held to AVX2
@@ -67,6 +69,8 @@ limit=${BENCH_SENTENCES:-0}
 models=${BENCH_MODELS:-bert-base minilm}
 precisions=${BENCH_PRECISIONS:-bfloat16 int8}
 long_texts=${BENCH_LONG:-12}
+torch_timing=${BENCH_TORCH:-1}
+extra_rows=${BENCH_EXTRA:-1}
 avx2_default=0
 grep -q avx512f /proc/cpuinfo 2>/dev/null && avx2_default=1
 avx2_level=${BENCH_AVX2:-$avx2_default}
@@ -235,6 +239,7 @@ for spec in $workloads; do
         step "$label: PyTorch, batch 1 and 32"
         onnx=""
         [ $have_ort = 1 ] && onnx="--onnx $out/$label.onnx"
+        [ "$torch_timing" = 0 ] && onnx="$onnx --export-only"
         # shellcheck disable=SC2086
         record $python "$here/torch_bench.py" "$dir" "$out/$label.ids.json" "$label" --threads "$threads" \
             --ours "$out/$label.ours.f32" $onnx || true
@@ -264,7 +269,7 @@ for spec in $workloads; do
 done
 
 # ---- the demo model (trained weights, float16) at every precision
-if [ -f model/demo/model.safetensors ]; then
+if [ "$extra_rows" = 1 ] && [ -f model/demo/model.safetensors ]; then
     step "demo: ours at float32 and $precisions, row by row and batched"
     record "$out/bench_embed" ./bert.so model/demo "$here/sentences.txt" demo-model "$out" "$limit" || true
     for precision in $precisions; do
@@ -310,7 +315,7 @@ if [ -d "$out/models/bert-base" ] && [ "$long_texts" -gt 0 ]; then
          END { if (many > 0) printf "two rounds, row by row: threads %s over threads 1: %.2fx\n", "'"$threads"'", one / many }' \
         "$extra" | tee -a "$extra"
 fi
-if [ -f model/demo/model.safetensors ]; then
+if [ "$extra_rows" = 1 ] && [ -f model/demo/model.safetensors ]; then
     step "demo model: short texts, row by row and batched"
     summarize "demo, short texts, $threads thread(s)" ./bert.so model/demo "$out/short.txt" demo "$out" | tee -a "$extra"
     cores=$(nproc)
@@ -346,7 +351,7 @@ fi
 # ---- the tokenizer on its own, when its benchmark is there (make bench
 # builds it as build/bench_tokenizer; run directly, this script builds it)
 rm -f "$out/tokenizer.txt"
-if [ -f "$here/bench_tokenizer.c" ]; then
+if [ "$extra_rows" = 1 ] && [ -f "$here/bench_tokenizer.c" ]; then
     step "tokenizer"
     tok=build/bench_tokenizer
     if [ ! -x "$tok" ] || [ -n "$(find "$here/bench_tokenizer.c" ext -newer "$tok" -name '*.[ch]' 2>/dev/null)" ]; then
@@ -365,7 +370,7 @@ fi
 
 # Cross-encoder reranking: pairs per second, row by row and in packed
 # batches, against ONNX Runtime (tests/bench/rerank_bench.py).
-if [ $have_torch = 1 ]; then
+if [ $have_torch = 1 ] && [ "$extra_rows" = 1 ]; then
     step "rerank"
     $python "$here/rerank_bench.py" --threads "$threads" > "$out/rerank.txt" 2>> "$log" ||
         echo "(rerank_bench.py failed: see $log)" >> "$out/rerank.txt"
