@@ -128,6 +128,15 @@ typedef enum {
     BERT_LOWP_KERNELS       /* how many there are */
 } bert_lowp_kernel;
 
+/* The name of the kernel that bert_linear_matrix runs under `plan` for n
+ * input rows of cols columns at precision p: "openblas", "f32-avx2",
+ * "f32-avx512", "portable", "bf16-avx512bf16", "int8-avx2" ... (the names
+ * of kernels.c's table). */
+const char *bert_linear_kernel_chosen(const bert_linear_plan *plan, bert_precision p, int n, int cols);
+
+/* The float32 part of it (linear.c). */
+const char *bert_linear_f32_kernel_name(const bert_linear_plan *plan, int n, int cols);
+
 /* "portable", "bf16-avx2" ... */
 const char *bert_lowp_kernel_name(bert_lowp_kernel kernel);
 
