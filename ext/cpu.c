@@ -19,7 +19,10 @@ static void detect(void)
 {
 #ifdef BERT_X86_KERNELS
     /* The compiler's runtime checks that the OS saves the wider registers too. */
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma")) best_isa = BERT_ISA_AVX512;
+    /* AVX-512 with BW: the 512-bit kernels (kernels_avx512.c) are compiled
+     * for it; every AVX-512 CPU but the Xeon Phi has it. */
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("fma"))
+        best_isa = BERT_ISA_AVX512;
     else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) best_isa = BERT_ISA_AVX2;
     /* The extensions' own bits; the registers they use are those whose
      * saving the checks above established. */

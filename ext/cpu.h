@@ -8,7 +8,7 @@
 typedef enum {
     BERT_ISA_BASE = 0, /* what the compiler targets by default */
     BERT_ISA_AVX2,     /* AVX2 and FMA */
-    BERT_ISA_AVX512    /* AVX-512F and FMA */
+    BERT_ISA_AVX512    /* AVX-512F, AVX-512BW and FMA */
 } bert_isa;
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

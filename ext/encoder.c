@@ -170,18 +170,62 @@ static void activate(bert_isa isa, float *x, size_t n, bert_activation act)
     }
 }
 
-static void softmax_rows(float *x, int n, int dim)
+/* e^x for x <= 88 (softmax takes x - max <= 0): Cephes' expf, a degree-6
+ * polynomial on x - n ln 2 scaled by 2^n, within 2 ulp of expf.  Free of
+ * calls and branches, so the softmax loop vectorizes; libm's expf was 5%
+ * of a 450-token text's time.  2^n is built from the bits of the rounding
+ * sum itself (no float-to-int conversion, which a NaN would make
+ * undefined): the sum carries n in its low mantissa bits. */
+BERT_INLINE float exp_poly(float x)
+{
+    x = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
+    const float round_magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+    float t = x * 1.44269504088896341f + round_magic;
+    float n = t - round_magic;
+    float r = x - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    uint32_t tb;
+    memcpy(&tb, &t, sizeof tb);
+    uint32_t scale_bits = (tb - 0x4b400000u + 127u) << 23;
+    float scale;
+    memcpy(&scale, &scale_bits, sizeof scale);
+    return p * scale;
+}
+
+/* Row by row, max subtracted.  Sums in float over 8 lanes: a row is at
+ * most 512 positive terms, each at most 1. */
+BERT_INLINE void softmax_rows_body(float *x, int n, int dim)
 {
     for (int i = 0; i < n; i++) {
         float *r = x + (size_t)i * dim;
         float max = r[0];
-        for (int j = 1; j < dim; j++) if (r[j] > max) max = r[j];
-        double sum = 0;
-        for (int j = 0; j < dim; j++) { r[j] = expf(r[j] - max); sum += r[j]; }
-        float inv = (float)(1.0 / sum);
-        for (int j = 0; j < dim; j++) r[j] *= inv;
+        for (int j = 1; j < dim; j++) max = r[j] > max ? r[j] : max;
+        float lane[8] = {0};
+        int j = 0;
+        for (; j + 8 <= dim; j += 8)
+            for (int l = 0; l < 8; l++) {
+                float e = exp_poly(r[j + l] - max);
+                r[j + l] = e;
+                lane[l] += e;
+            }
+        float sum = 0.0f;
+        for (; j < dim; j++) {
+            r[j] = exp_poly(r[j] - max);
+            sum += r[j];
+        }
+        for (int l = 0; l < 8; l++) sum += lane[l];
+        float inv = 1.0f / sum;
+        for (j = 0; j < dim; j++) r[j] *= inv;
     }
 }
+BERT_MULTIVERSION(softmax_rows, (float *x, int n, int dim), (x, n, dim))
 
 /* MPNet's relative position bucket of key position j seen from query
  * position i (MPNetEncoder.relative_position_bucket with 32 buckets and
@@ -213,56 +257,136 @@ static void relative_bias_table(const bert_model *m, int longest, float *out)
     }
 }
 
-/* Self-attention of one sequence of `len` tokens.  q, k, v and ctx point at
- * its first row of [* x H] matrices; head h is columns h*dh .. h*dh+dh-1,
- * read in place through the leading dimension H.  rel (or NULL) is the
+/* Query rows per attention block: a head's keys and values at 512 tokens
+ * (128 KB each) and the block's scores (64 KB) stay in a 512 KB L2. */
+#define QUERY_BLOCK 32
+
+/* Self-attention of one sequence of `len` tokens, one head, query rows
+ * q0..q1.  q, k, v and ctx point at the sequence's first row of [* x H]
+ * matrices; head h is columns h*dh .. h*dh+dh-1, read in place through the
+ * leading dimension H.  scores holds (q1 - q0) x len.  rel (or NULL) is the
  * relative position bias of relative_bias_table for sequences up to
  * `longest` tokens. */
-static void attention(float *ctx, const float *q, const float *k, const float *v,
-                      float *scores, int len, int H, int heads, const float *rel, int longest)
+static void attention_block(bert_isa isa, float *ctx, const float *q, const float *k, const float *v,
+                            float *scores, int len, int H, int dh, int h, int q0, int q1,
+                            const float *rel, int longest)
 {
-    int dh = H / heads;
     float scale = 1.0f / sqrtf((float)dh);
-    for (int h = 0; h < heads; h++) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, len, len, dh,
-                    scale, q + h * dh, H, k + h * dh, H, 0.0f, scores, len);
-        if (rel) {
-            const float *centre = rel + (size_t)h * (2 * longest - 1) + (longest - 1);
-            for (int i = 0; i < len; i++)
-                for (int j = 0; j < len; j++) scores[(size_t)i * len + j] += centre[j - i];
-        }
-        softmax_rows(scores, len, len);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, len, dh, len,
-                    1.0f, scores, len, v + h * dh, H, 0.0f, ctx + h * dh, H);
+    int m = q1 - q0;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, len, dh,
+                scale, q + (size_t)q0 * H + h * dh, H, k + h * dh, H, 0.0f, scores, len);
+    if (rel) {
+        const float *centre = rel + (size_t)h * (2 * longest - 1) + (longest - 1);
+        for (int i = q0; i < q1; i++)
+            for (int j = 0; j < len; j++) scores[(size_t)(i - q0) * len + j] += centre[j - i];
     }
+    softmax_rows(isa, scores, m, len);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh, len,
+                1.0f, scores, len, v + h * dh, H, 0.0f, ctx + (size_t)q0 * H + h * dh, H);
 }
 
-/* Every sequence's attention, in chunks of whole sequences. */
+/* Every sequence's attention as work items: one per sequence, head and
+ * block of QUERY_BLOCK query rows, numbered sequence by sequence, head by
+ * head, so that a run of items reuses one head's keys and values.  A
+ * chunk takes a run of items, with scores of its own. */
 typedef struct {
+    bert_isa isa;
     float *ctx;
     const float *q, *k, *v;
-    float *scores; /* one [longest x longest] buffer a chunk */
+    float *scores; /* QUERY_BLOCK x longest floats a chunk */
     size_t scores_size;
     const int *lengths;
     int n_seqs, H, heads;
+    int items;     /* all sequences' */
     const float *rel;   /* MPNet's relative position bias, or NULL */
     int longest;
 } attention_job;
 
+static int blocks_of(int len) { return (len + QUERY_BLOCK - 1) / QUERY_BLOCK; }
+
 static void attention_chunk(void *p, int chunk, int chunks)
 {
     const attention_job *j = p;
-    int per = (j->n_seqs + chunks - 1) / chunks;
-    /* With per rounded up, the last chunks may start past the end. */
-    int first = chunk * per < j->n_seqs ? chunk * per : j->n_seqs;
-    int last = first + per < j->n_seqs ? first + per : j->n_seqs;
+    int first = (int)((long long)j->items * chunk / chunks), last = (int)((long long)j->items * (chunk + 1) / chunks);
+    float *scores = j->scores + (size_t)chunk * j->scores_size;
+    int dh = j->H / j->heads;
     size_t t0 = 0;
-    for (int i = 0; i < first; i++) t0 += (size_t)j->lengths[i];
-    for (int i = first; i < last; t0 += (size_t)j->lengths[i], i++) {
+    int item = 0; /* the first item of sequence s */
+    for (int s = 0; s < j->n_seqs && item < last; t0 += (size_t)j->lengths[s], s++) {
+        int len = j->lengths[s], blocks = blocks_of(len), count = blocks * j->heads;
+        if (item + count <= first) {
+            item += count;
+            continue;
+        }
         size_t off = t0 * (size_t)j->H;
-        attention(j->ctx + off, j->q + off, j->k + off, j->v + off, j->scores + (size_t)chunk * j->scores_size,
-                  j->lengths[i], j->H, j->heads, j->rel, j->longest);
+        int from = first > item ? first - item : 0, to = last - item < count ? last - item : count;
+        for (int it = from; it < to; it++) {
+            int h = it / blocks, q0 = it % blocks * QUERY_BLOCK;
+            int q1 = q0 + QUERY_BLOCK < len ? q0 + QUERY_BLOCK : len;
+            attention_block(j->isa, j->ctx + off, j->q + off, j->k + off, j->v + off, scores, len, j->H, dh, h,
+                            q0, q1, j->rel, j->longest);
+        }
+        item += count;
     }
+}
+
+/* The row-wise steps of a layer (LayerNorm with its residual add, the
+ * activation), shared out by rows over the plan's threads. */
+typedef enum { ROWS_ADD_LAYER_NORM, ROWS_ACTIVATE } rows_step;
+
+typedef struct {
+    rows_step step;
+    bert_isa isa;
+    float *out;
+    const float *in, *res, *w, *b; /* LayerNorm: out = LN(in + res) */
+    float eps;
+    bert_activation act;           /* ROWS_ACTIVATE: out in place */
+    int rows, dim;
+} rows_job;
+
+static void rows_chunk(void *p, int chunk, int chunks)
+{
+    const rows_job *j = p;
+    int r0 = (int)((long long)j->rows * chunk / chunks), r1 = (int)((long long)j->rows * (chunk + 1) / chunks);
+    size_t at = (size_t)r0 * j->dim;
+    if (r1 <= r0) return;
+    if (j->step == ROWS_ACTIVATE) {
+        activate(j->isa, j->out + at, (size_t)(r1 - r0) * j->dim, j->act);
+        return;
+    }
+    add_layer_norm(j->isa, j->out + at, j->in + at, j->res ? j->res + at : NULL, j->w, j->b, r1 - r0, j->dim,
+                   j->eps);
+}
+
+/* Elements a thread must have for a row-wise step to be shared out: about
+ * 10 us of work, so one sentence's steps stay on the calling thread. */
+#define ROWS_MIN_WORK (32 * 1024)
+
+static void run_rows(const bert_linear_plan *plan, const rows_job *job)
+{
+    long long work = (long long)job->rows * job->dim;
+    int threads = plan->threads;
+    if (threads > work / ROWS_MIN_WORK) threads = (int)(work / ROWS_MIN_WORK);
+    if (threads < 2 || job->rows < 2) {
+        rows_chunk((void *)job, 0, 1);
+        return;
+    }
+    /* Four chunks a thread, so that a thread slowed by a busy core takes fewer. */
+    int chunks = 4 * threads < job->rows ? 4 * threads : job->rows;
+    bert_workers_run(plan->workers, threads, chunks, rows_chunk, (void *)job);
+}
+
+static void layer_norm_rows(const bert_linear_plan *plan, float *out, const float *in, const float *res,
+                            const float *w, const float *b, int n, int dim, float eps)
+{
+    rows_job job = {ROWS_ADD_LAYER_NORM, plan->isa, out, in, res, w, b, eps, BERT_ACT_GELU, n, dim};
+    run_rows(plan, &job);
+}
+
+static void activate_rows(const bert_linear_plan *plan, float *x, int n, int dim, bert_activation act)
+{
+    rows_job job = {ROWS_ACTIVATE, plan->isa, x, NULL, NULL, NULL, NULL, 0.0f, act, n, dim};
+    run_rows(plan, &job);
 }
 
 /* ------------------------------------------------------------ the forward pass */
@@ -331,14 +455,17 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
     if (check_inputs(m, ids, type_ids, lengths, n_seqs, &total, &longest, err) != 0) return NULL;
     const int T = (int)total;
 
-    /* The sequences' attention runs in parallel chunks when there are
-     * threads and sequences to share (each chunk with its own scores). */
+    /* Attention runs in chunks of (sequence, head, query block) items when
+     * there are threads, each chunk with its own scores: a single long text
+     * is shared out by its heads and query rows. */
     const bert_linear_plan *plan = plan_threads(s);
-    int att_chunks = plan->threads > 1 ? (n_seqs < 4 * plan->threads ? n_seqs : 4 * plan->threads) : 1;
+    int att_items = 0;
+    for (int i = 0; i < n_seqs; i++) att_items += blocks_of(lengths[i]) * c->num_heads;
+    int att_chunks = plan->threads > 1 ? (att_items < 4 * plan->threads ? att_items : 4 * plan->threads) : 1;
 
     /* x: hidden state; q, k, v; a: attention context; f: FFN activations.
      * q doubles as the output buffer of both sublayers once it is free. */
-    size_t th = total * (size_t)H, sq = (size_t)longest * longest;
+    size_t th = total * (size_t)H, sq = (size_t)QUERY_BLOCK * longest;
     size_t rel_size = m->rel_bias ? (2 * (size_t)longest - 1) * (size_t)c->num_heads : 0;
     size_t need = 5 * th + total * (size_t)FF + (size_t)att_chunks * sq + rel_size;
     if (reserve(&s->work, &s->work_cap, need) != 0) {
@@ -350,7 +477,7 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
     float *f = a + th, *scores = f + total * (size_t)FF;
     float *rel = m->rel_bias ? scores + (size_t)att_chunks * sq : NULL;
     if (rel) relative_bias_table(m, longest, rel);
-    attention_job att = {a, q, k, v, scores, sq, lengths, n_seqs, H, c->num_heads, rel, longest};
+    attention_job att = {s->plan.isa, a, q, k, v, scores, sq, lengths, n_seqs, H, c->num_heads, att_items, rel, longest};
 
     /* Embeddings: positions restart in every sequence, at 0 (BERT) or past
      * padding_idx, where pad tokens stay (create_position_ids_from_input_ids). */
@@ -368,7 +495,7 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
                 for (int j = 0; j < H; j++) row[j] = we[j] + pe[j];
             }
         }
-    add_layer_norm(s->plan.isa, x, x, NULL, m->emb_ln_w, m->emb_ln_b, T, H, c->layer_norm_eps);
+    layer_norm_rows(plan, x, x, NULL, m->emb_ln_w, m->emb_ln_b, T, H, c->layer_norm_eps);
 
     for (int l = 0; l < c->num_layers; l++) {
         if (interrupted && interrupted(ctx)) {
@@ -385,14 +512,14 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
         else attention_chunk(&att, 0, 1);
         if (bert_linear_matrix(plan, q, a, &w->out_w, w->out_b, T, H, H))
             return projection_out_of_memory(m, T, err);
-        add_layer_norm(s->plan.isa, x, q, x, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
+        layer_norm_rows(plan, x, q, x, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
 
         if (bert_linear_matrix(plan, f, x, &w->ff_in_w, w->ff_in_b, T, FF, H))
             return projection_out_of_memory(m, T, err);
-        activate(s->plan.isa, f, total * (size_t)FF, c->hidden_act);
+        activate_rows(plan, f, T, FF, c->hidden_act);
         if (bert_linear_matrix(plan, q, f, &w->ff_out_w, w->ff_out_b, T, H, FF))
             return projection_out_of_memory(m, T, err);
-        add_layer_norm(s->plan.isa, x, q, x, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
+        layer_norm_rows(plan, x, q, x, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
     }
     return x;
 }

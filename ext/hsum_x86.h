@@ -1,6 +1,6 @@
 /*
- * hsum_x86.h - four horizontal sums at once, for the x86 kernels of
- * linear.c (float32) and linear_lowp.c (bfloat16 and int8): the sums of a
+ * hsum_x86.h - four horizontal sums at once, for the x86 kernels
+ * (kernels_avx2.c, kernels_avx512.c): the sums of a
  * block's accumulators, half the shuffles of summing each alone, which
  * matters when a row is only 384 wide.  Empty where cpu.h defines no
  * BERT_X86_KERNELS.

@@ -122,11 +122,20 @@ typedef enum {
     BERT_LOWP_BF16_AVX2,    /* bfloat16 widened to float32 in registers, FMA, 256-bit */
     BERT_LOWP_BF16_AVX512,  /* the same, 512-bit */
     BERT_LOWP_BF16_DP512,   /* vdpbf16ps (AVX512_BF16) */
-    BERT_LOWP_INT8_AVX2,    /* int8 widened to int16, vpmaddwd, 256-bit */
+    BERT_LOWP_INT8_AVX2,    /* vpmaddubsw with the sign trick, 256-bit */
     BERT_LOWP_INT8_AVXVNNI, /* vpdpbusd, 256-bit (AVX-VNNI) */
     BERT_LOWP_INT8_VNNI512, /* vpdpbusd, 512-bit (AVX512_VNNI) */
     BERT_LOWP_KERNELS       /* how many there are */
 } bert_lowp_kernel;
+
+/* The name of the kernel that bert_linear_matrix runs under `plan` for n
+ * input rows of cols columns at precision p: "openblas", "f32-avx2",
+ * "f32-avx512", "portable", "bf16-avx512bf16", "int8-avx2" ... (the names
+ * of kernels.c's table). */
+const char *bert_linear_kernel_chosen(const bert_linear_plan *plan, bert_precision p, int n, int cols);
+
+/* The float32 part of it (linear.c). */
+const char *bert_linear_f32_kernel_name(const bert_linear_plan *plan, int n, int cols);
 
 /* "portable", "bf16-avx2" ... */
 const char *bert_lowp_kernel_name(bert_lowp_kernel kernel);

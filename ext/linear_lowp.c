@@ -1,6 +1,8 @@
 /*
  * linear_lowp.c - out = in W^T + b with W held as bfloat16 or as int8 with
- * one scale per weight row (linear.h, "reduced precision").
+ * one scale per weight row (linear.h, "reduced precision"): the input rows
+ * prepared, a kernel chosen from the table (kernels.h), the product shared
+ * out.
  *
  * Input rows are prepared once per call, on the calling thread, before the
  * product is shared out: for int8 they are quantized (one scale a row), so
@@ -11,9 +13,10 @@
  *
  * int8 sums are exact int32 sums, so the result of every kernel is a
  * function of the quantized values alone: the final scaling is written once
- * (int8_finish) and every kernel goes through it.
+ * (bert_int8_output, kernels.h) and every kernel goes through it.
  */
 #include "linear.h"
+#include "kernels.h"
 #include "workers.h"
 
 #include <math.h>
@@ -21,7 +24,7 @@
 #include <string.h>
 
 /* The least rows of a span: a multiple of the kernels' blocks (4 and 6, 3
- * and 4) and slabs. */
+ * and 4, 3 and 3) and slabs. */
 #define LEAST_ROWS 48
 
 const char *bert_precision_name(bert_precision p)
@@ -124,14 +127,6 @@ void bert_int8_quantize_rows(int8_t *q, float *scale, int32_t *row_sum, const fl
         scale[r] = quantize_row(q + (size_t)r * cols, w + (size_t)r * cols, cols, &row_sum[r]);
 }
 
-/* One output of an int8 product from its exact int32 sum; every kernel
- * ends here, so all agree to the bit. */
-static inline float int8_finish(int32_t sum, float xscale, float wscale, const float *b, int r)
-{
-    float v = (float)sum * (xscale * wscale);
-    return b ? v + b[r] : v;
-}
-
 void bert_linear_scratch_free(bert_linear_scratch *s)
 {
     if (!s) return;
@@ -140,357 +135,10 @@ void bert_linear_scratch_free(bert_linear_scratch *s)
     s->size = 0;
 }
 
-/* ---- the kernels ----------------------------------------------------------
- *
- * Every kernel computes out[i][r] for input rows i0..i1 and weight rows
- * r0..r1 of one job.  The vector kernels have the shape of linear.c's
- * few-rows kernel: a block of input rows against a block of weight rows, one
- * accumulator a pair held in a register, dot products of contiguous rows
- * summed across the vector at the end, the next weight block prefetched
- * while the first input rows go through the current one.  Columns past the
- * last whole vector are summed in scalar code. */
-
-typedef struct {
-    bert_lowp_kernel kernel;
-    const bert_matrix *w;
-    float *out;
-    const uint16_t *xb;     /* bfloat16: the input rows rounded to bfloat16 */
-    const int8_t *qx;       /* int8: the quantized input rows */
-    const float *xscale;    /* int8: their scales */
-    const float *b;
-    int n, rows, cols;
-} lowp_job;
-
-static void bf16_portable(const lowp_job *j, int i0, int i1, int r0, int r1)
-{
-    int cols = j->cols, body = cols - cols % 16;
-    for (int i = i0; i < i1; i++) {
-        const uint16_t *x = j->xb + (size_t)i * cols;
-        for (int r = r0; r < r1; r++) {
-            const uint16_t *w = j->w->bf16 + (size_t)r * cols;
-            /* 16 running sums, one per column modulo 16, which the compiler
-             * can keep in one vector. */
-            float lane[16] = {0};
-            for (int c = 0; c < body; c += 16)
-                for (int l = 0; l < 16; l++) lane[l] += bert_f32_from_bf16(x[c + l]) * bert_f32_from_bf16(w[c + l]);
-            for (int c = body; c < cols; c++) lane[0] += bert_f32_from_bf16(x[c]) * bert_f32_from_bf16(w[c]);
-            float sum = 0.0f;
-            for (int l = 0; l < 16; l++) sum += lane[l];
-            j->out[(size_t)i * j->rows + r] = j->b ? sum + j->b[r] : sum;
-        }
-    }
-}
-
-static void int8_portable(const lowp_job *j, int i0, int i1, int r0, int r1)
-{
-    int cols = j->cols;
-    for (int i = i0; i < i1; i++) {
-        const int8_t *x = j->qx + (size_t)i * cols;
-        for (int r = r0; r < r1; r++) {
-            const int8_t *w = j->w->i8 + (size_t)r * cols;
-            int32_t sum = 0;
-            for (int c = 0; c < cols; c++) sum += (int32_t)x[c] * w[c];
-            j->out[(size_t)i * j->rows + r] = int8_finish(sum, j->xscale[i], j->w->scale[r], j->b, r);
-        }
-    }
-}
-
 #ifdef BERT_X86_KERNELS
-#include "hsum_x86.h"
+#include <immintrin.h>
 
 #define BERT_TARGET_AVX512BW __attribute__((target("avx512f,avx512bw,fma")))
-#define BERT_TARGET_BF16 __attribute__((target("avx512f,avx512bw,avx512bf16,fma")))
-#define BERT_TARGET_VNNI512 __attribute__((target("avx512f,avx512bw,avx512vnni,fma")))
-#define BERT_TARGET_AVXVNNI __attribute__((target("avx2,fma,avxvnni")))
-
-/* Block sizes: 4 x 6 accumulators of 512 bits, 3 x 4 of 256 (with the
- * input vectors and one weight vector, the 32 or 16 registers). */
-enum { RM512 = 4, RN512 = 6, RM256 = 3, RN256 = 4 };
-
-/* k when below K, else 1: a literal for the unreachable cases of a switch
- * that blocks of another size share, which must still compile. */
-#define CAP(k, K) ((k) < (K) ? (k) : 1)
-
-/* The end of a float block: sums of the accumulators plus the scalar tails
- * and the bias, into out. */
-#define FINISH_FLOAT(VEC, ZERO, HSUM, RM, RN)                                                        \
-    do {                                                                                             \
-        VEC list[RM * RN];                                                                           \
-        float sums[RM * RN];                                                                         \
-        int count = 0;                                                                               \
-        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) list[count++] = acc[a][e]; \
-        BERT_UNROLL for (int g = count; g % 4 != 0; g++) list[g] = ZERO;                             \
-        BERT_UNROLL for (int g = 0; g < count; g += 4)                                               \
-            _mm_storeu_ps(sums + g, HSUM(list[g], list[g + 1], list[g + 2], list[g + 3]));           \
-        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) {          \
-            float v = sums[a * rn + e] + tail[a][e];                                                 \
-            j->out[(size_t)(i + a) * j->rows + r + e] = j->b ? v + j->b[r + e] : v;                  \
-        }                                                                                            \
-    } while (0)
-
-/* The end of an int8 block: exact sums, less `offset` times the row sums
- * (128 for unsigned-by-signed products), through int8_finish. */
-#define FINISH_INT(VEC, ZERO, HSUM, RM, RN, offset)                                                  \
-    do {                                                                                             \
-        VEC list[RM * RN];                                                                           \
-        int32_t sums[RM * RN];                                                                       \
-        int count = 0;                                                                               \
-        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) list[count++] = acc[a][e]; \
-        BERT_UNROLL for (int g = count; g % 4 != 0; g++) list[g] = ZERO;                             \
-        BERT_UNROLL for (int g = 0; g < count; g += 4)                                               \
-            _mm_storeu_si128((__m128i *)(sums + g), HSUM(list[g], list[g + 1], list[g + 2], list[g + 3])); \
-        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) {          \
-            int32_t s = sums[a * rn + e] + tail[a][e] - (offset) * j->w->row_sum[r + e];             \
-            j->out[(size_t)(i + a) * j->rows + r + e] =                                              \
-                int8_finish(s, j->xscale[i + a], j->w->scale[r + e], j->b, r + e);                   \
-        }                                                                                            \
-    } while (0)
-
-/* The weight block a few blocks ahead, fetched a few lines at each step of
- * every block of input rows, so that requests to memory stay in flight
- * while the current block is computed (one burst at its start leaves the
- * rest of the time unused, and a sentence's rows take W from RAM). */
-typedef struct {
-    const char *at, *end; /* lines still to fetch */
-    int per_step;         /* lines a step */
-} prefetcher;
-
-/* Weight blocks between the one computed and the one fetched. */
-#define PREFETCH_AHEAD 2
-
-/* Into L2 rather than L1: requests to L1 stall the loop once its few miss
- * slots are taken (15% of a bfloat16 product's time at 16 rows); into L2
- * more are in flight, and the loads then find W there.  Measured, 16 rows
- * of 768x768: bfloat16 119 -> 146-162 GFLOP/s, int8 213 -> 206-223. */
-
-static inline void prefetch_step(prefetcher *pf)
-{
-    for (int p = 0; p < pf->per_step && pf->at < pf->end; p++, pf->at += 64) _mm_prefetch(pf->at, _MM_HINT_T1);
-}
-
-/* The float tails: columns body..cols of bfloat16 rows. */
-#define TAIL_BF16()                                                                                  \
-    float tail[RM512 > RM256 ? RM512 : RM256][RN512 > RN256 ? RN512 : RN256] = {{0}};                \
-    for (int c = body; c < cols; c++)                                                                \
-        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++)            \
-            tail[a][e] += bert_f32_from_bf16(x[(size_t)a * cols + c]) * bert_f32_from_bf16(w[(size_t)e * cols + c])
-
-/* The int tails, with the input shifted by `offset`. */
-#define TAIL_INT(offset)                                                                             \
-    int32_t tail[RM512 > RM256 ? RM512 : RM256][RN512 > RN256 ? RN512 : RN256] = {{0}};              \
-    for (int c = body; c < cols; c++)                                                                \
-        BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++)            \
-            tail[a][e] += ((int32_t)x[(size_t)a * cols + c] + (offset)) * w[(size_t)e * cols + c]
-
-/* ---- bfloat16, vdpbf16ps: 32 columns a step, pairs of products summed in
- * float32 by the instruction. */
-BERT_TARGET_BF16 BERT_INLINE void bf16dp_block(const int rm, const int rn, const lowp_job *j, int i, int r,
-                                              prefetcher *pf)
-{
-    int cols = j->cols, body = cols - cols % 32;
-    const uint16_t *x = j->xb + (size_t)i * cols, *w = j->w->bf16 + (size_t)r * cols;
-    __m512 acc[RM512][RN512];
-    BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm512_setzero_ps();
-    for (int k = 0; k < body; k += 32) {
-        prefetch_step(pf);
-        __m512bh xv[RM512];
-        BERT_UNROLL for (int a = 0; a < rm; a++) xv[a] = (__m512bh)_mm512_loadu_si512(x + (size_t)a * cols + k);
-        BERT_UNROLL for (int e = 0; e < rn; e++) {
-            __m512bh wv = (__m512bh)_mm512_loadu_si512(w + (size_t)e * cols + k);
-            BERT_UNROLL for (int a = 0; a < rm; a++) acc[a][e] = _mm512_dpbf16_ps(acc[a][e], xv[a], wv);
-        }
-    }
-    TAIL_BF16();
-    FINISH_FLOAT(__m512, _mm512_setzero_ps(), hsum4_512, RM512, RN512);
-}
-
-/* bfloat16 to float32 is a shift into the upper half. */
-BERT_TARGET_AVX512BW BERT_INLINE __m512 widen512(const uint16_t *p)
-{
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
-}
-
-BERT_TARGET_AVX2 BERT_INLINE __m256 widen256(const uint16_t *p)
-{
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
-}
-
-/* ---- bfloat16 widened in registers, FMA, 512-bit: 16 columns a step. */
-BERT_TARGET_AVX512BW BERT_INLINE void bf16w512_block(const int rm, const int rn, const lowp_job *j, int i, int r,
-                                                    prefetcher *pf)
-{
-    int cols = j->cols, body = cols - cols % 16;
-    const uint16_t *x = j->xb + (size_t)i * cols, *w = j->w->bf16 + (size_t)r * cols;
-    __m512 acc[RM512][RN512];
-    BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm512_setzero_ps();
-    for (int k = 0; k < body; k += 16) {
-        prefetch_step(pf);
-        __m512 xv[RM512];
-        BERT_UNROLL for (int a = 0; a < rm; a++) xv[a] = widen512(x + (size_t)a * cols + k);
-        BERT_UNROLL for (int e = 0; e < rn; e++) {
-            __m512 wv = widen512(w + (size_t)e * cols + k);
-            BERT_UNROLL for (int a = 0; a < rm; a++) acc[a][e] = _mm512_fmadd_ps(xv[a], wv, acc[a][e]);
-        }
-    }
-    TAIL_BF16();
-    FINISH_FLOAT(__m512, _mm512_setzero_ps(), hsum4_512, RM512, RN512);
-}
-
-/* ---- bfloat16 widened in registers, FMA, 256-bit: 8 columns a step. */
-BERT_TARGET_AVX2 BERT_INLINE void bf16w256_block(const int rm, const int rn, const lowp_job *j, int i, int r,
-                                                prefetcher *pf)
-{
-    int cols = j->cols, body = cols - cols % 8;
-    const uint16_t *x = j->xb + (size_t)i * cols, *w = j->w->bf16 + (size_t)r * cols;
-    __m256 acc[RM256][RN256];
-    BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm256_setzero_ps();
-    for (int k = 0; k < body; k += 8) {
-        prefetch_step(pf);
-        __m256 xv[RM256];
-        BERT_UNROLL for (int a = 0; a < rm; a++) xv[a] = widen256(x + (size_t)a * cols + k);
-        BERT_UNROLL for (int e = 0; e < rn; e++) {
-            __m256 wv = widen256(w + (size_t)e * cols + k);
-            BERT_UNROLL for (int a = 0; a < rm; a++) acc[a][e] = _mm256_fmadd_ps(xv[a], wv, acc[a][e]);
-        }
-    }
-    TAIL_BF16();
-    FINISH_FLOAT(__m256, _mm256_setzero_ps(), hsum4_256, RM256, RN256);
-}
-
-/* ---- int8, vpdpbusd, 512-bit: 64 columns a step.  The instruction takes
- * one operand unsigned: the input, quantized shifted by 128 (its top bit
- * flipped, quantize_input's `flip`); FINISH_INT takes 128 times the weight
- * row's sum back off. */
-/* acc + the dot products of 4-byte groups of a (unsigned) and b (signed).
- * Written out because GCC 12 copies the accumulators between registers
- * around the intrinsic's tied operand, and spills them: a third slower. */
-BERT_TARGET_VNNI512 BERT_INLINE __m512i dpbusd512(__m512i acc, __m512i a, __m512i b)
-{
-    __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "vm"(b));
-    return acc;
-}
-
-BERT_TARGET_VNNI512 BERT_INLINE void vnni512_block(const int rm, const int rn, const lowp_job *j, int i, int r,
-                                                  prefetcher *pf)
-{
-    int cols = j->cols, body = cols - cols % 64;
-    const uint8_t *x = (const uint8_t *)j->qx + (size_t)i * cols;
-    const int8_t *w = j->w->i8 + (size_t)r * cols;
-    __m512i acc[RM512][RN512];
-    BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm512_setzero_si512();
-    for (int k = 0; k < body; k += 64) {
-        prefetch_step(pf);
-        __m512i xv[RM512];
-        BERT_UNROLL for (int a = 0; a < rm; a++) xv[a] = _mm512_loadu_si512(x + (size_t)a * cols + k);
-        BERT_UNROLL for (int e = 0; e < rn; e++) {
-            __m512i wv = _mm512_loadu_si512(w + (size_t)e * cols + k);
-            BERT_UNROLL for (int a = 0; a < rm; a++) acc[a][e] = dpbusd512(acc[a][e], xv[a], wv);
-        }
-    }
-    TAIL_INT(0);
-    FINISH_INT(__m512i, _mm512_setzero_si512(), hsum4_512i, RM512, RN512, 128);
-}
-
-/* As dpbusd512, the VEX-encoded instruction on 256 bits (registers 0-15). */
-BERT_TARGET_AVXVNNI BERT_INLINE __m256i dpbusd256(__m256i acc, __m256i a, __m256i b)
-{
-    __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(a), "xm"(b));
-    return acc;
-}
-
-/* ---- int8, vpdpbusd, 256-bit (AVX-VNNI): 32 columns a step, as above. */
-BERT_TARGET_AVXVNNI BERT_INLINE void avxvnni_block(const int rm, const int rn, const lowp_job *j, int i, int r,
-                                                  prefetcher *pf)
-{
-    int cols = j->cols, body = cols - cols % 32;
-    const uint8_t *x = (const uint8_t *)j->qx + (size_t)i * cols;
-    const int8_t *w = j->w->i8 + (size_t)r * cols;
-    __m256i acc[RM256][RN256];
-    BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm256_setzero_si256();
-    for (int k = 0; k < body; k += 32) {
-        prefetch_step(pf);
-        __m256i xv[RM256];
-        BERT_UNROLL for (int a = 0; a < rm; a++) xv[a] = _mm256_loadu_si256((const __m256i *)(x + (size_t)a * cols + k));
-        BERT_UNROLL for (int e = 0; e < rn; e++) {
-            __m256i wv = _mm256_loadu_si256((const __m256i *)(w + (size_t)e * cols + k));
-            BERT_UNROLL for (int a = 0; a < rm; a++) acc[a][e] = dpbusd256(acc[a][e], xv[a], wv);
-        }
-    }
-    TAIL_INT(0);
-    FINISH_INT(__m256i, _mm256_setzero_si256(), hsum4_256i, RM256, RN256, 128);
-}
-
-/* ---- int8, AVX2: both sides widened to int16, vpmaddwd sums pairs of
- * products (at most 2 * 128 * 128, exact) into int32: 16 columns a step. */
-BERT_TARGET_AVX2 BERT_INLINE void int8avx2_block(const int rm, const int rn, const lowp_job *j, int i, int r,
-                                                prefetcher *pf)
-{
-    int cols = j->cols, body = cols - cols % 16;
-    const int8_t *x = j->qx + (size_t)i * cols, *w = j->w->i8 + (size_t)r * cols;
-    __m256i acc[RM256][RN256];
-    BERT_UNROLL for (int a = 0; a < rm; a++) BERT_UNROLL for (int e = 0; e < rn; e++) acc[a][e] = _mm256_setzero_si256();
-    for (int k = 0; k < body; k += 16) {
-        prefetch_step(pf);
-        __m256i xv[RM256];
-        BERT_UNROLL for (int a = 0; a < rm; a++)
-            xv[a] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(x + (size_t)a * cols + k)));
-        BERT_UNROLL for (int e = 0; e < rn; e++) {
-            __m256i wv = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + (size_t)e * cols + k)));
-            BERT_UNROLL for (int a = 0; a < rm; a++) acc[a][e] = _mm256_add_epi32(acc[a][e], _mm256_madd_epi16(xv[a], wv));
-        }
-    }
-    TAIL_INT(0);
-    FINISH_INT(__m256i, _mm256_setzero_si256(), hsum4_256i, RM256, RN256, 0);
-}
-
-/* The walk over blocks, for each kernel: NAME##_rows takes every input row
- * i0..i1 through one block of rn weight rows; NAME##_walk every block of
- * weight rows r0..r1. */
-#define DEFINE_WALK(NAME, TARGET, RM, RN, ELEM, STEP)                                                \
-    TARGET BERT_INLINE void NAME##_rows(const int rn, const lowp_job *j, int i0, int i1, int r,      \
-                                        prefetcher *pf)                                              \
-    {                                                                                                \
-        int i = i0;                                                                                  \
-        for (; i + RM <= i1; i += RM) NAME##_block(RM, rn, j, i, r, pf);                             \
-        switch (i1 - i) {                                                                            \
-        case 1: NAME##_block(1, rn, j, i, r, pf); break;                                             \
-        case 2: NAME##_block(CAP(2, RM), rn, j, i, r, pf); break;                                    \
-        case 3: NAME##_block(CAP(3, RM), rn, j, i, r, pf); break;                                    \
-        default: break;                                                                              \
-        }                                                                                            \
-    }                                                                                                \
-    TARGET static void NAME##_walk(const lowp_job *j, int i0, int i1, int r0, int r1)                \
-    {                                                                                                \
-        size_t rowbytes = (size_t)j->cols * ELEM, block = RN * rowbytes;                             \
-        const char *base = (const char *)(ELEM == 1 ? (const void *)j->w->i8 : (const void *)j->w->bf16); \
-        /* Steps over one weight block: every input block's, each cols / STEP. */                    \
-        int steps = (i1 - i0 + RM - 1) / RM * (j->cols / STEP > 0 ? j->cols / STEP : 1);             \
-        int lines = (int)((block + 63) / 64);                                                        \
-        prefetcher pf = {NULL, NULL, (lines + steps - 1) / steps};                                   \
-        int r = r0;                                                                                  \
-        for (; r + RN <= r1; r += RN) {                                                              \
-            int ahead = r + PREFETCH_AHEAD * RN;                                                     \
-            pf.at = ahead + RN <= r1 ? base + (size_t)ahead * rowbytes : NULL;                       \
-            pf.end = pf.at ? pf.at + block : NULL;                                                   \
-            NAME##_rows(RN, j, i0, i1, r, &pf);                                                      \
-        }                                                                                            \
-        pf.at = pf.end = NULL;                                                                       \
-        switch (r1 - r) {                                                                            \
-        case 1: NAME##_rows(1, j, i0, i1, r, &pf); break;                                            \
-        case 2: NAME##_rows(CAP(2, RN), j, i0, i1, r, &pf); break;                                   \
-        case 3: NAME##_rows(CAP(3, RN), j, i0, i1, r, &pf); break;                                   \
-        case 4: NAME##_rows(CAP(4, RN), j, i0, i1, r, &pf); break;                                   \
-        case 5: NAME##_rows(CAP(5, RN), j, i0, i1, r, &pf); break;                                   \
-        default: break;                                                                              \
-        }                                                                                            \
-    }
-
-DEFINE_WALK(bf16dp, BERT_TARGET_BF16, RM512, RN512, 2, 32)
-DEFINE_WALK(bf16w512, BERT_TARGET_AVX512BW, RM512, RN512, 2, 16)
-DEFINE_WALK(bf16w256, BERT_TARGET_AVX2, RM256, RN256, 2, 8)
-DEFINE_WALK(vnni512, BERT_TARGET_VNNI512, RM512, RN512, 1, 64)
-DEFINE_WALK(avxvnni, BERT_TARGET_AVXVNNI, RM256, RN256, 1, 32)
-DEFINE_WALK(int8avx2, BERT_TARGET_AVX2, RM256, RN256, 1, 16)
 
 /* quantize_row for input rows, 16 and 8 columns at a time: the same
  * products, rounding (to even, as nearbyintf in the default mode) and
@@ -551,50 +199,29 @@ BERT_TARGET_AVX2 static float quantize256(int8_t *q, const float *v, int cols, i
 
 /* ---- choosing and running ------------------------------------------------- */
 
-static bert_precision kernel_precision(bert_lowp_kernel k)
+/* The table's entry of kernel k for precision p, or NULL. */
+static const bert_kernel *entry_of(bert_lowp_kernel k, bert_precision p)
 {
-    switch (k) {
-    case BERT_LOWP_BF16_AVX2: case BERT_LOWP_BF16_AVX512: case BERT_LOWP_BF16_DP512: return BERT_PRECISION_BFLOAT16;
-    case BERT_LOWP_INT8_AVX2: case BERT_LOWP_INT8_AVXVNNI: case BERT_LOWP_INT8_VNNI512: return BERT_PRECISION_INT8;
-    default: return BERT_PRECISION_FLOAT32; /* either */
-    }
+    for (const bert_kernel *e = bert_kernels_table; e->run; e++)
+        if (e->id == k && e->precision == p) return e;
+    return NULL;
 }
 
-/* 1 when a CPU of instruction set isa with extensions ext runs kernel k. */
-static int kernel_runs(bert_lowp_kernel k, bert_isa isa, unsigned ext)
+/* The fastest kernel for precision p on such a CPU: the first of the
+ * table's that runs (the portable kernels come last).  Batched, bfloat16
+ * runs at 1.7-2.1 times OpenBLAS's float32 sgemm on AVX-512, so widening W
+ * for sgemm could only lose. */
+static const bert_kernel *kernel_for(bert_precision p, bert_isa isa, unsigned ext)
 {
-#ifdef BERT_X86_KERNELS
-    switch (k) {
-    case BERT_LOWP_PORTABLE: return 1;
-    case BERT_LOWP_BF16_AVX2: case BERT_LOWP_INT8_AVX2: return isa >= BERT_ISA_AVX2;
-    case BERT_LOWP_BF16_AVX512: return isa >= BERT_ISA_AVX512 && __builtin_cpu_supports("avx512bw");
-    case BERT_LOWP_BF16_DP512: return isa >= BERT_ISA_AVX512 && (ext & BERT_CPU_AVX512_BF16);
-    case BERT_LOWP_INT8_AVXVNNI: return isa >= BERT_ISA_AVX2 && (ext & BERT_CPU_AVX_VNNI);
-    case BERT_LOWP_INT8_VNNI512: return isa >= BERT_ISA_AVX512 && (ext & BERT_CPU_AVX512_VNNI);
-    default: return 0;
-    }
-#else
-    (void)isa, (void)ext;
-    return k == BERT_LOWP_PORTABLE;
-#endif
+    for (const bert_kernel *e = bert_kernels_table; e->run; e++)
+        if (e->precision == p && e->id != BERT_LOWP_AUTO && bert_kernel_runs(e, isa, ext)) return e;
+    return NULL; /* not reached: the portable kernels run anywhere */
 }
 
-/* The fastest kernel for precision p on such a CPU: the first of its list
- * that runs.  Measured with AVX-512 (AMD EPYC, one thread, W from RAM,
- * tests/bench/bench_kernels.c), the 512-bit dot products lead at every row
- * count from 1 (768x768, GFLOP/s at 1 / 2 / 16 rows: int8 VNNI 49 / 103 /
- * 244 against AVX2's 42 / 76 / 103; bfloat16 vdpbf16ps 20 / 40 / 164
- * against 18 / 35 / 69).  Batched, bfloat16 runs at 1.7-2.1 times
- * OpenBLAS's float32 sgemm, so widening W for sgemm could only lose. */
-static bert_lowp_kernel kernel_for(bert_precision p, bert_isa isa, unsigned ext)
-{
-    static const bert_lowp_kernel bf16[] = {BERT_LOWP_BF16_DP512, BERT_LOWP_BF16_AVX512, BERT_LOWP_BF16_AVX2};
-    static const bert_lowp_kernel int8[] = {BERT_LOWP_INT8_VNNI512, BERT_LOWP_INT8_AVXVNNI, BERT_LOWP_INT8_AVX2};
-    const bert_lowp_kernel *list = p == BERT_PRECISION_INT8 ? int8 : bf16;
-    for (int k = 0; k < 3; k++)
-        if (kernel_runs(list[k], isa, ext)) return list[k];
-    return BERT_LOWP_PORTABLE;
-}
+typedef struct {
+    bert_kernel_fn run;
+    bert_kernel_args args;
+} lowp_job;
 
 /* Input rows i0..i1 against weight rows r0..r1 through the job's kernel;
  * many input rows go in slabs of BERT_FEW_ROWS, so that a block of weight
@@ -604,20 +231,7 @@ static void kernel_run(void *ctx, int i0, int i1, int r0, int r1)
     const lowp_job *j = ctx;
     for (int i = i0; i < i1; i += BERT_FEW_ROWS) {
         int e = i1 - i < BERT_FEW_ROWS ? i1 : i + BERT_FEW_ROWS;
-        switch (j->kernel) {
-#ifdef BERT_X86_KERNELS
-        case BERT_LOWP_BF16_DP512: bf16dp_walk(j, i, e, r0, r1); break;
-        case BERT_LOWP_BF16_AVX512: bf16w512_walk(j, i, e, r0, r1); break;
-        case BERT_LOWP_BF16_AVX2: bf16w256_walk(j, i, e, r0, r1); break;
-        case BERT_LOWP_INT8_VNNI512: vnni512_walk(j, i, e, r0, r1); break;
-        case BERT_LOWP_INT8_AVXVNNI: avxvnni_walk(j, i, e, r0, r1); break;
-        case BERT_LOWP_INT8_AVX2: int8avx2_walk(j, i, e, r0, r1); break;
-#endif
-        default:
-            if (j->w->precision == BERT_PRECISION_INT8) int8_portable(j, i, e, r0, r1);
-            else bf16_portable(j, i, e, r0, r1);
-            break;
-        }
+        j->run(&j->args, i, e, r0, r1);
     }
 }
 
@@ -639,27 +253,25 @@ static void *scratch_get(bert_linear_scratch *s, size_t bytes, void **owned)
     return *owned;
 }
 
-/* quantize_row for an input row, with the vector instructions kernel k's
- * CPU has; for the VNNI kernels shifted by 128, to unsigned bytes. */
-static float quantize_input(bert_lowp_kernel k, int8_t *q, const float *v, int cols)
+/* quantize_row for an input row, with the vector instructions of
+ * kernel k's instruction set; shifted by 128, to unsigned bytes, for the
+ * kernels that take it so (vpdpbusd). */
+static float quantize_input(const bert_kernel *k, int8_t *q, const float *v, int cols)
 {
-    const int8_t flip = (int8_t)-128;
-    switch (k) {
+    const int8_t flip = k->input_offset ? (int8_t)-128 : 0;
 #ifdef BERT_X86_KERNELS
-    case BERT_LOWP_INT8_VNNI512: return quantize512(q, v, cols, flip);
-    case BERT_LOWP_INT8_AVXVNNI: return quantize256(q, v, cols, flip);
-    case BERT_LOWP_INT8_AVX2: return quantize256(q, v, cols, 0);
+    if (k->isa == BERT_ISA_AVX512) return quantize512(q, v, cols, flip);
+    if (k->isa == BERT_ISA_AVX2) return quantize256(q, v, cols, flip);
 #endif
-    default: return quantize_row(q, v, cols, NULL);
-    }
+    return quantize_row(q, v, cols, NULL);
 }
 
 /* Prepares the input rows in scratch and runs the product: 0, or -1 when
  * memory ran out. */
-static int matrix_run(bert_lowp_kernel kernel, bert_workers *workers, int threads, bert_linear_scratch *scratch,
+static int matrix_run(const bert_kernel *kernel, bert_workers *workers, int threads, bert_linear_scratch *scratch,
                       float *out, const float *in, const bert_matrix *w, const float *b, int n, int rows, int cols)
 {
-    lowp_job job = {kernel, w, out, NULL, NULL, NULL, b, n, rows, cols};
+    lowp_job job = {kernel->run, {w, NULL, NULL, NULL, NULL, b, out, n, rows, cols}};
     void *owned = NULL;
     if (w->precision == BERT_PRECISION_INT8) {
         /* The scales first, so that they stay aligned for floats. */
@@ -667,18 +279,17 @@ static int matrix_run(bert_lowp_kernel kernel, bert_workers *workers, int thread
         if (!xscale) return -1;
         int8_t *qx = (int8_t *)(xscale + n);
         for (int i = 0; i < n; i++) xscale[i] = quantize_input(kernel, qx + (size_t)i * cols, in + (size_t)i * cols, cols);
-        job.qx = qx;
-        job.xscale = xscale;
+        job.args.x_i8 = qx;
+        job.args.x_scale = xscale;
     } else {
         uint16_t *xb = scratch_get(scratch, (size_t)n * cols * sizeof *xb, &owned);
         if (!xb) return -1;
-        bf16_rows(kernel == BERT_LOWP_PORTABLE ? BERT_ISA_BASE
-                  : kernel == BERT_LOWP_BF16_AVX2 ? BERT_ISA_AVX2 : BERT_ISA_AVX512,
-                  xb, in, (size_t)n * cols);
-        job.xb = xb;
+        bf16_rows(kernel->isa, xb, in, (size_t)n * cols);
+        job.args.x_bf16 = xb;
     }
     /* Shared out as linear.c's products are. */
-    bert_workers_split(workers, threads, n, rows, cols, n > BERT_FEW_ROWS, LEAST_ROWS, 1, kernel_run, &job);
+    bert_split split = {n, rows, cols, n > BERT_FEW_ROWS ? BERT_SPAN_INPUT_ROWS : BERT_SPAN_WEIGHT_ROWS, LEAST_ROWS, 1};
+    bert_workers_split(workers, threads, &split, kernel_run, &job);
     free(owned);
     return 0;
 }
@@ -691,23 +302,22 @@ int bert_linear_matrix(const bert_linear_plan *plan, float *out, const float *in
         bert_linear(plan, out, in, w->f32, b, n, rows, cols);
         return 0;
     }
-    bert_lowp_kernel kernel = kernel_for(w->precision, plan->isa, plan->extensions);
+    const bert_kernel *kernel = kernel_for(w->precision, plan->isa, plan->extensions);
     return matrix_run(kernel, plan->workers, plan->threads, plan->scratch, out, in, w, b, n, rows, cols);
+}
+
+const char *bert_linear_kernel_chosen(const bert_linear_plan *plan, bert_precision p, int n, int cols)
+{
+    if (p == BERT_PRECISION_FLOAT32) return bert_linear_f32_kernel_name(plan, n, cols);
+    return kernel_for(p, plan->isa, plan->extensions)->name;
 }
 
 const char *bert_lowp_kernel_name(bert_lowp_kernel kernel)
 {
-    switch (kernel) {
-    case BERT_LOWP_AUTO: return "auto";
-    case BERT_LOWP_PORTABLE: return "portable";
-    case BERT_LOWP_BF16_AVX2: return "bf16-avx2";
-    case BERT_LOWP_BF16_AVX512: return "bf16-avx512";
-    case BERT_LOWP_BF16_DP512: return "bf16-avx512bf16";
-    case BERT_LOWP_INT8_AVX2: return "int8-avx2";
-    case BERT_LOWP_INT8_AVXVNNI: return "int8-avxvnni";
-    case BERT_LOWP_INT8_VNNI512: return "int8-avx512vnni";
-    default: return "?";
-    }
+    if (kernel == BERT_LOWP_AUTO) return "auto";
+    for (const bert_kernel *e = bert_kernels_table; e->run; e++)
+        if (e->id == kernel) return e->name;
+    return "?";
 }
 
 int bert_linear_matrix_with(bert_lowp_kernel kernel, bert_workers *workers, int threads, float *out,
@@ -716,9 +326,8 @@ int bert_linear_matrix_with(bert_lowp_kernel kernel, bert_workers *workers, int 
     bert_isa isa = bert_cpu_isa();
     unsigned ext = bert_cpu_extensions();
     if (w->precision == BERT_PRECISION_FLOAT32) return -1;
-    if (kernel == BERT_LOWP_AUTO) kernel = kernel_for(w->precision, isa, ext);
-    bert_precision kp = kernel_precision(kernel);
-    if ((kp != BERT_PRECISION_FLOAT32 && kp != w->precision) || !kernel_runs(kernel, isa, ext)) return -1;
+    const bert_kernel *k = kernel == BERT_LOWP_AUTO ? kernel_for(w->precision, isa, ext) : entry_of(kernel, w->precision);
+    if (!k || !bert_kernel_runs(k, isa, ext)) return -1; /* another precision's kernel, or not on this CPU */
     if (n < 1 || rows < 1 || cols < 1) return 0;
-    return matrix_run(kernel, workers, threads, NULL, out, in, w, b, n, rows, cols) == 0 ? 0 : -2;
+    return matrix_run(k, workers, threads, NULL, out, in, w, b, n, rows, cols) == 0 ? 0 : -2;
 }

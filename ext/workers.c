@@ -309,20 +309,25 @@ static void split_chunk(void *ctx, int chunk, int chunks)
     else s->fn(s->ctx, 0, s->n, c0, c1);
 }
 
-void bert_workers_split(bert_workers *w, int threads, int n, int rows, int cols, int by_input, int least,
-                        int multiple, bert_span_fn fn, void *ctx)
+void bert_workers_split(bert_workers *w, int threads, const bert_split *split, bert_span_fn fn, void *ctx)
 {
-    int length = by_input ? n : rows;
-    long long work = (long long)n * rows * cols;
+    int by_input = split->by == BERT_SPAN_INPUT_ROWS, least = split->least;
+    int length = by_input ? split->n : split->rows;
+    long long work = (long long)split->n * split->rows * split->cols;
     if (threads > work / MIN_WORK) threads = (int)(work / MIN_WORK);
     if (!w || threads < 2 || length < 2 * least) {
-        fn(ctx, 0, n, 0, rows);
+        fn(ctx, 0, split->n, 0, split->rows);
         return;
     }
-    int step = (length + 4 * threads - 1) / (4 * threads);
+    /* Spans of equal length, the same number for every thread (up to
+     * four each): 450 rows on two threads are two spans of 225, not three
+     * of 128 and one of 66, which would leave one thread a third idle. */
+    int per_thread = length / (threads * least);
+    per_thread = per_thread < 1 ? 1 : per_thread > 4 ? 4 : per_thread;
+    int step = (length + threads * per_thread - 1) / (threads * per_thread);
     if (step < least) step = least;
-    if (multiple) step = (step + least - 1) / least * least;
-    split_job s = {fn, ctx, n, rows, by_input, step};
+    if (split->multiple) step = (step + least - 1) / least * least;
+    split_job s = {fn, ctx, split->n, split->rows, by_input, step};
     bert_workers_run(w, threads, (length + step - 1) / step, split_chunk, &s);
 }
 

@@ -34,15 +34,26 @@ void bert_workers_run(bert_workers *w, int threads, int chunks, bert_work_fn fn,
  * r0..r1. */
 typedef void (*bert_span_fn)(void *ctx, int i0, int i1, int r0, int r1);
 
-/* Runs the product of n input rows by `rows` weight rows of `cols` columns
- * as spans on up to `threads` threads: spans of input rows when by_input,
- * else of weight rows (the other side whole).  About four spans a thread,
- * so that a thread slowed by a busy core takes fewer; none shorter than
- * `least` rows, and a multiple of it when `multiple` (a kernel's slabs or
- * blocks); no more threads than the work pays for.  Too small to split, it
- * is one span on the caller: fn(ctx, 0, n, 0, rows). */
-void bert_workers_split(bert_workers *w, int threads, int n, int rows, int cols, int by_input, int least,
-                        int multiple, bert_span_fn fn, void *ctx);
+/* How to share out the product of n input rows by `rows` weight rows of
+ * `cols` columns. */
+typedef enum {
+    BERT_SPAN_WEIGHT_ROWS, /* spans of weight rows, every input row in each */
+    BERT_SPAN_INPUT_ROWS   /* spans of input rows, every weight row in each */
+} bert_span_by;
+
+typedef struct {
+    int n, rows, cols;
+    bert_span_by by;
+    int least;      /* no span shorter than this many rows */
+    int multiple;   /* 1: spans a multiple of `least` (a kernel's slabs or blocks) */
+} bert_split;
+
+/* Runs the product as spans on up to `threads` threads: spans of equal
+ * length, one to four a thread (more when the work allows, so that a
+ * thread slowed by a busy core takes fewer); no more threads than the work
+ * pays for.  Too small to split, it is one span on
+ * the caller: fn(ctx, 0, n, 0, rows). */
+void bert_workers_split(bert_workers *w, int threads, const bert_split *split, bert_span_fn fn, void *ctx);
 
 /* Threads started so far, beyond the callers'. */
 int bert_workers_started(const bert_workers *w);

@@ -9,7 +9,7 @@
 #   base      error buffer file json sqlite_api              nothing
 #   text      unicode_text vocab tokenizer                   base
 #   weights   safetensors checkpoint                         base
-#   nn        cpu workers hsum_x86 linear (the kernels)      base
+#   nn        cpu workers hsum_x86 linear kernels*           base
 #   model     model model_* encoder weight_cache              base weights nn
 #   tasks     answers entities (post-processing)             base text
 #   registry  registry entry                                 base text weights model tasks
@@ -40,7 +40,7 @@ layer_of() {
     error|buffer|file|json|sqlite_api) echo base ;;
     unicode_text|vocab|tokenizer) echo text ;;
     safetensors|checkpoint) echo weights ;;
-    cpu|workers|hsum_x86|linear|linear_lowp) echo nn ;;
+    cpu|workers|hsum_x86|linear|linear_lowp|kernels|kernels_*) echo nn ;;
     model|model_*|encoder|weight_cache) echo model ;;
     answers|entities) echo tasks ;;
     registry|entry) echo registry ;;

@@ -277,6 +277,69 @@ done:
     sqlite3_close(db);
 }
 
+#ifdef BERT_X86_KERNELS
+#include <cpuid.h>
+
+/* What this CPU has, read here from CPUID on its own (not through cpu.c):
+ * the AVX-512 level needs F, BW and FMA; the dot-product extensions their
+ * own bits (leaf 7 ECX bit 11: AVX512_VNNI; leaf 7.1 EAX bit 5:
+ * AVX512_BF16, bit 4: AVX-VNNI). */
+static void cpu_features(int *avx512, int *avx2, int *vnni512, int *bf16, int *avxvnni)
+{
+    *avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    *avx512 = *avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    unsigned a = 0, b = 0, c = 0, d = 0, leaf7_ecx = 0, leaf71_eax = 0;
+    if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+        leaf7_ecx = c;
+        if (a >= 1 && __get_cpuid_count(7, 1, &a, &b, &c, &d)) leaf71_eax = a;
+    }
+    *vnni512 = *avx512 && (leaf7_ecx & (1u << 11));
+    *bf16 = *avx512 && (leaf71_eax & (1u << 5));
+    *avxvnni = *avx2 && (leaf71_eax & (1u << 4));
+}
+#endif
+
+/* Which kernel each precision gets, under each SQLITE_BERT_ISA level: the
+ * best this CPU has, named. */
+static void check_chosen_kernels(void)
+{
+    t_case("each precision runs the best kernel this CPU has, under every SQLITE_BERT_ISA level");
+    const char *saved_env = getenv("SQLITE_BERT_ISA");
+    char *saved = saved_env ? strdup(saved_env) : NULL;
+    static const char *const levels[] = {NULL, "avx512", "avx2", "base"};
+    int avx512 = 0, avx2 = 0, vnni512 = 0, bf16 = 0, avxvnni = 0;
+#ifdef BERT_X86_KERNELS
+    cpu_features(&avx512, &avx2, &vnni512, &bf16, &avxvnni);
+#endif
+    for (size_t l = 0; l < sizeof levels / sizeof *levels; l++) {
+        if (levels[l]) setenv("SQLITE_BERT_ISA", levels[l], 1);
+        else unsetenv("SQLITE_BERT_ISA");
+        /* The level's instruction sets and whether it allows the extensions. */
+        int wide = avx512 && (!levels[l] || strcmp(levels[l], "avx512") == 0);
+        int narrow = avx2 && (!levels[l] || strcmp(levels[l], "base") != 0);
+        int extensions = !levels[l];
+        const char *f32 = wide ? "f32-avx512" : narrow ? "f32-avx2" : "openblas";
+        const char *want_bf16 = wide && extensions && bf16 ? "bf16-avx512bf16"
+                                : wide ? "bf16-avx512" : narrow ? "bf16-avx2" : "portable";
+        const char *want_int8 = wide && extensions && vnni512 ? "int8-avx512vnni"
+                                : narrow && extensions && avxvnni ? "int8-avxvnni"
+                                : narrow ? "int8-avx2" : "portable";
+        bert_linear_plan plan = bert_linear_plan_for(bert_cpu_isa());
+        const char *level = levels[l] ? levels[l] : "(unset)";
+        const char *got = bert_linear_kernel_chosen(&plan, BERT_PRECISION_FLOAT32, 1, 384);
+        T_CHECK(strcmp(got, f32) == 0, "SQLITE_BERT_ISA=%s, float32, 1 row: %s, not %s", level, got, f32);
+        got = bert_linear_kernel_chosen(&plan, BERT_PRECISION_FLOAT32, 1, 392);
+        T_CHECK(strcmp(got, "openblas") == 0, "SQLITE_BERT_ISA=%s, float32, 392 columns: %s, not openblas", level, got);
+        got = bert_linear_kernel_chosen(&plan, BERT_PRECISION_BFLOAT16, 1, 384);
+        T_CHECK(strcmp(got, want_bf16) == 0, "SQLITE_BERT_ISA=%s, bfloat16: %s, not %s", level, got, want_bf16);
+        got = bert_linear_kernel_chosen(&plan, BERT_PRECISION_INT8, 500, 384);
+        T_CHECK(strcmp(got, want_int8) == 0, "SQLITE_BERT_ISA=%s, int8: %s, not %s", level, got, want_int8);
+    }
+    if (saved) setenv("SQLITE_BERT_ISA", saved, 1);
+    else unsetenv("SQLITE_BERT_ISA");
+    free(saved);
+}
+
 void suite_kernels(void)
 {
     check_steady_state_allocations();
@@ -285,4 +348,5 @@ void suite_kernels(void)
     check_kernel(BERT_LINEAR_AVX512, "avx512");
     check_plan_limits();
     check_isa_equivalence();
+    check_chosen_kernels();
 }

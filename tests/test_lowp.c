@@ -461,6 +461,42 @@ static void check_kernels(void)
     bert_workers_free(pool);
 }
 
+/* Products at the ends of the int8 range: every pair of adjacent columns
+ * is 127 * 127 twice over, which a 16-bit sum of two products (vpmaddubsw)
+ * only holds when neither side is shifted to unsigned; every kernel must
+ * give the exact int32 sum, as the portable kernel does. */
+static void check_int8_extremes(void)
+{
+    t_case("int8 kernels sum products of +-127 exactly (no 16-bit saturation)");
+    enum { N = 4, ROWS = 7, COLS = 96 };
+    static float in[N * COLS], w[ROWS * COLS], out[N * ROWS], ref[N * ROWS];
+    static int8_t q[ROWS * COLS];
+    float scale[ROWS];
+    int32_t row_sum[ROWS];
+    for (int c = 0; c < COLS; c++) {
+        in[c] = -1.0f;                           /* all -127 */
+        in[COLS + c] = 1.0f;                     /* all 127 */
+        in[2 * COLS + c] = c % 2 ? 1.0f : -1.0f; /* alternating */
+        in[3 * COLS + c] = c % 4 < 2 ? -1.0f : 1.0f;
+        for (int r = 0; r < ROWS; r++)
+            w[r * COLS + c] = r == 0 ? 1.0f : r == 1 ? -1.0f : r % 2 ? (c % 2 ? -1.0f : 1.0f) : (c % 4 < 2 ? 1.0f : -1.0f);
+    }
+    bert_int8_quantize_rows(q, scale, row_sum, w, ROWS, COLS);
+    bert_matrix m = {BERT_PRECISION_INT8, NULL, NULL, q, scale, row_sum};
+    T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, ref, in, &m, NULL, N, ROWS, COLS) == 0, "portable failed");
+    /* Row 0 of the input against weight row 0: 96 products of -127 * 127. */
+    T_CHECK(fabsf(ref[0] + COLS) < 1e-3f, "portable: %g, not %d", ref[0], -COLS);
+    int ran = 0;
+    for (int k = BERT_LOWP_PORTABLE + 1; k < BERT_LOWP_KERNELS; k++) {
+        if (bert_linear_matrix_with((bert_lowp_kernel)k, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) != 0) continue;
+        ran++;
+        for (int i = 0; i < N * ROWS; i++)
+            T_CHECK(out[i] == ref[i], "%s: output %d is %g, portable %g", bert_lowp_kernel_name((bert_lowp_kernel)k), i,
+                    out[i], ref[i]);
+    }
+    if (ran == 0) t_skip("this CPU has no int8 vector kernel");
+}
+
 /* Each bfloat16 kernel rounds its input rows itself (vectorized): against
  * an identity matrix, out[i][r] is x[i][r] as rounded, exactly. */
 static void check_input_rounding(void)
@@ -552,6 +588,7 @@ void suite_lowp(void)
     check_against_float32();
     check_no_allocation();
     check_kernels();
+    check_int8_extremes();
     check_input_rounding();
     check_isa_levels();
 }

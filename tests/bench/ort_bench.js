@@ -3,7 +3,11 @@
 // embedding out) with onnxruntime-node on the CPU, at batch 1 and batch 32,
 // padded exactly as the PyTorch run pads them.
 //
-//   node ort_bench.js MODEL.onnx IDS_JSON LABEL THREADS [OURS_F32]
+//   node ort_bench.js MODEL.onnx IDS_JSON LABEL THREADS [OURS_F32 [PRECISION]]
+//
+// PRECISION names the model's weights in the RESULT lines: "float32" (the
+// default) or "int8" (tests/bench/quantize_dynamic.py's graph); an int8
+// model's embeddings are compared with ours at float32 by cosine.
 //
 // onnxruntime-node is looked up in build/bench/node_modules (tests/bench/run.sh
 // installs it there: npm install --ignore-scripts onnxruntime-node), then on
@@ -71,7 +75,8 @@ async function run(ort, session, ids, size, out) {
 }
 
 async function main() {
-  const [onnxPath, idsPath, label, threadsArg, oursPath] = process.argv.slice(2);
+  const [onnxPath, idsPath, label, threadsArg, oursPath, precisionArg] = process.argv.slice(2);
+  const precision = precisionArg || 'float32';
   if (!onnxPath || !idsPath || !label || !threadsArg) {
     console.error('usage: node ort_bench.js MODEL.onnx IDS_JSON LABEL THREADS [OURS_F32]');
     process.exit(2);
@@ -101,7 +106,7 @@ async function main() {
     await run(ort, session, ids.slice(0, size), size, null);      // warm-up
     if (size === 1) {
       const rssAfter = process.memoryUsage().rss;
-      console.log(`MEMORY model=${label} engine=ort precision=float32 rss_before_kb=${Math.round(rssBefore / 1024)} ` +
+      console.log(`MEMORY model=${label} engine=ort precision=${precision} rss_before_kb=${Math.round(rssBefore / 1024)} ` +
                   `rss_after_kb=${Math.round(rssAfter / 1024)} growth_kb=${Math.round((rssAfter - rssBefore) / 1024)}`);
     }
     const out = ours ? new Float32Array(ours.length) : null;
@@ -109,8 +114,25 @@ async function main() {
     let padded = 0;
     for (const b of batches(ids, size)) padded += b.rows * b.longest;
     console.log(`RESULT model=${label} engine=ort batch=${size} sentences=${ids.length} tokens=${tokens} ` +
-                `padded_tokens=${padded} seconds=${seconds.toFixed(6)} cpu_seconds=${cpuSeconds.toFixed(3)}`);
-    if (ours) {
+                `padded_tokens=${padded} seconds=${seconds.toFixed(6)} cpu_seconds=${cpuSeconds.toFixed(3)} ` +
+                `precision=${precision}`);
+    if (ours && precision !== 'float32') {
+      const dim = ours.length / ids.length;
+      let min = 1, sum = 0;
+      for (let s = 0; s < ids.length; s++) {
+        let dot = 0, a2 = 0, b2 = 0;
+        for (let i = s * dim; i < (s + 1) * dim; i++) {
+          dot += out[i] * ours[i];
+          a2 += out[i] * out[i];
+          b2 += ours[i] * ours[i];
+        }
+        const cos = dot / Math.sqrt(a2 * b2);
+        min = Math.min(min, cos);
+        sum += cos;
+      }
+      console.log(`CHECK model=${label} what=ort-${precision}-b${size}-vs-ours-float32 ` +
+                  `min_cos=${min.toFixed(5)} mean_cos=${(sum / ids.length).toFixed(5)}`);
+    } else if (ours) {
       let worst = 0;
       for (let i = 0; i < ours.length; i++) worst = Math.max(worst, Math.abs(out[i] - ours[i]));
       console.log(`CHECK model=${label} what=ours-vs-ort-b${size} max_abs_diff=${worst.toExponential(2)}`);

@@ -72,7 +72,7 @@ def precision_table(results, reduced, checks, memory):
     out = ["", "Reduced precision (bert_load's \"precision\"): tokens per CPU-second, and their ratio to ONNX "
            "Runtime float32", "(row by row: its batch 1; batched: its batch 32) and to our float32; resident set "
            "growth after first use; cosine to our float32.", ""]
-    header = (f"{'model':<10} {'precision':<9} {'row/cs':>8} {'/ORT b1':>7} {'/f32':>5}   {'batch/cs':>8} "
+    header = (f"{'model':<16} {'precision':<9} {'row/cs':>8} {'/ORT b1':>7} {'/f32':>5}   {'batch/cs':>8} "
               f"{'/ORT b32':>8} {'/f32':>5}   {'RSS MB':>7} {'/f32':>5}   {'min cos':>8} {'mean cos':>8}")
     out.append(header)
     out.append("-" * len(header))
@@ -94,13 +94,22 @@ def precision_table(results, reduced, checks, memory):
                 continue
             mem = growth.get((label, "ours", p))
             mc = cos.get((label, p))
-            out.append(f"{label:<10} {p:<9} {s1 or 0:8.0f} {ratio(s1, ort1):>7} {ratio(s1, f1):>5}   "
+            out.append(f"{label:<16} {p:<9} {s1 or 0:8.0f} {ratio(s1, ort1):>7} {ratio(s1, f1):>5}   "
                        f"{sall or 0:8.0f} {ratio(sall, ort32):>8} {ratio(sall, fall):>5}   "
                        f"{mem if mem is not None else float('nan'):7.1f} {ratio(mem, fmem):>5}   "
                        f"{(f'{mc[0]:.5f}' if mc else '-'):>8} {(f'{mc[1]:.5f}' if mc else '-'):>8}")
+        o1, oall = speed.get((label, "ort", "int8", "1")), speed.get((label, "ort", "int8", "32"))
+        if o1 or oall:
+            i1, iall = speed.get((label, "ours", "int8", "1")), speed.get((label, "ours", "int8", "all"))
+            oc = cos.get((label, "ort-int8-b1"))
+            out.append(f"{label:<16} {'ORT int8':<9} {o1 or 0:8.0f} {ratio(o1, ort1):>7} {'':>5}   "
+                       f"{oall or 0:8.0f} {ratio(oall, ort32):>8} {'':>5}   {'':>7} {'':>5}   "
+                       f"{(f'{oc[0]:.5f}' if oc else '-'):>8} {(f'{oc[1]:.5f}' if oc else '-'):>8}")
+            out.append(f"{label:<16} ours int8 / ONNX Runtime int8: row by row {ratio(i1, o1)}, "
+                       f"batched (against its batch 32) {ratio(iall, oall)}")
         om = growth.get((label, "ort", "float32"))
         if om is not None:
-            out.append(f"{label:<10} (ONNX Runtime float32: resident set growth {om:.1f} MB from creating the "
+            out.append(f"{label:<16} (ONNX Runtime float32: resident set growth {om:.1f} MB from creating the "
                        f"session to after its first run)")
     return out
 
@@ -147,15 +156,15 @@ def main():
         if os.path.exists(path):
             with open(path, encoding="utf-8") as f:
                 lengths[label] = [len(s) for s in json.load(f)]
-    any_lengths = next(iter(lengths.values()), None)
-    if any_lengths:
-        out.append(f"sentences: {len(any_lengths)} (tests/bench/sentences.txt), {sum(any_lengths)} real tokens, "
-                   f"{min(any_lengths)} to {max(any_lengths)} a sentence, mean {sum(any_lengths) / len(any_lengths):.1f}")
+    for label, ls in lengths.items():
+        if ls:
+            out.append(f"{label}: {len(ls)} texts, {sum(ls)} real tokens, {min(ls)} to {max(ls)} a text, "
+                       f"mean {sum(ls) / len(ls):.1f}")
     out.append("")
 
-    header = (f"{'model':<10} {'engine':<32} {'batch':>5} {'seconds':>8} {'cpu/wall':>8} {'tokens/s':>9} "
+    header = (f"{'model':<16} {'engine':<32} {'batch':>5} {'seconds':>8} {'cpu/wall':>8} {'tokens/s':>9} "
               f"{'ours/peer':>9} {'GFLOP/s':>8} {'% sgemm':>8}   {'tokens':>9} {'ours/peer':>9} {'% sgemm':>8}")
-    out.append(f"{'':<97}{'per CPU-second':-^30}")
+    out.append(f"{'':<103}{'per CPU-second':-^30}")
     out.append(header)
     out.append("-" * len(header))
     for label, model_dir in models.items():
@@ -181,9 +190,9 @@ def main():
             tpc = f"{cpu_speed[key]:9.0f}" if key in cpu_speed else f"{'-':>9}"
             cpu_pct = (f"{100 * flops / float(r['cpu_seconds']) * 1e-9 / cpu_ceiling:.1f}%"
                        if key in cpu_speed and cpu_ceiling else "-")
-            out.append(f"{label:<10} {name:<32} {r['batch']:>5} {secs:8.2f} {cpu:>8} {speed[key]:9.0f} "
+            out.append(f"{label:<16} {name:<32} {r['batch']:>5} {secs:8.2f} {cpu:>8} {speed[key]:9.0f} "
                        f"{ratio:>9} {gflops:8.1f} {pct:>8}   {tpc} {cpu_ratio:>9} {cpu_pct:>8}")
-        out.append(f"{'':<10} ({L} layers, hidden {H}, ffn {I}: {flops * 1e-9:.0f} GFLOP for the whole list)")
+        out.append(f"{'':<16} ({L} layers, hidden {H}, ffn {I}: {flops * 1e-9:.0f} GFLOP for the whole list)")
     out.append("")
     out.append("ours/peer: our tokens/s over the peer's, row by row against batch 1, bert_embed_each "
                "against batch 32 (above 1: we are faster).")
@@ -210,7 +219,7 @@ def main():
         out.append("")
         out.append("Same computation (largest |difference| between embeddings):")
         for c in diffs:
-            out.append(f"  {c['model']:<10} {c['what']:<24} {c['max_abs_diff']}")
+            out.append(f"  {c['model']:<16} {c['what']:<24} {c['max_abs_diff']}")
 
     out.extend(precision_table(results, reduced, checks, memory))
 

@@ -12,6 +12,12 @@
 #   BENCH_ORT_VERSION onnxruntime-node version to install (default 1.30.0)
 #   BENCH_QUERY_ROWS  stored vectors for the query-constant rows (default 100000)
 #   BENCH_PRECISIONS  reduced precisions of ours beside float32 (default "bfloat16 int8")
+#   BENCH_TORCH       0: PyTorch only exports the ONNX file, untimed (default 1)
+#   BENCH_EXTRA       0: leaves out the rows of ours alone and the reranking (default 1)
+#   BENCH_LONG        texts of about 450 tokens for bert-base (label bert-base-long): the
+#                     number of texts (default 12; 0 leaves the workload out)
+#   BENCH_AVX2        1 (the default on a CPU with AVX-512): ours also held to AVX2
+#                     (SQLITE_BERT_ISA=avx2, OPENBLAS_CORETYPE=Haswell), labels NAME@avx2
 #
 # Ours runs at float32 and at each of BENCH_PRECISIONS (bert_load's
 # "precision"), each in a process of its own so that its resident set
@@ -19,8 +25,19 @@
 # on the same sentences.  report.py puts them in a table of their own,
 # against ONNX Runtime float32 and our float32.
 #
+# Each workload runs ONNX Runtime twice: on the float32 ONNX file and on
+# the int8 graph that onnxruntime's quantize_dynamic emits
+# (DynamicQuantizeLinear + MatMulInteger, int8 weights, one scale a tensor),
+# written from the float32 file by tests/bench/quantize_dynamic.py
+# (Debian's python3-onnx).  The long-text workload (bert-base-long) joins
+# consecutive sentences of sentences.txt into texts of about 450 tokens.
+# At the AVX2 level (NAME@avx2 rows) only ours runs: ONNX Runtime has no
+# switch that holds its kernels to AVX2 on an AVX-512 CPU, so no peer is
+# comparable there.
+#
 # After the peers' comparison, three sets of rows of ours alone (extra.txt,
 # appended to results.txt):
+#   - bert-base on the long texts at one thread and at the default count;
 #   - the demo model (model/demo, 4 x 256) on 1,000 short texts (about 12
 #     tokens each), batched against row by row;
 #   - a busy machine: a busy-loop process pinned to the last core while the
@@ -51,6 +68,12 @@ threads=${BENCH_THREADS:-$(nproc)}
 limit=${BENCH_SENTENCES:-0}
 models=${BENCH_MODELS:-bert-base minilm}
 precisions=${BENCH_PRECISIONS:-bfloat16 int8}
+long_texts=${BENCH_LONG:-12}
+torch_timing=${BENCH_TORCH:-1}
+extra_rows=${BENCH_EXTRA:-1}
+avx2_default=0
+grep -q avx512f /proc/cpuinfo 2>/dev/null && avx2_default=1
+avx2_level=${BENCH_AVX2:-$avx2_default}
 ort_version=${BENCH_ORT_VERSION:-1.30.0}
 vocab=${BERT_TEST_VOCAB:-tests/fixtures/bert-base-uncased/vocab.txt}
 CC=${CC:-cc}
@@ -160,6 +183,15 @@ fi
 [ $have_ort = 1 ] || echo "note: no onnxruntime-node; install node and npm, then: npm install --ignore-scripts --prefix $out onnxruntime-node (ONNX Runtime skipped)"
 [ $have_torch = 1 ] || have_ort=0     # the ONNX file is exported from PyTorch
 
+have_onnx=0
+if $python -c 'import onnx' 2>/dev/null; then
+    have_onnx=1
+elif [ $have_ort = 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    step "installing python3-onnx with apt-get"
+    apt-get install -y -qq python3-onnx >> "$log" 2>&1 && have_onnx=1
+fi
+[ $have_onnx = 1 ] || echo "note: no python3-onnx (sudo apt-get install python3-onnx): ONNX Runtime int8 skipped"
+
 # ---- the ceiling
 step "measuring the cblas_sgemm ceiling ($threads thread(s))"
 "$out/sgemm_peak" 2048 10 > "$out/step.txt"
@@ -170,41 +202,74 @@ if [ -n "${OPENBLAS_CORETYPE:-}" ]; then
     sed 's/$/ env=autodetect/' "$out/step.txt" | tee -a "$raw"
 fi
 
-# ---- the measurements, model by model
-args=""
+# ---- the long texts: consecutive sentences joined until about 450 tokens
+# (385 words of sentences.txt make 420 to 470 of bert-base-uncased's tokens)
+awk -v want="$long_texts" 'NF && !/^#/ { s[n++] = $0 }
+    END { t = ""; w = 0; k = 0
+          for (i = 0; n && k < want; i = (i + 1) % n) {
+              t = t (w ? " " : "") s[i]; w += split(s[i], a, " ")
+              if (w >= 385) { print t; t = ""; w = 0; k++ } } }' "$here/sentences.txt" > "$out/long.txt"
+
+# ---- the measurements, workload by workload: LABEL MODEL TEXTS
+workloads=""
 for name in $models; do
+    workloads="$workloads $name:$name:$here/sentences.txt"
+done
+case " $models " in
+    *" bert-base "*) [ "$long_texts" -gt 0 ] && workloads="$workloads bert-base-long:bert-base:$out/long.txt" ;;
+esac
+args=""
+for spec in $workloads; do
+    label=${spec%%:*}; rest=${spec#*:}; name=${rest%%:*}; texts=${rest#*:}
     dir=$out/models/$name
     if [ ! -d "$dir" ]; then
         echo "run.sh: unknown model '$name' in BENCH_MODELS (bert-base, minilm)" >&2
         exit 2
     fi
-    args="$args $name=$dir"
-    step "$name: ours, row by row and batched"
-    record "$out/bench_embed" ./bert.so "$dir" "$here/sentences.txt" "$name" "$out" "$limit" || exit 1
+    args="$args $label=$dir"
+    step "$label: ours, row by row and batched"
+    record "$out/bench_embed" ./bert.so "$dir" "$texts" "$label" "$out" "$limit" || exit 1
     for precision in $precisions; do
-        step "$name: ours at $precision, row by row and batched"
-        BENCH_LOAD_OPTIONS="{\"precision\": \"$precision\"}" BENCH_REFERENCE="$out/$name.ours.f32" \
-            record "$out/bench_embed" ./bert.so "$dir" "$here/sentences.txt" "$name" "$out" "$limit" || true
+        step "$label: ours at $precision, row by row and batched"
+        BENCH_LOAD_OPTIONS="{\"precision\": \"$precision\"}" BENCH_REFERENCE="$out/$label.ours.f32" \
+            record "$out/bench_embed" ./bert.so "$dir" "$texts" "$label" "$out" "$limit" || true
     done
-    rm -f "$out/$name.onnx"
+    rm -f "$out/$label.onnx" "$out/$label.int8.onnx"
     if [ $have_torch = 1 ]; then
-        step "$name: PyTorch, batch 1 and 32"
+        step "$label: PyTorch, batch 1 and 32"
         onnx=""
-        [ $have_ort = 1 ] && onnx="--onnx $out/$name.onnx"
+        [ $have_ort = 1 ] && onnx="--onnx $out/$label.onnx"
+        [ "$torch_timing" = 0 ] && onnx="$onnx --export-only"
         # shellcheck disable=SC2086
-        record $python "$here/torch_bench.py" "$dir" "$out/$name.ids.json" "$name" --threads "$threads" \
-            --ours "$out/$name.ours.f32" $onnx || true
+        record $python "$here/torch_bench.py" "$dir" "$out/$label.ids.json" "$label" --threads "$threads" \
+            --ours "$out/$label.ours.f32" $onnx || true
     fi
-    if [ $have_ort = 1 ] && [ -f "$out/$name.onnx" ]; then
-        step "$name: ONNX Runtime, batch 1 and 32"
-        record node "$here/ort_bench.js" "$out/$name.onnx" "$out/$name.ids.json" "$name" "$threads" \
-            "$out/$name.ours.f32" || true
-        rm -f "$out/$name.onnx"
+    if [ $have_ort = 1 ] && [ -f "$out/$label.onnx" ]; then
+        step "$label: ONNX Runtime, batch 1 and 32"
+        record node "$here/ort_bench.js" "$out/$label.onnx" "$out/$label.ids.json" "$label" "$threads" \
+            "$out/$label.ours.f32" || true
+        if [ $have_onnx = 1 ] && $python "$here/quantize_dynamic.py" "$out/$label.onnx" "$out/$label.int8.onnx" >> "$log" 2>&1; then
+            step "$label: ONNX Runtime int8 (quantize_dynamic's graph), batch 1 and 32"
+            record node "$here/ort_bench.js" "$out/$label.int8.onnx" "$out/$label.ids.json" "$label" "$threads" \
+                "$out/$label.ours.f32" int8 || true
+        fi
+        rm -f "$out/$label.onnx" "$out/$label.int8.onnx"
+    fi
+    if [ "$avx2_level" = 1 ]; then
+        step "$label: ours held to AVX2 (SQLITE_BERT_ISA=avx2, OPENBLAS_CORETYPE=Haswell)"
+        args="$args $label@avx2=$dir"
+        SQLITE_BERT_ISA=avx2 OPENBLAS_CORETYPE=Haswell \
+            record "$out/bench_embed" ./bert.so "$dir" "$texts" "$label@avx2" "$out" "$limit" || true
+        for precision in $precisions; do
+            SQLITE_BERT_ISA=avx2 OPENBLAS_CORETYPE=Haswell BENCH_LOAD_OPTIONS="{\"precision\": \"$precision\"}" \
+                BENCH_REFERENCE="$out/$label@avx2.ours.f32" \
+                record "$out/bench_embed" ./bert.so "$dir" "$texts" "$label@avx2" "$out" "$limit" || true
+        done
     fi
 done
 
 # ---- the demo model (trained weights, float16) at every precision
-if [ -f model/demo/model.safetensors ]; then
+if [ "$extra_rows" = 1 ] && [ -f model/demo/model.safetensors ]; then
     step "demo: ours at float32 and $precisions, row by row and batched"
     record "$out/bench_embed" ./bert.so model/demo "$here/sentences.txt" demo-model "$out" "$limit" || true
     for precision in $precisions; do
@@ -237,7 +302,20 @@ summarize() {    # LABEL, then bench_embed's arguments
               printf "%-44s row by row %7.3f s (cpu %6.3f), batched %7.3f s (cpu %6.3f), %s tokens\n",
                      label, row, cpu["1"], all, cpu["all"], k[2] }' "$out/step.txt"
 }
-if [ -f model/demo/model.safetensors ]; then
+if [ -d "$out/models/bert-base" ] && [ "$long_texts" -gt 0 ]; then
+    step "bert-base on the long texts: one thread against the default"
+    # Twice each, alternating, so that a change in the machine's load falls on both.
+    for round in 1 2; do
+        for n in 1 "$threads"; do
+            BENCH_LOAD_OPTIONS="{\"threads\": $n}" summarize "bert-base, ~450-token texts, threads $n ($round)" \
+                ./bert.so "$out/models/bert-base" "$out/long.txt" "long-$n" "$out" "$limit" | tee -a "$extra"
+        done
+    done
+    awk '/~450-token texts, threads/ { if ($5 == "1") one += $10; else many += $10 }
+         END { if (many > 0) printf "two rounds, row by row: threads %s over threads 1: %.2fx\n", "'"$threads"'", one / many }' \
+        "$extra" | tee -a "$extra"
+fi
+if [ "$extra_rows" = 1 ] && [ -f model/demo/model.safetensors ]; then
     step "demo model: short texts, row by row and batched"
     summarize "demo, short texts, $threads thread(s)" ./bert.so model/demo "$out/short.txt" demo "$out" | tee -a "$extra"
     cores=$(nproc)
@@ -273,7 +351,7 @@ fi
 # ---- the tokenizer on its own, when its benchmark is there (make bench
 # builds it as build/bench_tokenizer; run directly, this script builds it)
 rm -f "$out/tokenizer.txt"
-if [ -f "$here/bench_tokenizer.c" ]; then
+if [ "$extra_rows" = 1 ] && [ -f "$here/bench_tokenizer.c" ]; then
     step "tokenizer"
     tok=build/bench_tokenizer
     if [ ! -x "$tok" ] || [ -n "$(find "$here/bench_tokenizer.c" ext -newer "$tok" -name '*.[ch]' 2>/dev/null)" ]; then
@@ -292,7 +370,7 @@ fi
 
 # Cross-encoder reranking: pairs per second, row by row and in packed
 # batches, against ONNX Runtime (tests/bench/rerank_bench.py).
-if [ $have_torch = 1 ]; then
+if [ $have_torch = 1 ] && [ "$extra_rows" = 1 ]; then
     step "rerank"
     $python "$here/rerank_bench.py" --threads "$threads" > "$out/rerank.txt" 2>> "$log" ||
         echo "(rerank_bench.py failed: see $log)" >> "$out/rerank.txt"

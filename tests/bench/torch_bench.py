@@ -158,6 +158,8 @@ def main():
     ap.add_argument("--threads", type=int, required=True)
     ap.add_argument("--ours", help="the extension's embeddings (float32, sentence after sentence)")
     ap.add_argument("--onnx", help="export the model here for ONNX Runtime")
+    ap.add_argument("--export-only", action="store_true",
+                    help="only export the ONNX file (no PyTorch timings: they take long on a busy machine)")
     a = ap.parse_args()
 
     torch.set_num_threads(a.threads)
@@ -175,7 +177,7 @@ def main():
     if a.ours:
         ours = torch.from_numpy(np.fromfile(a.ours, dtype="<f4").reshape(len(ids), config["hidden_size"]))
     with torch.inference_mode():
-        for size in (1, 32):
+        for size in () if a.export_only else (1, 32):
             run(model, ids[:size], size)                  # warm-up
             seconds, cpu_seconds, emb = run(model, ids, size)
             padded = sum(t.numel() for t, _ in batches(ids, size))

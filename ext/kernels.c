@@ -1,0 +1,39 @@
+/*
+ * kernels.c - the table of projection kernels (kernels.h): which precision
+ * each computes and what the CPU must have for it.  A kernel file for a
+ * new instruction set adds its lines here, under the same guard as its
+ * functions.
+ */
+#include "kernels.h"
+
+const bert_kernel bert_kernels_table[] = {
+#ifdef BERT_X86_KERNELS
+    /* float32: only for a few rows, or where OpenBLAS is held to AVX2 (linear.c). */
+    {BERT_LOWP_AUTO, BERT_LINEAR_AVX512, "f32-avx512", BERT_PRECISION_FLOAT32, BERT_ISA_AVX512, 0, 0, bert_f32_avx512},
+    {BERT_LOWP_AUTO, BERT_LINEAR_AVX2, "f32-avx2", BERT_PRECISION_FLOAT32, BERT_ISA_AVX2, 0, 0, bert_f32_avx2},
+    /* Measured with AVX-512 (one thread, W from RAM,
+     * tests/bench/bench_kernels.c), the 512-bit dot products lead at every
+     * row count from 1 (768x768, GFLOP/s at 1 / 2 / 16 rows: int8 VNNI 49 /
+     * 103 / 244 against AVX2's 42 / 76 / 103; bfloat16 vdpbf16ps 20 / 40 /
+     * 164 against 18 / 35 / 69). */
+    {BERT_LOWP_BF16_DP512, BERT_LINEAR_AUTO, "bf16-avx512bf16", BERT_PRECISION_BFLOAT16, BERT_ISA_AVX512,
+     BERT_CPU_AVX512_BF16, 0, bert_bf16_avx512bf16},
+    {BERT_LOWP_BF16_AVX512, BERT_LINEAR_AUTO, "bf16-avx512", BERT_PRECISION_BFLOAT16, BERT_ISA_AVX512, 0, 0,
+     bert_bf16_avx512},
+    {BERT_LOWP_BF16_AVX2, BERT_LINEAR_AUTO, "bf16-avx2", BERT_PRECISION_BFLOAT16, BERT_ISA_AVX2, 0, 0, bert_bf16_avx2},
+    {BERT_LOWP_INT8_VNNI512, BERT_LINEAR_AUTO, "int8-avx512vnni", BERT_PRECISION_INT8, BERT_ISA_AVX512,
+     BERT_CPU_AVX512_VNNI, 128, bert_int8_avx512vnni},
+    {BERT_LOWP_INT8_AVXVNNI, BERT_LINEAR_AUTO, "int8-avxvnni", BERT_PRECISION_INT8, BERT_ISA_AVX2, BERT_CPU_AVX_VNNI,
+     128, bert_int8_avxvnni},
+    {BERT_LOWP_INT8_AVX2, BERT_LINEAR_AUTO, "int8-avx2", BERT_PRECISION_INT8, BERT_ISA_AVX2, 0, 0, bert_int8_avx2},
+#endif
+    {BERT_LOWP_PORTABLE, BERT_LINEAR_AUTO, "portable", BERT_PRECISION_BFLOAT16, BERT_ISA_BASE, 0, 0,
+     bert_bf16_portable},
+    {BERT_LOWP_PORTABLE, BERT_LINEAR_AUTO, "portable", BERT_PRECISION_INT8, BERT_ISA_BASE, 0, 0, bert_int8_portable},
+    {BERT_LOWP_AUTO, BERT_LINEAR_AUTO, NULL, BERT_PRECISION_FLOAT32, BERT_ISA_BASE, 0, 0, NULL},
+};
+
+int bert_kernel_runs(const bert_kernel *k, bert_isa isa, unsigned ext)
+{
+    return isa >= k->isa && (ext & k->extensions) == k->extensions;
+}

@@ -1,0 +1,153 @@
+/*
+ * kernels.h - the projection kernels: out[i][r] = x_i . w_r (+ b[r]) for a
+ * span of input rows and weight rows, one file per instruction set:
+ *
+ *   kernels_portable.c  plain C, any CPU: bfloat16 and int8
+ *   kernels_avx2.c      AVX2 and FMA: float32, bfloat16 (widened), int8
+ *                       (vpmaddubsw with the sign trick; vpdpbusd with AVX-VNNI)
+ *   kernels_avx512.c    AVX-512 (F and BW): float32, bfloat16 (widened;
+ *                       vdpbf16ps with AVX512_BF16), int8 (vpdpbusd, AVX512_VNNI)
+ *
+ * A new instruction set is a new file with functions of the bert_kernel_fn
+ * type, and a line each in the kernel table (bert_kernels_table,
+ * kernels.c) that says which precision it computes and what the CPU must
+ * have; linear.c and linear_lowp.c choose from the table.
+ *
+ * Every vector kernel has one shape, whatever the precision: a block of
+ * input rows against a block of weight rows, one accumulator a pair held
+ * in a register, dot products of contiguous rows summed across the vector
+ * at the end, the columns past the last whole vector summed in plain C
+ * (bert_tail_float, bert_tail_int), and the weight block PREFETCH_AHEAD
+ * blocks ahead fetched into L2 a few lines at each step (bert_prefetcher).
+ * W is read where it lies, row-major as the checkpoint stores it.
+ */
+#ifndef BERT_KERNELS_H
+#define BERT_KERNELS_H
+
+#include "cpu.h"
+#include "linear.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One product's operands, as every kernel takes them. */
+typedef struct {
+    const bert_matrix *w;     /* weights, [rows x cols], of the kernel's precision */
+    const float *x_f32;       /* float32: the input rows [n x cols] */
+    const uint16_t *x_bf16;   /* bfloat16: the input rows rounded to bfloat16 */
+    const int8_t *x_i8;       /* int8: the quantized input rows (+128 for vpdpbusd, see input_offset) */
+    const float *x_scale;     /* int8: their scales */
+    const float *b;           /* bias [rows], or NULL */
+    float *out;               /* [n x rows] */
+    int n, rows, cols;
+} bert_kernel_args;
+
+/* Input rows i0..i1 against weight rows r0..r1. */
+typedef void (*bert_kernel_fn)(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+
+/* A kernel and what it needs. */
+typedef struct {
+    bert_lowp_kernel id;       /* its number in bert_lowp_kernel; float32's: BERT_LOWP_AUTO */
+    bert_linear_kernel f32_id; /* float32 kernels: their number in bert_linear_kernel */
+    const char *name;
+    bert_precision precision;
+    bert_isa isa;              /* the instruction set it needs, at least */
+    unsigned extensions;       /* BERT_CPU_* flags it needs besides */
+    int input_offset;          /* int8: added to the quantized input (128: unsigned bytes) */
+    bert_kernel_fn run;
+} bert_kernel;
+
+/* Every kernel this build has, fastest first within each precision; ends
+ * with an entry whose run is NULL. */
+extern const bert_kernel bert_kernels_table[];
+
+/* 1 when a CPU of instruction set isa with extensions ext runs k. */
+int bert_kernel_runs(const bert_kernel *k, bert_isa isa, unsigned ext);
+
+/* One output of an int8 product from its exact int32 sum: every kernel
+ * ends here, so all agree to the bit. */
+static inline float bert_int8_output(int32_t sum, float xscale, float wscale, const float *b, int r)
+{
+    float v = (float)sum * (xscale * wscale);
+    return b ? v + b[r] : v;
+}
+
+/* Columns c0..cols of input row i against weight row r, in plain C: the
+ * end of a float32 or bfloat16 dot product past the last whole vector. */
+static inline float bert_tail_float(const bert_kernel_args *a, int i, int r, int c0)
+{
+    float sum = 0.0f;
+    size_t xi = (size_t)i * a->cols, wr = (size_t)r * a->cols;
+    if (a->w->precision == BERT_PRECISION_FLOAT32)
+        for (int c = c0; c < a->cols; c++) sum += a->x_f32[xi + c] * a->w->f32[wr + c];
+    else
+        for (int c = c0; c < a->cols; c++)
+            sum += bert_f32_from_bf16(a->x_bf16[xi + c]) * bert_f32_from_bf16(a->w->bf16[wr + c]);
+    return sum;
+}
+
+/* The same for int8, exact, with the input as stored (offset included). */
+static inline int32_t bert_tail_int(const bert_kernel_args *a, int i, int r, int c0, int input_offset)
+{
+    int32_t sum = 0;
+    const int8_t *x = a->x_i8 + (size_t)i * a->cols, *w = a->w->i8 + (size_t)r * a->cols;
+    for (int c = c0; c < a->cols; c++) {
+        /* Stored with the offset, the byte is read back unsigned. */
+        int32_t xv = input_offset ? (int32_t)(uint8_t)x[c] : (int32_t)x[c];
+        sum += xv * w[c];
+    }
+    return sum;
+}
+
+/* Weight blocks between the one computed and the one fetched. */
+#define PREFETCH_AHEAD 2
+
+/* The weight block PREFETCH_AHEAD ahead, fetched a few lines at each step
+ * of every block of input rows, so that requests to memory stay in flight
+ * while the current block is computed (one burst at its start leaves the
+ * rest of the time unused, and a sentence's rows take W from RAM).  Into
+ * L2 rather than L1: requests to L1 stall the loop once its few miss slots
+ * are taken; into L2 more are in flight, and the loads then find W there.
+ * Measured, 16 rows of 768x768: bfloat16 119 -> 146-162 GFLOP/s. */
+typedef struct {
+    const char *at, *end; /* lines still to fetch */
+    int per_step;         /* lines a step */
+} bert_prefetcher;
+
+/* For a walk over weight blocks of `block_rows` rows of `row_bytes`, each
+ * taken by input rows i0..i1 in blocks of `input_block`, `step` columns a
+ * step. */
+static inline bert_prefetcher bert_prefetcher_for(size_t row_bytes, int block_rows, int i0, int i1,
+                                                  int input_block, int cols, int step)
+{
+    int steps = (i1 - i0 + input_block - 1) / input_block * (cols / step > 0 ? cols / step : 1);
+    int lines = (int)((row_bytes * (size_t)block_rows + 63) / 64);
+    bert_prefetcher pf = {NULL, NULL, (lines + steps - 1) / steps};
+    return pf;
+}
+
+/* Aims pf at weight block `r` + PREFETCH_AHEAD blocks, when it is inside
+ * rows below r1; else at nothing. */
+static inline void bert_prefetcher_aim(bert_prefetcher *pf, const void *w, size_t row_bytes, int r, int block_rows,
+                                       int r1)
+{
+    int ahead = r + PREFETCH_AHEAD * block_rows;
+    pf->at = ahead + block_rows <= r1 ? (const char *)w + (size_t)ahead * row_bytes : NULL;
+    pf->end = pf->at ? pf->at + (size_t)block_rows * row_bytes : NULL;
+}
+
+/* The kernels, by file. */
+void bert_bf16_portable(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_int8_portable(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+#ifdef BERT_X86_KERNELS
+void bert_f32_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_bf16_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_int8_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_int8_avxvnni(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_f32_avx512(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_bf16_avx512(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_bf16_avx512bf16(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_int8_avx512vnni(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+#endif
+
+#endif

@@ -1,0 +1,187 @@
+/*
+ * kernels_avx2.c - the projection kernels on AVX2 and FMA (kernels.h):
+ * blocks of 3 input rows x 4 weight rows, 12 accumulators of 256 bits
+ * (with the input vectors and one weight vector, the 16 registers).
+ *
+ *   bert_f32_avx2       float32, FMA, 8 columns a step
+ *   bert_bf16_avx2      bfloat16 widened to float32 in registers, FMA, 8 a step
+ *   bert_int8_avx2      vpmaddubsw on 8-bit operands with the sign trick, 32 a step
+ *   bert_int8_avxvnni   vpdpbusd (AVX-VNNI): groups of four byte products, 32 a step
+ *
+ * One block function and one walk for all four, as in kernels_avx512.c.
+ * The sign trick (as llama.cpp's AVX2 dot products): vpmaddubsw multiplies
+ * unsigned by signed bytes and sums pairs into int16; given |x| and w
+ * carrying x's sign, each product is x * w exactly and a pair's sum is at
+ * most 2 * 127 * 127 = 32258 (both sides are quantized within [-127, 127]),
+ * never saturating; vpmaddwd by ones then sums pairs of those into int32.
+ * Its blocks are 3 x 3, so that |x| of each row, the weight vector and the
+ * ones stay in registers too.  Even so it issues as many instructions per
+ * product as float32's FMA does (sign, vpmaddubsw, vpmaddwd, add for 32
+ * products against 4 FMAs): int8 gains over float32 on AVX2 where W's
+ * bytes are what limits, at a few rows, not once the products are
+ * compute-bound.
+ */
+#include "kernels.h"
+
+#ifdef BERT_X86_KERNELS
+#include "hsum_x86.h"
+
+#include <immintrin.h>
+
+#define TARGET __attribute__((target("avx2,fma,avxvnni")))
+
+enum { RM = 3, RN = 4 };
+
+typedef enum { F32, BF16_WIDEN, INT8_SIGN, INT8_VNNI } kind;
+
+TARGET BERT_INLINE int step_of(kind k)
+{
+    return k == INT8_SIGN || k == INT8_VNNI ? 32 : 8;
+}
+
+/* Weight rows a block: the sign trick needs two more registers. */
+TARGET BERT_INLINE int block_rows_of(kind k)
+{
+    return k == INT8_SIGN ? 3 : RN;
+}
+
+TARGET BERT_INLINE __m256 widen(const uint16_t *p)
+{
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
+}
+
+TARGET BERT_INLINE __m256i load(kind k, const bert_kernel_args *a, int input, size_t row, int c)
+{
+    size_t at = row * (size_t)a->cols + (size_t)c;
+    switch (k) {
+    case F32: return _mm256_castps_si256(_mm256_loadu_ps((input ? a->x_f32 : a->w->f32) + at));
+    case BF16_WIDEN: return _mm256_castps_si256(widen((input ? a->x_bf16 : a->w->bf16) + at));
+    default: return _mm256_loadu_si256((const __m256i *)((input ? a->x_i8 : a->w->i8) + at));
+    }
+}
+
+/* The VEX-encoded vpdpbusd (registers 0-15), written out as in
+ * kernels_avx512.c. */
+TARGET BERT_INLINE __m256i dpbusd(__m256i acc, __m256i u, __m256i s)
+{
+    __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(u), "xm"(s));
+    return acc;
+}
+
+TARGET BERT_INLINE __m256i multiply_add(kind k, __m256i acc, __m256i x, __m256i w)
+{
+    switch (k) {
+    case F32:
+    case BF16_WIDEN:
+        return _mm256_castps_si256(_mm256_fmadd_ps(_mm256_castsi256_ps(x), _mm256_castsi256_ps(w),
+                                                   _mm256_castsi256_ps(acc)));
+    case INT8_SIGN: {
+        __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(x), _mm256_sign_epi8(w, x));
+        return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+    }
+    default:
+        return dpbusd(acc, x, w);
+    }
+}
+
+TARGET BERT_INLINE void block(kind k, const int rm, const int rn, const bert_kernel_args *a, int i, int r,
+                              bert_prefetcher *pf)
+{
+    int step = step_of(k), body = a->cols - a->cols % step;
+    __m256i acc[RM][RN];
+    BERT_UNROLL for (int y = 0; y < rm; y++) BERT_UNROLL for (int e = 0; e < rn; e++) acc[y][e] = _mm256_setzero_si256();
+    for (int c = 0; c < body; c += step) {
+        for (int p = 0; p < pf->per_step && pf->at < pf->end; p++, pf->at += 64) _mm_prefetch(pf->at, _MM_HINT_T1);
+        __m256i xv[RM];
+        BERT_UNROLL for (int y = 0; y < rm; y++) xv[y] = load(k, a, 1, (size_t)(i + y), c);
+        BERT_UNROLL for (int e = 0; e < rn; e++) {
+            __m256i wv = load(k, a, 0, (size_t)(r + e), c);
+            BERT_UNROLL for (int y = 0; y < rm; y++) acc[y][e] = multiply_add(k, acc[y][e], xv[y], wv);
+        }
+    }
+    __m256i list[RM * RN + 3];
+    int count = 0;
+    BERT_UNROLL for (int y = 0; y < rm; y++) BERT_UNROLL for (int e = 0; e < rn; e++) list[count++] = acc[y][e];
+    BERT_UNROLL for (int g = count; g % 4 != 0; g++) list[g] = _mm256_setzero_si256();
+    union {
+        float f[RM * RN + 3];
+        int32_t i[RM * RN + 3];
+    } sums;
+    int integer = k == INT8_SIGN || k == INT8_VNNI, offset = k == INT8_VNNI ? 128 : 0;
+    BERT_UNROLL for (int g = 0; g < count; g += 4) {
+        if (integer)
+            _mm_storeu_si128((__m128i *)(sums.i + g), hsum4_256i(list[g], list[g + 1], list[g + 2], list[g + 3]));
+        else
+            _mm_storeu_ps(sums.f + g, hsum4_256(_mm256_castsi256_ps(list[g]), _mm256_castsi256_ps(list[g + 1]),
+                                                _mm256_castsi256_ps(list[g + 2]), _mm256_castsi256_ps(list[g + 3])));
+    }
+    BERT_UNROLL for (int y = 0; y < rm; y++) BERT_UNROLL for (int e = 0; e < rn; e++) {
+        float *o = a->out + (size_t)(i + y) * a->rows + r + e;
+        if (integer) {
+            /* vpdpbusd's input went in shifted by 128: take 128 times the
+             * weight row's sum back off. */
+            int32_t s = sums.i[y * rn + e] + bert_tail_int(a, i + y, r + e, body, offset) -
+                        offset * a->w->row_sum[r + e];
+            *o = bert_int8_output(s, a->x_scale[i + y], a->w->scale[r + e], a->b, r + e);
+        } else {
+            float v = sums.f[y * rn + e] + bert_tail_float(a, i + y, r + e, body);
+            *o = a->b ? v + a->b[r + e] : v;
+        }
+    }
+}
+
+TARGET BERT_INLINE void rows_through(kind k, const int rn, const bert_kernel_args *a, int i0, int i1, int r,
+                                     bert_prefetcher *pf)
+{
+    int i = i0;
+    for (; i + RM <= i1; i += RM) block(k, RM, rn, a, i, r, pf);
+    switch (i1 - i) {
+    case 1: block(k, 1, rn, a, i, r, pf); break;
+    case 2: block(k, 2, rn, a, i, r, pf); break;
+    default: break;
+    }
+}
+
+TARGET BERT_INLINE void walk(kind k, const bert_kernel_args *a, int i0, int i1, int r0, int r1)
+{
+    const int rn = block_rows_of(k);
+    size_t elem = k == F32 ? 4 : k == BF16_WIDEN ? 2 : 1;
+    const void *w = k == F32 ? (const void *)a->w->f32 : k == BF16_WIDEN ? (const void *)a->w->bf16 : (const void *)a->w->i8;
+    size_t row_bytes = (size_t)a->cols * elem;
+    bert_prefetcher pf = bert_prefetcher_for(row_bytes, rn, i0, i1, RM, a->cols, step_of(k));
+    int r = r0;
+    for (; r + rn <= r1; r += rn) {
+        bert_prefetcher_aim(&pf, w, row_bytes, r, rn, r1);
+        if (rn == RN) rows_through(k, RN, a, i0, i1, r, &pf);
+        else rows_through(k, 3, a, i0, i1, r, &pf);
+    }
+    pf.at = pf.end = NULL;
+    switch (r1 - r) {
+    case 1: rows_through(k, 1, a, i0, i1, r, &pf); break;
+    case 2: rows_through(k, 2, a, i0, i1, r, &pf); break;
+    case 3: rows_through(k, 3, a, i0, i1, r, &pf); break;
+    default: break;
+    }
+}
+
+TARGET void bert_f32_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
+{
+    walk(F32, a, i0, i1, r0, r1);
+}
+
+TARGET void bert_bf16_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
+{
+    walk(BF16_WIDEN, a, i0, i1, r0, r1);
+}
+
+TARGET void bert_int8_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
+{
+    walk(INT8_SIGN, a, i0, i1, r0, r1);
+}
+
+TARGET void bert_int8_avxvnni(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
+{
+    walk(INT8_VNNI, a, i0, i1, r0, r1);
+}
+
+#endif
