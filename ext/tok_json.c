@@ -65,7 +65,8 @@ int tok_json_vocab(const json_doc *tj, bert_vocab *v, char **err)
     if (!tj) return 0;
     int model = bert_json_member(tj, 0, "model");
     int vocab = model >= 0 ? bert_json_member(tj, model, "vocab") : -1;
-    if (vocab < 0 || tj->nodes[vocab].type != JSON_OBJECT) return 0;
+    /* An empty vocab (as tests and some exports write) leaves vocab.txt's. */
+    if (vocab < 0 || tj->nodes[vocab].type != JSON_OBJECT || bert_json_length(tj, vocab) == 0) return 0;
     return object_vocab(tj, vocab, v, "tokenizer.json", err) == 0 ? 1 : -1;
 }
 

@@ -346,12 +346,6 @@ oom:
     return -1;
 }
 
-static int is_mark(int32_t cp)
-{
-    utf8proc_category_t k = utf8proc_category(cp);
-    return k == UTF8PROC_CATEGORY_MN || k == UTF8PROC_CATEGORY_MC || k == UTF8PROC_CATEGORY_ME;
-}
-
 /* Keeps the characters `keep` accepts, each with its own alignment (as
  * NormalizedString's filter leaves them). */
 static int filter(tok_str *s, int (*drop)(int32_t), int left, int right)
@@ -426,6 +420,13 @@ static int prepend(const char *prefix, tok_str *s)
     return 0;
 }
 
+/* The canonical combining class as the reference's older tables know it:
+ * a mark they do not know (added to Unicode since) is a starter there. */
+static int reference_class(int32_t cp)
+{
+    return bert_utext_is_combining_mark(cp) ? utf8proc_get_property(cp)->combining_class : 0;
+}
+
 /* Unicode normalization forms, character by character: a decomposition's
  * first character replaces the source character, the rest are insertions;
  * canonical reordering moves marks with their changes; composition (NFC,
@@ -441,24 +442,25 @@ static int unicode_form(tok_str *s, int compat, int compose)
             int32_t cp, boundclass = 0;
             i += tok_utf8_next(s->s + i, s->len - i, &cp);
             utf8proc_ssize_t n = utf8proc_decompose_char(cp, d, 32, opt, &boundclass);
-            if (n < 1 || n > 32) { d[0] = cp; n = 1; }
+            if (n < 1 || n > 32 || bert_utext_nfkd_kept(cp)) { d[0] = cp; n = 1; }
             for (utf8proc_ssize_t k = 0; k < n; k++)
                 if (tok_changes_push(&c, d[k], k > 0) != 0) goto done;
         }
         /* Canonical ordering: a stable sort by combining class of each run
-         * of non-starters. */
+         * of non-starters.  The characters move, their changes (and so
+         * alignments) stay by position, as in the Rust library. */
         for (size_t i = 1; i < c.len; i++) {
-            tok_change x = c.at[i];
-            int cc = utf8proc_get_property(x.cp)->combining_class;
+            int32_t x = c.at[i].cp;
+            int cc = reference_class(x);
             if (cc == 0) continue;
             size_t j = i;
             while (j > 0) {
-                int pc = utf8proc_get_property(c.at[j - 1].cp)->combining_class;
+                int pc = reference_class(c.at[j - 1].cp);
                 if (pc == 0 || pc <= cc) break;
-                c.at[j] = c.at[j - 1];
+                c.at[j].cp = c.at[j - 1].cp;
                 j--;
             }
-            c.at[j] = x;
+            c.at[j].cp = x;
         }
     } else {
         for (size_t i = 0; i < s->len;) {
@@ -504,7 +506,7 @@ int tok_normalize(const tok_norm *n, size_t count, tok_str *s)
         case NORM_NFKD: rc = unicode_form(s, 1, 0); break;
         case NORM_NFC: rc = unicode_form(s, 0, 1); break;
         case NORM_NFKC: rc = unicode_form(s, 1, 1); break;
-        case NORM_STRIP_ACCENTS: rc = filter(s, is_mark, 0, 0); break;
+        case NORM_STRIP_ACCENTS: rc = filter(s, bert_utext_is_combining_mark, 0, 0); break;
         case NORM_LOWERCASE: rc = lowercase(s); break;
         case NORM_STRIP: rc = filter(s, NULL, n[i].left, n[i].right); break;
         case NORM_PREPEND: rc = prepend(n[i].content, s); break;

@@ -1,0 +1,164 @@
+/*
+ * test_families.c - the byte-level BPE, Unigram and WordPiece tokenizers
+ * of other model families against Hugging Face's Rust tokenizer: ids,
+ * offsets and decoded text of every line of the tokenizer corpus, and
+ * pairs through the post-processor.  The expected values are the
+ * family_<name>.jsonl files that tests/tokenizer/make_family_golden.mjs
+ * wrote from the npm package `tokenizers`; the tokenizers are the ones
+ * tests/tokenizer/make_family_fixtures.py generated (committed) and the
+ * real ones of ../shared/models (skipped where it is absent).
+ */
+#include "test.h"
+#include "golden_files.h"
+#include "../ext/json.h"
+#include "../ext/tokenizer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GOLDEN "tests/tokenizer"
+
+static json_doc *corpus;
+
+static int ids_of(const json_doc *d, int node, bert_ids *v)
+{
+    v->len = 0;
+    if (node < 0 || d->nodes[node].type != JSON_ARRAY) return -1;
+    for (int c = d->nodes[node].first_child; c >= 0; c = d->nodes[c].next_sibling)
+        if (bert_ids_push(v, (int32_t)bert_json_int(d, c, -1)) != 0) return -1;
+    return 0;
+}
+
+static int same(const bert_ids *a, const bert_ids *b)
+{
+    return a->len == b->len && (a->len == 0 || memcmp(a->ids, b->ids, a->len * sizeof *a->ids) == 0);
+}
+
+/* One corpus line: ids, offsets, decode.  Returns 1 when all agree. */
+static int check_line(bert_tokenizer *tok, const json_doc *g, int line, const char *text, int report)
+{
+    bert_ids want = {0}, got = {0}, offs = {0};
+    bert_spans spans = {0};
+    int ok = ids_of(g, bert_json_member(g, line, "ids"), &want) == 0 &&
+             ids_of(g, bert_json_member(g, line, "offsets"), &offs) == 0 &&
+             bert_tokenizer_encode_spans(tok, text, strlen(text), SIZE_MAX, &got, &spans, NULL) == 0;
+    int same_ids = ok && same(&want, &got);
+    int same_offsets = same_ids && offs.len == 2 * spans.len;
+    for (size_t i = 0; same_offsets && i < spans.len; i++)
+        same_offsets = spans.at[i].start == offs.ids[2 * i] && spans.at[i].end == offs.ids[2 * i + 1];
+    char *decoded = ok ? bert_tokenizer_decode(tok, want.ids, want.len, 0) : NULL;
+    const char *want_decode = bert_json_str(g, bert_json_member(g, line, "decode"), "");
+    int same_decode = decoded && strcmp(decoded, want_decode) == 0;
+    if (report && !(same_ids && same_offsets && same_decode)) {
+        char a[200] = "", b[200] = "";
+        size_t na = 0, nb = 0;
+        for (size_t i = 0; i < want.len && na < 150; i++) na += (size_t)snprintf(a + na, sizeof a - na, "%d,", want.ids[i]);
+        for (size_t i = 0; i < got.len && nb < 150; i++) nb += (size_t)snprintf(b + nb, sizeof b - nb, "%d,", got.ids[i]);
+        printf("    %.60s\n      ids %s: want %s got %s\n", text, same_ids ? "same" : "DIFFER", a, b);
+        if (same_ids && !same_offsets)
+            for (size_t i = 0; i < spans.len; i++)
+                if (spans.at[i].start != offs.ids[2 * i] || spans.at[i].end != offs.ids[2 * i + 1]) {
+                    printf("      offset of token %zu (%d): want %d-%d got %lld-%lld\n", i, got.ids[i], offs.ids[2 * i],
+                           offs.ids[2 * i + 1], (long long)spans.at[i].start, (long long)spans.at[i].end);
+                    break;
+                }
+        if (!same_decode) printf("      decode: want [%s] got [%s]\n", want_decode, decoded ? decoded : "(null)");
+    }
+    free(decoded);
+    bert_ids_free(&want);
+    bert_ids_free(&got);
+    bert_ids_free(&offs);
+    bert_spans_free(&spans);
+    return same_ids && same_offsets && same_decode;
+}
+
+/* A pair through the post-processor, and its decode without specials. */
+static int check_pair(bert_tokenizer *tok, const json_doc *g, int line)
+{
+    const char *a = bert_json_str(g, bert_json_member(g, line, "a"), "");
+    const char *b = bert_json_str(g, bert_json_member(g, line, "b"), "");
+    bert_ids ia = {0}, ib = {0}, ids = {0}, types = {0}, want = {0}, want_types = {0};
+    int ok = bert_tokenizer_encode(tok, a, strlen(a), SIZE_MAX, &ia, NULL) == 0 &&
+             bert_tokenizer_encode(tok, b, strlen(b), SIZE_MAX, &ib, NULL) == 0 &&
+             bert_tokenizer_post_process(tok, ia.ids, ia.len, ib.ids ? ib.ids : (const int32_t *)"", ib.len, &ids, &types) == 0 &&
+             ids_of(g, bert_json_member(g, line, "ids"), &want) == 0 &&
+             ids_of(g, bert_json_member(g, line, "types"), &want_types) == 0;
+    ok = ok && same(&ids, &want) && same(&types, &want_types) &&
+         ids.len == ia.len + ib.len + bert_tokenizer_num_special(tok, 1);
+    T_CHECK(ok, "pair (%s | %s): ids or type ids differ from the post-processor's", a, b);
+    if (ok) {
+        char *d = bert_tokenizer_decode(tok, ids.ids, ids.len, 1);
+        const char *w = bert_json_str(g, bert_json_member(g, line, "decode_skip"), "");
+        T_CHECK(d && strcmp(d, w) == 0, "decode without specials: want [%s] got [%s]", w, d ? d : "(null)");
+        free(d);
+    }
+    bert_ids_free(&ia);
+    bert_ids_free(&ib);
+    bert_ids_free(&ids);
+    bert_ids_free(&types);
+    bert_ids_free(&want);
+    bert_ids_free(&want_types);
+    return ok;
+}
+
+static void check_family(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, GOLDEN "/family_%s.jsonl", name);
+    json_doc *g = t_read_jsonl(path);
+    if (!T_CHECK(g != NULL, "cannot read %s", path)) return;
+    int head = t_json_child(g, 0, 0);
+    const char *dir = bert_json_str(g, bert_json_member(g, head, "dir"), "");
+    if (strncmp(dir, "tests/", 6) != 0 && !t_exists(dir)) {
+        char why[300];
+        snprintf(why, sizeof why, "%s is absent", dir);
+        t_skip(why);
+        bert_json_free(g);
+        return;
+    }
+    bert_tokenizer *tok = NULL;
+    char *err = NULL;
+    if (!T_CHECK(bert_tokenizer_load(dir, &tok, &err) == 0, "cannot load %s: %s", dir, err ? err : "")) {
+        free(err);
+        bert_json_free(g);
+        return;
+    }
+    int n = bert_json_length(corpus, 0), bad = 0, reported = 0;
+    for (int i = 0; i < n; i++) {
+        const char *text = bert_json_str(corpus, t_json_child(corpus, 0, i), "");
+        int line = t_json_child(g, 0, i + 1);
+        if (!check_line(tok, g, line, text, reported < 3)) {
+            bad++;
+            reported++;
+        }
+    }
+    T_CHECK(bad == 0, "%s: %d of %d corpus lines differ from the Rust tokenizer", name, bad, n);
+    for (int i = n + 1; i < bert_json_length(g, 0); i++) check_pair(tok, g, t_json_child(g, 0, i));
+    bert_tokenizer_free(tok);
+    bert_json_free(g);
+}
+
+void suite_families(void)
+{
+    corpus = t_read_jsonl(GOLDEN "/corpus.jsonl");
+    static const char *const names[][2] = {
+        {"bpe_bytelevel", "generated byte-level BPE: add_prefix_space, single_word/rstrip/normalized added tokens"},
+        {"unigram_xlmr", "generated Unigram, XLM-R layout: Precompiled charsmap, Strip, Replace, Metaspace"},
+        {"unigram_bytes", "generated Unigram with byte_fallback, NFKD, StripAccents, Lowercase, Metaspace first"},
+        {"roberta_base", "roberta-base (tokenizer.json)"},
+        {"distilroberta", "all-distilroberta-v1 (tokenizer.json)"},
+        {"roberta_squad2", "roberta-base-squad2 (vocab.json + merges.txt only)"},
+        {"twitter_roberta", "twitter-roberta-base-sentiment-latest (vocab.json + merges.txt only)"},
+        {"mpnet", "all-mpnet-base-v2 (WordPiece with <s> </s>, RobertaProcessing)"},
+        {"t5_small", "t5-small (Unigram, Precompiled, WhitespaceSplit + Metaspace)"},
+        {"xlnet", "xlnet-base-cased (Unigram, Replace, NFKD, StripAccents, Precompiled)"},
+        {"bert_uncased", "bert-base-uncased (tokenizer.json)"},
+    };
+    for (size_t i = 0; corpus && i < sizeof names / sizeof *names; i++) {
+        t_case(names[i][1]);
+        check_family(names[i][0]);
+    }
+    bert_json_free(corpus);
+    corpus = NULL;
+}
