@@ -395,7 +395,8 @@ static int read_tokenizer_json(tok_pipeline *p, const char *path, const json_doc
     int model = bert_json_member(doc, 0, "model");
     int vocab = model >= 0 ? bert_json_member(doc, model, "vocab") : -1;
     if (vocab < 0) {
-        *err = bert_errorf("%s: the model has no vocab; use the tokenizer.json the model came with", path);
+        const char *type = bert_json_str(doc, bert_json_member(doc, model, "type"), "tokenizer");
+        *err = bert_errorf("%s: the %s model has no vocab; use the tokenizer.json the model came with", path, type);
         return -1;
     }
     int rc;
