@@ -197,9 +197,13 @@ int tok_bpe_tokenize(const tok_bpe *b, const char *w, size_t len, tok_pieces *ou
         int32_t id = bert_vocab_find(b->vocab, w, len);
         if (id >= 0) return tok_pieces_push(out, id, 0, len);
     }
-    /* At most one symbol per byte; one heap entry per merge done or pair. */
-    symbol *sym = malloc(len * sizeof *sym);
-    merge_entry *heap = malloc(3 * len * sizeof *heap);
+    /* At most one symbol per byte; one heap entry per merge done or pair.
+     * A word of ordinary length needs no allocation. */
+    symbol sym_stack[64];
+    merge_entry heap_stack[3 * 64];
+    int small = len <= 64;
+    symbol *sym = small ? sym_stack : malloc(len * sizeof *sym);
+    merge_entry *heap = small ? heap_stack : malloc(3 * len * sizeof *heap);
     int rc = -1;
     if (!sym || !heap) goto done;
     size_t n = 0;
@@ -279,7 +283,9 @@ int tok_bpe_tokenize(const tok_bpe *b, const char *w, size_t len, tok_pieces *ou
         if (sym[i].len && tok_pieces_push(out, sym[i].id, sym[i].start, sym[i].start + sym[i].len) != 0) goto done;
     rc = 0;
 done:
-    free(sym);
-    free(heap);
+    if (!small) {
+        free(sym);
+        free(heap);
+    }
     return rc;
 }

@@ -221,19 +221,13 @@ fail:
     return NULL;
 }
 
-/* transformers' PreTrainedTokenizerBase.clean_up_tokenization, rule for
- * rule, each over the whole text (left to right, without overlap). */
-size_t tok_clean_up_spaces(char *s, size_t len)
+size_t tok_replace_all(char *s, size_t from, size_t len, const tok_replacement *r, size_t nr)
 {
-    static const char *const rules[][2] = {
-        {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
-        {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"},
-    };
-    for (size_t k = 0; k < sizeof rules / sizeof *rules; k++) {
-        size_t fl = strlen(rules[k][0]), tl = strlen(rules[k][1]), o = 0;
-        for (size_t i = 0; i < len;) {
-            if (i + fl <= len && memcmp(s + i, rules[k][0], fl) == 0) {
-                memmove(s + o, rules[k][1], tl);
+    for (size_t k = 0; k < nr; k++) {
+        size_t fl = strlen(r[k].from), tl = strlen(r[k].to), o = from;
+        for (size_t i = from; i < len;) {
+            if (i + fl <= len && memcmp(s + i, r[k].from, fl) == 0) {
+                memmove(s + o, r[k].to, tl);
                 o += tl;
                 i += fl;
             } else {
@@ -244,4 +238,14 @@ size_t tok_clean_up_spaces(char *s, size_t len)
     }
     s[len] = '\0';
     return len;
+}
+
+size_t tok_clean_up_spaces(char *s, size_t len)
+{
+    /* transformers' PreTrainedTokenizerBase.clean_up_tokenization, rule for rule. */
+    static const tok_replacement rules[] = {
+        {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
+        {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"},
+    };
+    return tok_replace_all(s, 0, len, rules, sizeof rules / sizeof *rules);
 }

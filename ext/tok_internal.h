@@ -54,6 +54,21 @@ int tok_json_vocab(const json_doc *tj, bert_vocab *v, char **err);
  * AddedToken object with "content". */
 const char *tok_token_name(const json_doc *doc, int node);
 
+/* ---- decoding text (tok_decode.c) --------------------------------------- */
+
+typedef struct {
+    const char *from, *to;
+} tok_replacement;
+
+/* Applies each replacement in turn to s[from..len), each over the whole
+ * text, left to right and without overlap, as Python's str.replace does;
+ * none may lengthen the text, which is rewritten in place.  Returns the new
+ * length (s stays NUL-terminated). */
+size_t tok_replace_all(char *s, size_t from, size_t len, const tok_replacement *r, size_t nr);
+
+/* transformers' clean_up_tokenization (clean_up_tokenization_spaces). */
+size_t tok_clean_up_spaces(char *s, size_t len);
+
 /* ---- the post-processor (tok_postprocess.c) ------------------------------ */
 
 /* One item of a template: a special token's ids, or the sequence A or B. */

@@ -163,6 +163,8 @@ int tok_precompiled_load(const char *base64, tok_precompiled **out)
 {
     *out = NULL;
     size_t n;
+    for (const char *c = base64; *c; c++)
+        if (*c != '=' && base64_value((unsigned char)*c) < 0) return 1;
     unsigned char *blob = base64_decode(base64, &n);
     if (!blob) return -1;
     tok_precompiled *pc = calloc(1, sizeof *pc);

@@ -83,6 +83,7 @@ typedef struct {
     tok_precompiled *pc;
 } tok_norm;
 
+/* 0, 1 when the charsmap is malformed, -1 when out of memory. */
 int tok_precompiled_load(const char *base64, tok_precompiled **out);
 void tok_precompiled_free(tok_precompiled *pc);
 /* Runs the normalizers in turn.  0, or -1 when out of memory. */
@@ -169,10 +170,6 @@ typedef struct {
 
 /* Decodes the tokens (NUL-terminated strings) into a malloc'd text. */
 char *tok_decode(const tok_dec *d, size_t count, const char *const *tokens, size_t n);
-
-/* transformers' clean_up_tokenization (clean_up_tokenization_spaces),
- * in place; returns the new length. */
-size_t tok_clean_up_spaces(char *s, size_t len);
 
 /* ---- the pipeline itself ------------------------------------------------- */
 

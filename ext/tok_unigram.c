@@ -174,7 +174,8 @@ static int emit(const tok_unigram *u, const char *w, size_t start, size_t end, i
 int tok_unigram_tokenize(const tok_unigram *u, const char *w, size_t len, tok_pieces *out)
 {
     if (len == 0) return 0;
-    best_node *best = malloc((len + 1) * sizeof *best);
+    best_node best_stack[65];
+    best_node *best = len <= 64 ? best_stack : malloc((len + 1) * sizeof *best);
     if (!best) return -1;
     for (size_t i = 0; i <= len; i++) best[i] = (best_node){0.0, -1, -1};
     best[0].starts_at = 0;
@@ -219,7 +220,10 @@ int tok_unigram_tokenize(const tok_unigram *u, const char *w, size_t len, tok_pi
             /* Consecutive unknown pieces become one. */
             while (start > 0 && best[start].id == u->unk) start = (size_t)best[start].starts_at;
         }
-        if (tok_pieces_push(out, id, start, end) != 0) { free(best); return -1; }
+        if (tok_pieces_push(out, id, start, end) != 0) {
+            if (best != best_stack) free(best);
+            return -1;
+        }
         end = start;
     }
     for (size_t i = first, j = out->len - 1; i < j; i++, j--) {
@@ -227,7 +231,7 @@ int tok_unigram_tokenize(const tok_unigram *u, const char *w, size_t len, tok_pi
         out->at[i] = out->at[j];
         out->at[j] = t;
     }
-    free(best);
+    if (best != best_stack) free(best);
     if (!u->byte_fallback) {
         /* A fused stretch that is itself a piece reads as that piece (the
          * library looks the fused text up). */

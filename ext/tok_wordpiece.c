@@ -1102,43 +1102,11 @@ static char *normalize_text(const wp_tokenizer *t, const char *s, size_t len, si
 
 /* ---- decoding ------------------------------------------------------------ */
 
-typedef struct {
-    const char *from, *to;
-} replacement;
-
 /* The WordPiece decoder's cleanup (tokenizers' decoders::wordpiece::cleanup). */
-static const replacement decoder_cleanup[] = {
+static const tok_replacement decoder_cleanup[] = {
     {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
     {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"},
 };
-
-/* transformers' PreTrainedTokenizerBase.clean_up_tokenization. */
-static const replacement python_cleanup[] = {
-    {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
-    {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"},
-};
-
-/* Applies each replacement in turn to s[from..len), each over the whole
- * text, left to right and without overlap, as str.replace does.  The
- * replacements never lengthen the text, so it is rewritten in place. */
-static size_t replace_all(char *s, size_t from, size_t len, const replacement *r, size_t nr)
-{
-    for (size_t k = 0; k < nr; k++) {
-        size_t fl = strlen(r[k].from), tl = strlen(r[k].to), o = from;
-        for (size_t i = from; i < len;) {
-            if (i + fl <= len && memcmp(s + i, r[k].from, fl) == 0) {
-                memmove(s + o, r[k].to, tl);
-                o += tl;
-                i += fl;
-            } else {
-                s[o++] = s[i++];
-            }
-        }
-        len = o;
-    }
-    s[len] = '\0';
-    return len;
-}
 
 char *wp_decode(const wp_tokenizer *tok, const int32_t *ids, size_t n, int skip_special)
 {
@@ -1166,12 +1134,12 @@ char *wp_decode(const wp_tokenizer *tok, const int32_t *ids, size_t n, int skip_
             }
             /* The decoder cleans each token (with its leading space) alone. */
             if (tok->decoder_cleanup && !b.failed)
-                b.len = replace_all(b.s, at, b.len, decoder_cleanup, sizeof decoder_cleanup / sizeof *decoder_cleanup);
+                b.len = tok_replace_all(b.s, at, b.len, decoder_cleanup, sizeof decoder_cleanup / sizeof *decoder_cleanup);
         }
         first = 0;
     }
     if (tok->cleanup_spaces && !b.failed)
-        b.len = replace_all(b.s, 0, b.len, python_cleanup, sizeof python_cleanup / sizeof *python_cleanup);
+        b.len = tok_clean_up_spaces(b.s, b.len);
     if (b.failed) { free(b.s); return NULL; }
     return b.s;
 }

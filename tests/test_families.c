@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define GOLDEN "tests/tokenizer"
 
@@ -139,8 +141,110 @@ static void check_family(const char *name)
     bert_json_free(g);
 }
 
+/* A model directory under build/test_families with up to two files. */
+static int write_dir(char dir[64], const char *name1, const char *text1, const char *name2, const char *text2)
+{
+    mkdir("build", 0755);
+    mkdir("build/test_families", 0755);
+    snprintf(dir, 64, "build/test_families/XXXXXX");
+    if (!mkdtemp(dir)) return -1;
+    const char *names[2] = {name1, name2}, *texts[2] = {text1, text2};
+    for (int i = 0; i < 2; i++) {
+        if (!names[i]) continue;
+        char path[128];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        FILE *f = fopen(path, "wb");
+        if (!f) return -1;
+        fputs(texts[i], f);
+        if (fclose(f) != 0) return -1;
+    }
+    return 0;
+}
+
+static void remove_dir(const char *dir)
+{
+    static const char *const files[] = {"tokenizer.json", "vocab.json", "merges.txt", "special_tokens_map.json"};
+    char path[128];
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+#define BPE_MODEL "\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2}, \"merges\": [\"a b\"]}"
+#define UNIGRAM_MODEL "\"model\": {\"type\": \"Unigram\", \"unk_id\": 0, \"vocab\": [[\"<unk>\", 0], [\"a\", -1]]}"
+
+/* Bad tokenizer files of the new families: a clear error naming the file
+ * and the problem, never a crash. */
+static void check_bad_files(void)
+{
+    static const struct { const char *name1, *text1, *name2, *text2, *want; } cases[] = {
+        {"tokenizer.json", "{" BPE_MODEL ", \"normalizer\": {\"type\": \"Foo\"}}", NULL, NULL, "Foo"},
+        {"tokenizer.json", "{" BPE_MODEL ", \"pre_tokenizer\": {\"type\": \"Digits\"}}", NULL, NULL, "Digits"},
+        {"tokenizer.json", "{" BPE_MODEL ", \"decoder\": {\"type\": \"CTC\"}}", NULL, NULL, "CTC"},
+        {"tokenizer.json", "{" BPE_MODEL ", \"post_processor\": {\"type\": \"TemplateProcessing\", \"single\": "
+                           "[{\"SpecialToken\": {\"id\": \"<x>\", \"type_id\": 0}}], \"special_tokens\": {}}}",
+         NULL, NULL, "<x>"},
+        {"tokenizer.json", "{" UNIGRAM_MODEL ", \"normalizer\": {\"type\": \"Precompiled\", "
+                           "\"precompiled_charsmap\": \"!!\"}}", NULL, NULL, "precompiled_charsmap"},
+        {"tokenizer.json", "{" UNIGRAM_MODEL ", \"normalizer\": {\"type\": \"Replace\", \"pattern\": "
+                           "{\"Regex\": \"[a-z]+\"}, \"content\": \"\"}}", NULL, NULL, "[a-z]+"},
+        {"tokenizer.json", "{\"model\": {\"type\": \"Unigram\", \"vocab\": [5]}}", NULL, NULL, "Unigram vocab"},
+        {"tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 2}, \"merges\": []}}",
+         NULL, NULL, "outside"},
+        {"vocab.json", "{\"a\": 0}", NULL, NULL, "merges.txt"},
+        {"tokenizer.json", "{\"model\": {\"type\": \"Bogus\", \"vocab\": {}}}", NULL, NULL, "Bogus"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char dir[64];
+        if (!T_CHECK(write_dir(dir, cases[i].name1, cases[i].text1, cases[i].name2, cases[i].text2) == 0,
+                     "cannot write a model directory")) return;
+        bert_tokenizer *tok = NULL;
+        char *err = NULL;
+        int rc = bert_tokenizer_load(dir, &tok, &err);
+        T_CHECK(rc != 0 && err && strstr(err, cases[i].want) && strstr(err, dir),
+                "case %zu: want an error naming the file and \"%s\", got %s", i, cases[i].want, err ? err : "success");
+        free(err);
+        bert_tokenizer_free(tok);
+        remove_dir(dir);
+    }
+}
+
+/* A charsmap whose trie points past its end, and one that is empty: text
+ * still tokenizes, reading nothing outside the blob. */
+static void check_odd_charsmap(void)
+{
+    /* Trie of 2 units (8 bytes): the root's offset and a unit with a far
+     * offset; then a 2-byte blob.  base64 of
+     * 08000000 00fcffff 61000100 7800 */
+    static const char *const maps[] = {"CAAAAAD8//9hAAEAeAA=", "AAAAAA==", ""};
+    for (size_t i = 0; i < sizeof maps / sizeof *maps; i++) {
+        char json[512], dir[64];
+        snprintf(json, sizeof json, "{" UNIGRAM_MODEL ", \"normalizer\": {\"type\": \"Precompiled\", "
+                 "\"precompiled_charsmap\": \"%s\"}, \"pre_tokenizer\": {\"type\": \"Metaspace\"}}", maps[i]);
+        if (!T_CHECK(write_dir(dir, "tokenizer.json", json, NULL, NULL) == 0, "cannot write a model directory")) return;
+        bert_tokenizer *tok = NULL;
+        char *err = NULL;
+        if (T_CHECK(bert_tokenizer_load(dir, &tok, &err) == 0, "charsmap %zu: %s", i, err ? err : "")) {
+            bert_ids ids = {0};
+            T_CHECK(bert_tokenizer_encode(tok, "a\x7f\xff b aa", 9, SIZE_MAX, &ids, NULL) == 0 && ids.len > 0,
+                    "charsmap %zu: the text did not tokenize", i);
+            bert_ids_free(&ids);
+        }
+        free(err);
+        bert_tokenizer_free(tok);
+        remove_dir(dir);
+    }
+}
+
 void suite_families(void)
 {
+    t_case("bad tokenizer files of the BPE and Unigram families are named, with the problem");
+    check_bad_files();
+    t_case("an odd precompiled_charsmap is read within its bounds");
+    check_odd_charsmap();
+
     corpus = t_read_jsonl(GOLDEN "/corpus.jsonl");
     static const char *const names[][2] = {
         {"bpe_bytelevel", "generated byte-level BPE: add_prefix_space, single_word/rstrip/normalized added tokens"},

@@ -6,7 +6,10 @@
  * what the loader accepts: uncased and cased, accents kept or stripped,
  * Chinese characters spaced or not, a tokenizer.json with raw and normalized
  * added tokens and short words, no normalizer at all, and a tiny vocabulary
- * where most words fall apart into pieces or [UNK].
+ * where most words fall apart into pieces or [UNK]; and the generated
+ * tokenizers of the other families (tests/fixtures/bpe-bytelevel,
+ * unigram-xlmr with a precompiled charsmap, unigram-bytes with byte
+ * fallback).
  *
  * Checked: every id is inside the vocabulary and has a token; encoding with
  * a limit gives exactly the first ids of the unlimited encoding (what
@@ -16,7 +19,7 @@
 #include "tokenizer.h"
 #include "fuzz_util.h"
 
-enum { N_VARIANTS = 7 };
+enum { N_VARIANTS = 10 };
 
 typedef struct {
     bert_tokenizer *tok[N_VARIANTS];
@@ -78,6 +81,12 @@ static tokenizers *setup(void)
     load_variant(t, 4, FUZZ_VOCAB, "tokenizer.json", TOKENIZER_JSON);
     load_variant(t, 5, FUZZ_TINY_MODEL "/vocab.txt", NULL, NULL);
     load_variant(t, 6, FUZZ_VOCAB, "tokenizer.json", RAW_JSON);
+    static const char *const families[] = {"tests/fixtures/bpe-bytelevel", "tests/fixtures/unigram-xlmr",
+                                           "tests/fixtures/unigram-bytes"};
+    for (int i = 0; i < 3; i++) {
+        char *err = NULL;
+        if (bert_tokenizer_load(families[i], &t->tok[7 + i], &err) != 0) fuzz_setup_failed(families[i], err);
+    }
     return t;
 }
 
