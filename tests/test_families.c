@@ -238,8 +238,73 @@ static void check_odd_charsmap(void)
     }
 }
 
+/* Every allocation of a load, an encode with offsets and a decode failing
+ * in turn: an error (or the full, right result), never a crash. */
+static void check_out_of_memory(void)
+{
+    static const char *const jsons[] = {
+        "{" BPE_MODEL ", \"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"Replace\", "
+        "\"pattern\": {\"String\": \"x\"}, \"content\": \"ab\"}, {\"type\": \"Lowercase\"}, {\"type\": \"NFKD\"}]}, "
+        "\"pre_tokenizer\": {\"type\": \"ByteLevel\", \"add_prefix_space\": false}, \"decoder\": {\"type\": \"ByteLevel\"}, "
+        "\"post_processor\": {\"type\": \"RobertaProcessing\", \"sep\": [\"b\", 1], \"cls\": [\"a\", 0]}, "
+        "\"added_tokens\": [{\"id\": 3, \"content\": \"<m>\", \"special\": true, \"lstrip\": true}, "
+        "{\"id\": 4, \"content\": \"AB\", \"special\": false, \"normalized\": true}]}",
+        "{" UNIGRAM_MODEL ", \"normalizer\": {\"type\": \"Precompiled\", \"precompiled_charsmap\": \"CAAAAAD8//9hAAEAeAA=\"}, "
+        "\"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"WhitespaceSplit\"}, "
+        "{\"type\": \"Metaspace\"}]}, \"decoder\": {\"type\": \"Sequence\", \"decoders\": [{\"type\": \"Replace\", "
+        "\"pattern\": {\"String\": \"\\u2581\"}, \"content\": \" \"}, {\"type\": \"ByteFallback\"}, {\"type\": \"Fuse\"}]}}",
+    };
+    static const char text[] = "ab AB <m> xa \xff\xfe aaa b";
+    for (size_t k = 0; k < sizeof jsons / sizeof *jsons; k++) {
+        char dir[64];
+        if (!T_CHECK(write_dir(dir, "tokenizer.json", jsons[k], NULL, NULL) == 0, "cannot write a model directory")) return;
+        bert_ids want = {0};
+        char *want_text = NULL;
+        int runs = 0, errors = 0, full = 0;
+        for (long fail = -1;; fail++) {
+            long start = t_allocations();
+            t_fail_allocation(fail < 0 ? -1 : start + fail);
+            bert_tokenizer *tok = NULL;
+            char *err = NULL;
+            bert_ids ids = {0};
+            bert_spans spans = {0};
+            char *decoded = NULL;
+            int ok = bert_tokenizer_load(dir, &tok, &err) == 0 &&
+                     bert_tokenizer_encode_spans(tok, text, sizeof text - 1, SIZE_MAX, &ids, &spans, NULL) == 0 &&
+                     (decoded = bert_tokenizer_decode(tok, ids.ids, ids.len, 0)) != NULL;
+            t_fail_allocation(-1);
+            long used = t_allocations() - start;
+            runs++;
+            if (fail < 0) {
+                if (!T_CHECK(ok, "tokenizer %zu does not work without failures: %s", k, err ? err : "")) break;
+                for (size_t i = 0; i < ids.len; i++) bert_ids_push(&want, ids.ids[i]);
+                want_text = decoded;
+                decoded = NULL;
+            } else if (ok) {
+                full++;
+                T_CHECK(same(&ids, &want) && strcmp(decoded, want_text) == 0,
+                        "tokenizer %zu, allocation %ld failing: a success with other results", k, fail);
+            } else {
+                errors++;
+            }
+            free(decoded);
+            free(err);
+            bert_ids_free(&ids);
+            bert_spans_free(&spans);
+            bert_tokenizer_free(tok);
+            if (fail >= used) break;
+        }
+        T_CHECK(errors > 0, "tokenizer %zu: no failing allocation gave an error in %d runs", k, runs);
+        free(want_text);
+        bert_ids_free(&want);
+        remove_dir(dir);
+    }
+}
+
 void suite_families(void)
 {
+    t_case("each allocation failing in turn: an error or the full result");
+    check_out_of_memory();
     t_case("bad tokenizer files of the BPE and Unigram families are named, with the problem");
     check_bad_files();
     t_case("an odd precompiled_charsmap is read within its bounds");
