@@ -471,24 +471,32 @@ static int unicode_form(tok_str *s, int compat, int compose)
             size_t start = i, chars = 0;
             i += tok_utf8_next(s->s + i, s->len - i, &cp);
             chars++;
-            while (i < s->len) {
+            int32_t starter = cp;
+            while (i < s->len && !bert_utext_nfkd_kept(starter)) {
                 size_t n = tok_utf8_next(s->s + i, s->len - i, &cp);
-                if (utf8proc_get_property(cp)->combining_class == 0) break;
+                if (reference_class(cp) == 0) break;
                 i += n;
                 chars++;
+            }
+            if (bert_utext_nfkd_kept(starter)) {
+                if (tok_changes_push(&c, starter, 0) != 0) goto done;
+                continue;
             }
             utf8proc_uint8_t *norm = NULL;
             utf8proc_ssize_t m = utf8proc_map((const utf8proc_uint8_t *)s->s + start, (utf8proc_ssize_t)(i - start),
                                               &norm, UTF8PROC_STABLE | UTF8PROC_COMPOSE | (compat ? UTF8PROC_COMPAT : 0));
             if (m < 0) goto done;
-            size_t out_chars = 0;
+            size_t out_chars = 0, first = c.len;
             for (utf8proc_ssize_t k = 0; k < m;) {
                 k += (utf8proc_ssize_t)tok_utf8_next((const char *)norm + k, (size_t)(m - k), &cp);
                 if (tok_changes_push(&c, cp, out_chars >= chars) != 0) { free(norm); goto done; }
                 out_chars++;
             }
             free(norm);
-            if (out_chars < chars && c.len > 0) c.at[c.len - 1].change -= (int32_t)(chars - out_chars);
+            /* The characters composition took are removed right after the
+             * segment's first, so the marks after it take the alignments of
+             * the source characters by position, as in the Rust library. */
+            if (out_chars < chars && c.len > first) c.at[first].change -= (int32_t)(chars - out_chars);
         }
     }
     rc = tok_str_transform(s, &c, 0);
