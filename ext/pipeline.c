@@ -328,10 +328,8 @@ static void truncate_pair(size_t *la, size_t *lb, size_t room)
     }
 }
 
-/* The pair as the tokenizer's post-processor lays it out ([CLS] a [SEP] b
- * [SEP] with segment ids 0 then 1 for BERT, <s> a </s></s> b </s> for
- * RoBERTa), appended to ids and types, both segments cut longest-first to
- * the entry's max_length. */
+/* [CLS] a [SEP] b [SEP] with segment ids 0 then 1, appended to ids and
+ * types, both segments cut longest-first to the entry's max_length. */
 static int tokenize_pair(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen,
                          bert_ids *ids, bert_ids *types, char **err)
 {
@@ -340,8 +338,7 @@ static int tokenize_pair(bert_entry *e, const char *a, size_t alen, const char *
     if (need_special(e, sp->cls, "[CLS]", err) || need_special(e, sp->sep, "[SEP]", err)) return -1;
     bert_ids ia = {0}, ib = {0};
     int rc = -1;
-    size_t specials = bert_tokenizer_num_special(e->tokenizer, 1);
-    size_t room = (size_t)e->max_length > specials ? (size_t)e->max_length - specials : 0;
+    size_t room = e->max_length > 3 ? (size_t)e->max_length - 3 : 0;
     /* Neither segment can keep more than `room` tokens, so reading one past
      * that decides every truncation while bounding the memory. */
     if (bert_tokenizer_encode(e->tokenizer, a, alen, room + 1, &ia, NULL) != 0 ||
@@ -356,11 +353,12 @@ static int tokenize_pair(bert_entry *e, const char *a, size_t alen, const char *
         }
         truncate_pair(&la, &lb, room);
     }
-    /* b is never NULL here: an empty second text is still a pair. */
-    static const int32_t none = 0;
-    if (bert_tokenizer_post_process(e->tokenizer, ia.ids ? ia.ids : &none, la, ib.ids ? ib.ids : &none, lb, ids,
-                                    types) != 0)
-        goto oom;
+    int ok = bert_ids_push(ids, sp->cls) == 0 && bert_ids_push(types, 0) == 0;
+    for (size_t i = 0; ok && i < la; i++) ok = bert_ids_push(ids, ia.ids[i]) == 0 && bert_ids_push(types, 0) == 0;
+    ok = ok && bert_ids_push(ids, sp->sep) == 0 && bert_ids_push(types, 0) == 0;
+    for (size_t i = 0; ok && i < lb; i++) ok = bert_ids_push(ids, ib.ids[i]) == 0 && bert_ids_push(types, 1) == 0;
+    ok = ok && bert_ids_push(ids, sp->sep) == 0 && bert_ids_push(types, 1) == 0;
+    if (!ok) goto oom;
     rc = 0;
     goto done;
 oom:

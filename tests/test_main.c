@@ -60,7 +60,7 @@ void t_fail_allocation(long number)
     X(harness) \
     X(json) \
     X(tokenizer) \
-    X(families) \
+    X(tok_families) \
     X(offsets) \
     X(golden) \
     X(safetensors) \

@@ -1,5 +1,5 @@
 /*
- * test_families.c - the byte-level BPE, Unigram and WordPiece tokenizers
+ * test_tok_families.c - the byte-level BPE, Unigram and WordPiece tokenizers
  * of other model families against Hugging Face's Rust tokenizer: ids,
  * offsets and decoded text of every line of the tokenizer corpus, and
  * pairs through the post-processor.  The expected values are the
@@ -141,12 +141,12 @@ static void check_family(const char *name)
     bert_json_free(g);
 }
 
-/* A model directory under build/test_families with up to two files. */
+/* A model directory under build/test_tok_families with up to two files. */
 static int write_dir(char dir[64], const char *name1, const char *text1, const char *name2, const char *text2)
 {
     mkdir("build", 0755);
-    mkdir("build/test_families", 0755);
-    snprintf(dir, 64, "build/test_families/XXXXXX");
+    mkdir("build/test_tok_families", 0755);
+    snprintf(dir, 64, "build/test_tok_families/XXXXXX");
     if (!mkdtemp(dir)) return -1;
     const char *names[2] = {name1, name2}, *texts[2] = {text1, text2};
     for (int i = 0; i < 2; i++) {
@@ -301,7 +301,7 @@ static void check_out_of_memory(void)
     }
 }
 
-void suite_families(void)
+void suite_tok_families(void)
 {
     t_case("each allocation failing in turn: an error or the full result");
     check_out_of_memory();
