@@ -89,6 +89,18 @@ static int each_part(const json_doc *doc, int node, const char *list_key, int *p
 
 #define MAX_PARTS 16
 
+/* The parts of a stage (its Sequence's members, or itself) with room for
+ * them in *array: their count (0 for a null or absent stage), or -1 when
+ * out of memory. */
+static int stage_parts(const json_doc *doc, int node, const char *list_key, int parts[MAX_PARTS], void **array,
+                       size_t size)
+{
+    if (node < 0 || doc->nodes[node].type == JSON_NULL) return 0;
+    int n = each_part(doc, node, list_key, parts, MAX_PARTS);
+    if (!(*array = calloc((size_t)n + 1, size))) return -1;
+    return n;
+}
+
 /* Regex "X{n,}" (a character, possibly escaped, repeated) or a literal. */
 static int read_pattern(tok_norm *n, const json_doc *doc, int pattern, const char *path, char **err)
 {
@@ -125,10 +137,9 @@ static int read_pattern(tok_norm *n, const json_doc *doc, int pattern, const cha
 
 static int read_normalizers(tok_pipeline *p, const json_doc *doc, int node, const char *path, char **err)
 {
-    if (node < 0 || doc->nodes[node].type == JSON_NULL) return 0;
     int parts[MAX_PARTS];
-    int n = each_part(doc, node, "normalizers", parts, MAX_PARTS);
-    if (!(p->norm = calloc((size_t)n + 1, sizeof *p->norm))) return -1;
+    int n = stage_parts(doc, node, "normalizers", parts, (void **)&p->norm, sizeof *p->norm);
+    if (n < 0) return -1;
     for (int i = 0; i < n; i++) {
         int c = parts[i];
         tok_norm *t = &p->norm[p->n_norm++];
@@ -189,10 +200,9 @@ static int prepend_scheme(const json_doc *doc, int node)
 
 static int read_pre_tokenizers(tok_pipeline *p, const json_doc *doc, int node, const char *path, char **err)
 {
-    if (node < 0 || doc->nodes[node].type == JSON_NULL) return 0;
     int parts[MAX_PARTS];
-    int n = each_part(doc, node, "pretokenizers", parts, MAX_PARTS);
-    if (!(p->pre = calloc((size_t)n + 1, sizeof *p->pre))) return -1;
+    int n = stage_parts(doc, node, "pretokenizers", parts, (void **)&p->pre, sizeof *p->pre);
+    if (n < 0) return -1;
     for (int i = 0; i < n; i++) {
         int c = parts[i];
         tok_pre *t = &p->pre[p->n_pre++];
@@ -221,11 +231,10 @@ static int read_pre_tokenizers(tok_pipeline *p, const json_doc *doc, int node, c
 
 static int read_decoders(tok_pipeline *p, const json_doc *doc, int node, const char *path, char **err)
 {
-    if (node < 0 || doc->nodes[node].type == JSON_NULL) return 0;
-    p->has_decoder = 1;
     int parts[MAX_PARTS];
-    int n = each_part(doc, node, "decoders", parts, MAX_PARTS);
-    if (!(p->dec = calloc((size_t)n + 1, sizeof *p->dec))) return -1;
+    int n = stage_parts(doc, node, "decoders", parts, (void **)&p->dec, sizeof *p->dec);
+    if (n < 0) return -1;
+    p->has_decoder = node >= 0 && doc->nodes[node].type != JSON_NULL;
     for (int i = 0; i < n; i++) {
         int c = parts[i];
         tok_dec *t = &p->dec[p->n_dec++];
