@@ -13,7 +13,6 @@
 #ifndef BERT_TOK_INTERNAL_H
 #define BERT_TOK_INTERNAL_H
 
-#include "internal.h"
 #include "json.h"
 #include "tokenizer.h"
 #include "vocab.h"
@@ -22,6 +21,15 @@
 #include <stdint.h>
 
 /* ---- WordPiece (tok_wordpiece.c) ----------------------------------------- */
+
+/* The settings the tokenizer runs with, read from the model directory. */
+typedef struct {
+    int lowercase;            /* do_lower_case / normalizer.lowercase */
+    int strip_accents;        /* 1, 0, or -1 for null (= follow lowercase) */
+    int chinese_chars;        /* tokenize_chinese_chars / handle_chinese_chars */
+    int model_max_length;     /* from tokenizer_config.json; 0 when absent or unbounded */
+    int max_input_chars_per_word; /* 100 unless tokenizer.json says otherwise */
+} bert_tokenizer_settings;
 
 typedef struct wp_tokenizer wp_tokenizer;
 

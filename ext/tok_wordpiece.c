@@ -13,7 +13,6 @@
  * tokens whole before pre-tokenizing it.
  */
 #include "tokenizer.h"
-#include "internal.h"
 #include "tok_internal.h"
 
 #include "buffer.h"

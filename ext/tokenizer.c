@@ -8,6 +8,7 @@
  * it, vocab.txt means WordPiece and vocab.json + merges.txt byte-level BPE.
  */
 #include "tokenizer.h"
+#include "internal.h"
 #include "tok_internal.h"
 
 #include "buffer.h"
