@@ -8,6 +8,7 @@
 #include "encoder.h"
 #include "json.h"
 #include "safetensors.h"
+#include "tok_internal.h"
 #include "tokenizer.h"
 
 /* Bytes currently held by the scratch buffers. */
@@ -20,15 +21,6 @@ int bert_safetensors_count(const st_file *f);
 const st_tensor *bert_safetensors_tensor_at(const st_file *f, int i);   /* sorted by name */
 /* Bytes per element of a dtype. */
 size_t bert_safetensors_dtype_size(st_dtype t);
-
-/* The settings the tokenizer runs with, read from the model directory. */
-typedef struct {
-    int lowercase;            /* do_lower_case / normalizer.lowercase */
-    int strip_accents;        /* 1, 0, or -1 for null (= follow lowercase) */
-    int chinese_chars;        /* tokenize_chinese_chars / handle_chinese_chars */
-    int model_max_length;     /* from tokenizer_config.json; 0 when absent or unbounded */
-    int max_input_chars_per_word; /* 100 unless tokenizer.json says otherwise */
-} bert_tokenizer_settings;
 
 const bert_tokenizer_settings *bert_tokenizer_get_settings(const bert_tokenizer *tok);
 /* The id of a vocabulary entry, or -1. */

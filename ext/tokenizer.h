@@ -1,11 +1,15 @@
 /*
- * tokenizer.h - BERT's WordPiece tokenizer, identical to Hugging Face's
- * (the BertNormalizer + BertPreTokenizer + WordPiece pipeline of
- * tokenizer.json).  Unicode properties come from utf8proc.
+ * tokenizer.h - Hugging Face's tokenizers, identical to the Rust library's
+ * (`tokenizers`): BERT's WordPiece (BertNormalizer + BertPreTokenizer +
+ * WordPiece), byte-level BPE (RoBERTa: ByteLevel + BPE) and SentencePiece
+ * Unigram (XLM-RoBERTa, T5, XLNet: Precompiled and other normalizers,
+ * Metaspace, Unigram), with their added tokens, post-processors and
+ * decoders.  Unicode properties come from utf8proc.
  *
- * A tokenizer is read from a model directory (vocab.txt, and tokenizer.json
- * and/or tokenizer_config.json when present) and is immutable afterwards, so
- * one tokenizer may be used from several threads at once.
+ * A tokenizer is read from a model directory (tokenizer.json when present,
+ * else vocab.txt, or vocab.json + merges.txt; tokenizer_config.json and
+ * special_tokens_map.json for settings and special tokens) and is immutable
+ * afterwards, so one tokenizer may be used from several threads at once.
  */
 #ifndef BERT_TOKENIZER_H
 #define BERT_TOKENIZER_H
@@ -24,11 +28,14 @@ typedef struct {
 int bert_ids_push(bert_ids *v, int32_t id);   /* 0, or -1 when out of memory */
 void bert_ids_free(bert_ids *v);
 
+/* The model's own special tokens, whatever the family: cls is BERT's [CLS]
+ * or RoBERTa's <s> (the bos token), sep [SEP] or </s> (eos), mask [MASK] or
+ * <mask>.  -1 where the tokenizer lacks one. */
 typedef struct {
-    int32_t cls, sep, mask, pad, unk;  /* -1 where the vocabulary lacks one */
+    int32_t cls, sep, mask, pad, unk;
 } bert_special_ids;
 
-/* Reads `model_dir`/vocab.txt and the optional tokenizer files.
+/* Reads the tokenizer files of `model_dir`.
  * Returns 0, or -1 with *err set to a malloc'd message naming the file and the fix. */
 int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err);
 void bert_tokenizer_free(bert_tokenizer *tok);
@@ -107,6 +114,24 @@ void bert_text_char_bytes(const char *text, size_t len, int64_t *byte_start, int
  * skip_special is set, applies clean_up_tokenization_spaces when the
  * tokenizer config asks for it (the default).  Returns a malloc'd string. */
 char *bert_tokenizer_decode(const bert_tokenizer *tok, const int32_t *ids, size_t n, int skip_special);
+
+/* The post-processor of tokenizer.json (BertProcessing, RobertaProcessing,
+ * TemplateProcessing; BERT's when there is none, RoBERTa's for a directory
+ * with only vocab.json + merges.txt): how many special tokens it adds to one
+ * text (pair 0) or to a pair (pair 1) -- 2 and 3 for BERT's
+ * [CLS] A [SEP] B [SEP], 2 and 4 for RoBERTa's <s> A </s></s> B </s>. */
+size_t bert_tokenizer_num_special(const bert_tokenizer *tok, int pair);
+
+/* Appends to `ids` the post-processed sequence of the pieces a[0..na) (and
+ * b[0..nb) when b is not NULL), special tokens included, and to `types`
+ * (or NULL) the token type id of each, as the post-processor assigns them
+ * (BERT: 0 for A, 1 for B; RoBERTa's RobertaProcessing gives B 1 too,
+ * though its models have one token type, so an encoder with
+ * type_vocab_size 1 must read them as 0).  The caller truncates a and b
+ * first (bert_tokenizer_num_special says how much room the specials take).
+ * Returns 0, or -1 when out of memory. */
+int bert_tokenizer_post_process(const bert_tokenizer *tok, const int32_t *a, size_t na, const int32_t *b,
+                                size_t nb, bert_ids *ids, bert_ids *types);
 
 size_t bert_tokenizer_vocab_size(const bert_tokenizer *tok);
 /* The vocabulary entry of `id`, or NULL when out of range. */

@@ -45,6 +45,14 @@ int bert_utext_is_chinese(int32_t cp);
 /* Category Mn: what strip_accents removes after NFD. */
 int bert_utext_is_nonspacing_mark(int32_t cp);
 
+/* What the StripAccents normalizer of tokenizer.json removes: the
+ * reference's combining marks (categories M* of its older tables). */
+int bert_utext_is_combining_mark(int32_t cp);
+
+/* 1 for a code point the reference's NFKD leaves as it is though
+ * utf8proc decomposes it (a character its tables predate). */
+int bert_utext_nfkd_kept(int32_t cp);
+
 /* Canonical combining class, for the reordering step of NFD. */
 int bert_utext_combining_class(int32_t cp);
 

@@ -7,7 +7,7 @@
 # layer's headers (a file's layer is its header's: registry.c is registry):
 #
 #   base      error buffer file json sqlite_api              nothing
-#   text      unicode_text vocab tokenizer                   base
+#   text      unicode_text vocab tokenizer tok_*             base
 #   weights   safetensors checkpoint                         base
 #   nn        cpu workers hsum_x86 linear kernels*           base
 #   model     model model_* encoder weight_cache              base weights nn
@@ -38,7 +38,7 @@ dir=${1:-ext}
 layer_of() {
     case "$1" in
     error|buffer|file|json|sqlite_api) echo base ;;
-    unicode_text|vocab|tokenizer) echo text ;;
+    unicode_text|vocab|tokenizer|tok_*) echo text ;;
     safetensors|checkpoint) echo weights ;;
     cpu|workers|hsum_x86|linear|linear_lowp|kernels|kernels_*) echo nn ;;
     model|model_*|encoder|weight_cache) echo model ;;

@@ -60,6 +60,7 @@ void t_fail_allocation(long number)
     X(harness) \
     X(json) \
     X(tokenizer) \
+    X(tok_families) \
     X(offsets) \
     X(chunks) \
     X(golden) \

@@ -6,7 +6,10 @@
  * what the loader accepts: uncased and cased, accents kept or stripped,
  * Chinese characters spaced or not, a tokenizer.json with raw and normalized
  * added tokens and short words, no normalizer at all, and a tiny vocabulary
- * where most words fall apart into pieces or [UNK].
+ * where most words fall apart into pieces or [UNK]; and the generated
+ * tokenizers of the other families (tests/fixtures/bpe-bytelevel,
+ * unigram-xlmr with a precompiled charsmap, unigram-bytes with byte
+ * fallback).
  *
  * Checked: every id is inside the vocabulary and has a token; encoding with
  * a limit gives exactly the first ids of the unlimited encoding (what
@@ -16,7 +19,7 @@
 #include "tokenizer.h"
 #include "fuzz_util.h"
 
-enum { N_VARIANTS = 7 };
+enum { N_VARIANTS = 10 };
 
 typedef struct {
     bert_tokenizer *tok[N_VARIANTS];
@@ -78,6 +81,12 @@ static tokenizers *setup(void)
     load_variant(t, 4, FUZZ_VOCAB, "tokenizer.json", TOKENIZER_JSON);
     load_variant(t, 5, FUZZ_TINY_MODEL "/vocab.txt", NULL, NULL);
     load_variant(t, 6, FUZZ_VOCAB, "tokenizer.json", RAW_JSON);
+    static const char *const families[] = {"tests/fixtures/bpe-bytelevel", "tests/fixtures/unigram-xlmr",
+                                           "tests/fixtures/unigram-bytes"};
+    for (int i = 0; i < 3; i++) {
+        char *err = NULL;
+        if (bert_tokenizer_load(families[i], &t->tok[7 + i], &err) != 0) fuzz_setup_failed(families[i], err);
+    }
     return t;
 }
 
@@ -108,7 +117,12 @@ static void check_decode(const bert_tokenizer *tok, const int32_t *ids, size_t n
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2) return 0;
-    const bert_tokenizer *tok = loaded->tok[(uint8_t)(data[0] - '0') % N_VARIANTS];
+    int variant = (uint8_t)(data[0] - '0') % N_VARIANTS;
+    const bert_tokenizer *tok = loaded->tok[variant];
+    /* A byte-level or Metaspace token can span nothing in the Rust library
+     * (a 'Ġ' whose space trim_offsets took, a '▁' inserted before the
+     * text); a WordPiece token always spans something. */
+    int empty_ok = variant >= 7;
     size_t limit = (size_t)(data[1] % 64) + 1;
     const char *text = (const char *)data + 2;
     size_t len = size - 2;
@@ -137,12 +151,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (bert_tokenizer_encode_spans(tok, text, len, SIZE_MAX, &with, &spans, NULL) != 0) fuzz_die("encode_spans failed");
     if (with.len != all.len || spans.len != all.len || (all.len && memcmp(with.ids, all.ids, all.len * sizeof *all.ids) != 0))
         fuzz_die("the encode with offsets gave %zu ids and %zu spans, not the %zu ids without", with.len, spans.len, all.len);
+    int64_t last_start = 0;   /* of the last span that is not empty (an empty one may sit after it, as in the Rust library) */
     for (size_t i = 0; i < spans.len; i++) {
         const bert_token_span *sp = &spans.at[i];
-        if (sp->byte_start < 0 || sp->byte_start >= sp->byte_end || sp->byte_end > (int64_t)len || sp->start < 0 ||
-            sp->start >= sp->end || sp->end > (int64_t)len || (i > 0 && sp->start < spans.at[i - 1].start))
+        int empty = sp->byte_start == sp->byte_end || sp->start == sp->end;
+        if (sp->byte_start < 0 || sp->byte_start > sp->byte_end || sp->byte_end > (int64_t)len || sp->start < 0 ||
+            sp->start > sp->end || sp->end > (int64_t)len || (empty && !empty_ok) || (!empty && sp->start < last_start))
             fuzz_die("span %zu: characters [%lld, %lld), bytes [%lld, %lld) of %zu bytes", i, (long long)sp->start,
                      (long long)sp->end, (long long)sp->byte_start, (long long)sp->byte_end, len);
+        if (!empty) last_start = sp->start;
     }
     bert_ids_free(&with);
     bert_spans_free(&spans);
