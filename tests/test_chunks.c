@@ -89,7 +89,7 @@ static int cut(const bert_tokenizer *tok, const char *text, size_t len, size_t m
     if (rc != 0) return -1;
     c->fit.at = malloc((c->raw.len + 1) * sizeof *c->fit.at);
     if (!c->fit.at) return -1;
-    memcpy(c->fit.at, c->raw.at, c->raw.len * sizeof *c->fit.at);
+    if (c->raw.len) memcpy(c->fit.at, c->raw.at, c->raw.len * sizeof *c->fit.at);
     c->fit.len = c->fit.cap = c->raw.len;
     if (bert_chunks_fit(text, len, c->fit.at, c->fit.len) != 0) return -1;
     bert_chunker ch;
