@@ -108,7 +108,8 @@ $(BUILD)/run_tests: $(EXT_SRC) $(EXT_HDR) $(TEST_SRC) $(wildcard tests/*.h) | bu
 
 # Random-weight models in the Hugging Face layout; tests/golden/ holds what
 # an independent PyTorch implementation computes from the very same bytes.
-$(MODELS): tests/tools/gen_model.c tests/tools/make_test_models.sh tests/fixtures/bert-base-uncased/vocab.txt | build-deps
+$(MODELS): tests/tools/gen_model.c tests/tools/make_test_models.sh tests/fixtures/bert-base-uncased/vocab.txt \
+           tests/fixtures/bpe-bytelevel/tokenizer.json tests/fixtures/unigram-xlmr/tokenizer.json | build-deps
 	sh tests/tools/make_test_models.sh build/models
 	@touch $@
 

@@ -14,6 +14,7 @@
 #include "test.h"
 #include "checkpoint_fixture.h"
 #include "golden_files.h"
+#include "../ext/buffer.h"
 #include "../ext/encoder.h"
 #include "../ext/json.h"
 
@@ -259,7 +260,7 @@ static void registrations(sqlite3 *db, const json_doc *models)
      * links to xlmr-e5's files with a config_sentence_transformers.json
      * that names one. */
     tm_dir d = tm_case_dir("default-prompt");
-    static const char *const files[] = {"config.json", "model.safetensors", "vocab.txt", "tokenizer_config.json",
+    static const char *const files[] = {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
                                         "special_tokens_map.json", "modules.json", "sentence_bert_config.json",
                                         "1_Pooling"};
     link_files(d.path, MODELS_DIR "xlmr-e5", files, sizeof files / sizeof *files);
@@ -267,24 +268,84 @@ static void registrations(sqlite3 *db, const json_doc *models)
                   "{\"prompts\": {\"query\": \"query: \", \"passage\": \"passage: \"}, "
                   "\"default_prompt_name\": \"passage\"}");
     t_expect(db, "SELECT bert_load('e5-default', ?1)", d.path, "e5-default");
-    t_expect(db, "SELECT json_extract(bert_tokenize('hello', 'e5-default'), '$[1]')", NULL, "passage");
+    /* The Unigram test tokenizer cuts "passage: hello" into <s> ▁ pa s s age : ▁hello </s>. */
+    t_expect(db, "SELECT group_concat(value, '') FROM json_each(bert_tokenize('hello', 'e5-default'))", NULL,
+             "<s>\xe2\x96\x81passage:\xe2\x96\x81hello</s>");
     t_expect(db, "SELECT bert_similarity(bert_embed('hello', 'e5-default'), bert_embed('hello', 'xlmr-e5-literal'))"
                  " > 0.9999999", NULL, "1");
     t_expect(db, "SELECT bert_load('e5-default-query', ?1, '{\"prompt\": \"query\"}')", d.path, "e5-default-query");
-    t_expect(db, "SELECT json_extract(bert_tokenize('hello', 'e5-default-query'), '$[1]')", NULL, "query");
+    t_expect(db, "SELECT group_concat(value, '') FROM json_each(bert_tokenize('hello', 'e5-default-query'))", NULL,
+             "<s>\xe2\x96\x81query:\xe2\x96\x81hello</s>");
     /* The same prompt given as text is the same registration. */
     t_expect(db, "SELECT bert_load('xlmr-e5-query', ?1, '{\"prompt\": {\"text\": \"query: \"}}')", e5,
              "xlmr-e5-query");
-    /* The prompt counts towards max_length: 128 tokens of text leave 124 after "query: ". */
+    /* The prompt counts towards max_length: the text is cut after "query: "'s
+     * five pieces (\xe2\x96\x81 qu er y :), not before it. */
     t_expect(db, "SELECT json_array_length(bert_token_ids(?1, 'xlmr-e5-query')) || ' ' || "
-                 "json_extract(bert_tokenize(?1, 'xlmr-e5-query'), '$[1]')",
+                 "(SELECT group_concat(value, '') FROM json_each(bert_tokenize(?1, 'xlmr-e5-query')) "
+                 "WHERE key BETWEEN 1 AND 5)",
              "word word word word word word word word word word word word word word word word word word word word "
              "word word word word word word word word word word word word word word word word word word word word "
              "word word word word word word word word word word word word word word word word word word word word "
              "word word word word word word word word word word word word word word word word word word word word "
              "word word word word word word word word word word word word word word word word word word word word "
              "word word word word word word word word word word word word word word word word word word word word "
-             "word word word word word word word word word word", "128 query");
+             "word word word word word word word word word word", "128 \xe2\x96\x81query:");
+}
+
+/* roberta-base's own tokenizer files (tokenizer.json, vocab.json, merges.txt)
+ * from ../shared when present, beside generated weights of its vocabulary
+ * size: bert_token_ids gives the Rust tokenizer's ids on the tokenizer corpus
+ * (tests/tokenizer/family_roberta_base.jsonl, computed without special
+ * tokens) inside the <s> (0) and </s> (2) of its RobertaProcessing. */
+static void real_roberta_tokenizer(sqlite3 *db)
+{
+    static const char *const dir = "../shared/models/FacebookAI__roberta-base";
+    t_case("roberta-base's own tokenizer files with RoBERTa weights give the Rust tokenizer's ids through SQL");
+    if (!t_exists(dir)) {
+        t_skip("../shared/models/FacebookAI__roberta-base is absent");
+        return;
+    }
+    tm_dir d = tm_case_dir("real-roberta-tokenizer");
+    static const char *const tokenizer_files[] = {"tokenizer.json", "tokenizer_config.json", "vocab.json",
+                                                  "merges.txt"};
+    static const char *const model_files[] = {"config.json", "model.safetensors"};
+    link_files(d.path, dir, tokenizer_files, sizeof tokenizer_files / sizeof *tokenizer_files);
+    link_files(d.path, MODELS_DIR "roberta-vocab50265", model_files, sizeof model_files / sizeof *model_files);
+    json_doc *corpus = t_read_jsonl("tests/tokenizer/corpus.jsonl");
+    json_doc *golden = t_read_jsonl("tests/tokenizer/family_roberta_base.jsonl");
+    char *got = t_query(db, "SELECT bert_load('real-roberta', ?1)", d.path, NULL);
+    int ok = T_CHECK(corpus && golden, "cannot read the tokenizer corpus or its roberta-base golden") &&
+             T_CHECK(got && strcmp(got, "real-roberta") == 0, "bert_load: %s", got ? got : "?");
+    free(got);
+    int compared = 0;
+    for (int i = 0; ok && i < bert_json_length(corpus, 0) && compared < 40; i++) {
+        const char *text = bert_json_str(corpus, t_json_child(corpus, 0, i), "");
+        int ids = bert_json_member(golden, t_json_child(golden, 0, i + 1), "ids");
+        int n = bert_json_length(golden, ids);
+        if (n < 0 || n > 510) continue;
+        bert_text want = {0};
+        char num[32];
+        bert_text_add(&want, "[0", 2);
+        for (int k = 0; k < n; k++) {
+            long long id = bert_json_int(golden, t_json_child(golden, ids, k), -1);
+            int len = snprintf(num, sizeof num, ",%lld", id);
+            bert_text_add(&want, num, (size_t)len);
+        }
+        bert_text_add(&want, ",2]", 3);
+        if (!T_CHECK(want.s != NULL && !want.failed, "out of memory")) {
+            free(want.s);
+            break;
+        }
+        char *same = t_query(db, "SELECT bert_token_ids(?1, 'real-roberta') = json(?2)", text, want.s, NULL);
+        ok = T_CHECK(same && strcmp(same, "1") == 0, "\"%.50s\": not %.200s", text, want.s);
+        compared++;
+        free(same);
+        free(want.s);
+    }
+    T_CHECK(compared == 40, "only %d corpus lines compared", compared);
+    bert_json_free(corpus);
+    bert_json_free(golden);
 }
 
 void suite_families(void)
@@ -340,6 +401,7 @@ void suite_families(void)
     printf("families  %d checks  max|diff| %.2g\n", checked, worst);
     registrations(db, models);
     real_mpnet_tokenizer(db, lines);
+    real_roberta_tokenizer(db);
 done:
     free(err);
     free(manifest);

@@ -10,9 +10,10 @@ independent references only:
               post-processor: <s> a </s> and <s> a </s></s> b </s>), whose
               vocabulary the generated models carry
               (tests/tools/make_test_models.sh); truncated to each model's
-              max_length as transformers does.  When the models carry a
-              byte-level BPE or Unigram tokenizer.json of their own, pass that
-              file instead.
+              max_length as transformers does; for a model whose directory
+              holds a tokenizer.json of its own (the byte-level BPE and
+              Unigram fixtures the RoBERTa and XLM-RoBERTa models carry),
+              that file instead.
   numbers     tests/reference/family_reference.py (PyTorch, float64),
               transcribed from modeling_roberta.py, modeling_xlm_roberta.py
               and modeling_mpnet.py (files and commits cited there)
@@ -94,20 +95,27 @@ def main():
     inputs = json.load(open(os.path.join(HERE, "inputs.json"), encoding="utf-8"))
     heads = json.load(open(os.path.join(HERE, "heads_inputs.json"), encoding="utf-8"))
     nerqa = json.load(open(os.path.join(HERE, "ner_qa_inputs.json"), encoding="utf-8"))
-    hf = HF(tokenizer_json)
     models = {n: ref.Model(os.path.join(models_dir, d)) for n, (d, _) in REGISTRATIONS.items()}
+
+    def tokenizer_of(name):
+        own = os.path.join(models_dir, REGISTRATIONS[name][0], "tokenizer.json")
+        return own if os.path.exists(own) else tokenizer_json
+
+    def mask_id_of(name):
+        added = json.load(open(tokenizer_of(name), encoding="utf-8"))["added_tokens"]
+        return next(t["id"] for t in added if t["content"] == "<mask>")
     lines, noise = [], {}
 
     def note(kind, a, b):
         noise[kind] = max(noise.get(kind, 0.0), float(np.max(np.abs(np.asarray(a) - np.asarray(b)))))
 
-    def ids_of(requests):
-        return [r["ids"] for r in hf.run(encode=requests)["encode"]]
+    def ids_of(name, requests):
+        return [r["ids"] for r in HF(tokenizer_of(name)).run(encode=requests)["encode"]]
 
     # ---- the encoder on token ids: a <pad> inside keeps position padding_idx ----
     for name in ("roberta-mlm", "mpnet-mlm-f16", "xlmr-e5"):
         m = models[name]
-        for ids in ([0, 7596, 1, 2089, 1, 2], [0] + list(range(1000, 1118)) + [2]):
+        for ids in ([0, 1596, 1, 1089, 1, 2], [0] + list(range(1000, 1118)) + [2]):
             if len(ids) > m.max_length:
                 continue
             h64 = ref.encode(m, [ids])[0][0]
@@ -120,7 +128,7 @@ def main():
     for name in EMBED:
         m, options = models[name], REGISTRATIONS[name][1]
         prefix = prompt_of(m, options)
-        ids_list = ids_of([{"a": prefix + t, "b": None, "max_length": m.max_length} for t in texts])
+        ids_list = ids_of(name, [{"a": prefix + t, "b": None, "max_length": m.max_length} for t in texts])
         for text, ids in zip(texts, ids_list):
             h64, _ = ref.encode(m, [ids])
             h32, _ = ref.encode(m, [ids], compute=torch.float32)
@@ -133,15 +141,16 @@ def main():
                           "expected": [r7(x) for x in v64[0].tolist()]})
 
     # ---- fill-mask (one <mask> a text) ----------------------------------------------
-    decode_requests, fm = [], []
+    fm = []
     for name in MLM:
         m = models[name]
-        mask_id = 30526
+        mask_id = mask_id_of(name)
+        decode_requests, model_lines = [], []
         for r in inputs["fill_mask"]:
             text = r["text"].replace("[MASK]", "<mask>")
             if text.count("<mask>") != 1:
                 continue
-            ids = ids_of([{"a": text, "b": None, "max_length": m.max_length}])[0]
+            ids = ids_of(name, [{"a": text, "b": None, "max_length": m.max_length}])[0]
             if mask_id not in ids:
                 continue
             pos = ids.index(mask_id)
@@ -162,11 +171,13 @@ def main():
                 seq[pos] = tid
                 decode_requests += [{"ids": [tid], "skip_special": False}, {"ids": seq, "skip_special": True}]
                 cands.append({"score": r7(float(probs[tid])), "token": tid, "token_str": None, "sequence": None})
-            fm.append({"model": name, "sql": "SELECT bert_fill_mask(?1, 5, ?2)", "args": [text], "expected": cands})
-    decoded = iter(hf.run(decode=decode_requests)["decode"])
-    for line in fm:
-        for c in line["expected"]:
-            c["token_str"], c["sequence"] = next(decoded), next(decoded)
+            model_lines.append({"model": name, "sql": "SELECT bert_fill_mask(?1, 5, ?2)", "args": [text],
+                                "expected": cands})
+        decoded = iter(HF(tokenizer_of(name)).run(decode=decode_requests)["decode"])
+        for line in model_lines:
+            for c in line["expected"]:
+                c["token_str"], c["sequence"] = next(decoded), next(decoded)
+        fm += model_lines
     lines += fm
 
     # ---- sequence classification, single texts and pairs ----------------------------
@@ -176,7 +187,7 @@ def main():
         # A pair longer than max_length: both texts cut longest-first, around the two separators.
         long_pair = (" ".join(["the committee reviewed every chapter"] * 30), " ".join(["a short answer"] * 12))
         cases = [(t, None) for t in heads["classify"]] + [tuple(p) for p in heads["classify_pairs"]] + [long_pair]
-        ids_list = ids_of([{"a": a, "b": b, "max_length": m.max_length} for a, b in cases])
+        ids_list = ids_of(name, [{"a": a, "b": b, "max_length": m.max_length} for a, b in cases])
         for (a, b), ids in zip(cases, ids_list):
             l64 = ref.classifier_logits(m, [ids])[0].numpy()
             l32 = ref.classifier_logits(m, [ids], compute=torch.float32)[0].double().numpy()
@@ -193,9 +204,9 @@ def main():
                               "expected": expected})
 
     # ---- token classification ------------------------------------------------------------
-    encs = hf_run(tokenizer_json, encode=[{"a": t, "b": None} for t in nerqa["ner"]])["encode"]
     for name in NER:
         m = models[name]
+        encs = hf_run(tokenizer_of(name), encode=[{"a": t, "b": None} for t in nerqa["ner"]])["encode"]
 
         def l64(ids, m=m):
             return ref.token_logits(m, [ids])[0].numpy()
@@ -212,9 +223,10 @@ def main():
             lines.append({"model": name, "sql": "SELECT bert_ner(?1, ?2)", "args": [text], "expected": expected})
 
     # ---- question answering ------------------------------------------------------------
-    qencs = hf_run(tokenizer_json, encode=[{"a": p["question"], "b": p["context"]} for p in nerqa["qa"]])["encode"]
     for name in QA:
         m = models[name]
+        qencs = hf_run(tokenizer_of(name), encode=[{"a": p["question"], "b": p["context"]}
+                                                    for p in nerqa["qa"]])["encode"]
 
         def q64(ids, types, m=m):
             s, e = ref.qa_logits(m, [ids])
@@ -225,7 +237,13 @@ def main():
             return s[0].double().numpy(), e[0].double().numpy()
         for pair, enc in zip(nerqa["qa"], qencs):
             q, c = pair["question"], pair["context"]
-            res, _ = qa_answers(m, q, c, enc, q64, 1, seps=2)
+            try:
+                res, _ = qa_answers(m, q, c, enc, q64, 1, seps=2)
+            except ValueError:
+                # A question so long in this tokenizer's pieces that the
+                # context's window is no wider than doc_stride: the pipeline
+                # raises too.
+                continue
             same_structure(res, qa_answers(m, q, c, enc, q32, 1, seps=2)[0], f"{name} float32 {q!r}")
             lines.append({"model": name, "sql": "SELECT bert_answer(?1, ?2, ?3)", "args": [q, c],
                           "expected": rounded(res)[0]})

@@ -2,8 +2,8 @@
 # make_test_models.sh OUTDIR - builds gen_model and writes the fixed set of
 # test models into OUTDIR (about 150 MB, in a second or two).
 #
-# Every model uses the bert-base-uncased vocabulary, so the real tokenizer
-# applies; the weights are pseudo-random but identical on every machine, and
+# Every BERT model uses the bert-base-uncased vocabulary, so the real tokenizer
+# applies (the RoBERTa and XLM-RoBERTa ones their families' tokenizers, below); the weights are pseudo-random but identical on every machine, and
 # tests/golden/ holds what the reference implementation computes from them.
 # Changing anything here means regenerating the goldens
 # (tests/golden/make_goldens.sh).
@@ -143,42 +143,83 @@ ${CC:-cc} -std=c11 -O2 -ffp-contract=off -o "$gen" "$here/gen_model.c" -lm
     --layers 6 --hidden 384 --heads 12 --intermediate 1536 --max-positions 512 --dtype f16 \
     --position-ids --st-pooling mean --normalize --max-seq-length 256
 
-# RoBERTa, XLM-RoBERTa and MPNet (tests/golden/families.jsonl).  Their
-# vocabulary is all-mpnet-base-v2's (<s> <pad> </s> <unk>, bert-base-uncased's,
-# <mask>), whose WordPiece tokenizer loads today for all three; the goldens'
-# ids come from all-mpnet-base-v2's tokenizer.json.  Positions start at
-# pad_token_id + 1 = 2, so max_position_embeddings is max_length + 2.
-# RobertaForMaskedLM, decoder tied, float32.
-"$gen" "$new/roberta-mlm" --vocab "$vocab" --seed 201 --model-type roberta --arch mlm \
+# RoBERTa, XLM-RoBERTa and MPNet (tests/golden/families.jsonl).  Positions
+# start at pad_token_id + 1 = 2, so max_position_embeddings is max_length + 2.
+#
+# Most RoBERTa and XLM-RoBERTa models carry their families' own tokenizers:
+# the byte-level BPE of tests/fixtures/bpe-bytelevel and the XLM-R-style
+# Unigram of tests/fixtures/unigram-xlmr (tests/tokenizer/make_family_fixtures.py),
+# copied in as tokenizer.json; gen_model is given a placeholder vocabulary of
+# the length that makes vocab_size the tokenizer's (specials <s> <pad> </s>
+# <unk> at 0-3 as there), and its vocab.txt is removed so that only the
+# tokenizer.json speaks.  The rest carry all-mpnet-base-v2's WordPiece
+# vocabulary (<s> <pad> </s> <unk>, bert-base-uncased's, <mask>).
+fixtures=$root/tests/fixtures
+for f in bpe-bytelevel unigram-xlmr; do
+    if [ ! -f "$fixtures/$f/tokenizer.json" ]; then
+        echo "$0: no tokenizer at $fixtures/$f/tokenizer.json (tests/tokenizer/make_family_fixtures.py writes it)" >&2
+        exit 1
+    fi
+done
+# placeholder_vocab N FILE: N lines; gen_model adds the 4 leading specials and <mask>.
+placeholder_vocab() {
+    awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++) printf "[placeholder%d]\n", i }' > "$2"
+}
+# bpe-bytelevel: 1764 ids (its model's 1762 and the added [X] and TODO).
+placeholder_vocab 1759 "$new/vocab-bpe.txt"
+# unigram-xlmr: 3002 ids, <mask> last.
+placeholder_vocab 2997 "$new/vocab-unigram.txt"
+# use_tokenizer DIR FIXTURE CLASS MAX_LENGTH: the fixture's tokenizer.json
+# replaces vocab.txt, with the tokenizer_config.json and special_tokens_map.json
+# that transformers saves for CLASS (RobertaTokenizer, XLMRobertaTokenizer).
+use_tokenizer() {
+    cp "$fixtures/$2/tokenizer.json" "$1/tokenizer.json"
+    rm -f "$1/vocab.txt"
+    specials='"bos_token": "<s>", "cls_token": "<s>", "eos_token": "</s>", "mask_token": "<mask>",
+  "pad_token": "<pad>", "sep_token": "</s>", "unk_token": "<unk>"'
+    printf '{\n  %s,\n  "model_max_length": %d,\n  "tokenizer_class": "%s"\n}\n' \
+        "$specials" "$4" "$3" > "$1/tokenizer_config.json"
+    printf '{\n  %s\n}\n' "$specials" > "$1/special_tokens_map.json"
+}
+
+# RobertaForMaskedLM, decoder tied, float32, byte-level BPE.
+"$gen" "$new/roberta-mlm" --vocab "$new/vocab-bpe.txt" --seed 201 --model-type roberta --arch mlm \
     --layers 2 --hidden 128 --heads 4 --intermediate 512 --max-positions 130 --model-max-length 128 \
     --dtype f32 --embedding-std 0.25
+use_tokenizer "$new/roberta-mlm" bpe-bytelevel RobertaTokenizer 128
 
 # A sentence-transformers RobertaModel like all-distilroberta-v1: mean
-# pooling, Normalize, float16, with the pooler RobertaModel keeps.
-"$gen" "$new/roberta-st-f16" --vocab "$vocab" --seed 203 --model-type roberta \
+# pooling, Normalize, float16, with the pooler RobertaModel keeps; byte-level BPE.
+"$gen" "$new/roberta-st-f16" --vocab "$new/vocab-bpe.txt" --seed 203 --model-type roberta \
     --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 66 --model-max-length 64 \
     --dtype f16 --st-pooling mean --normalize --max-seq-length 64
+use_tokenizer "$new/roberta-st-f16" bpe-bytelevel RobertaTokenizer 64
 
 # XLMRobertaModel like multilingual-e5-small: mean pooling, Normalize and the
-# "query: " / "passage: " prompts of config_sentence_transformers.json.
-"$gen" "$new/xlmr-e5" --vocab "$vocab" --seed 205 --model-type xlm-roberta \
+# "query: " / "passage: " prompts of config_sentence_transformers.json; Unigram.
+"$gen" "$new/xlmr-e5" --vocab "$new/vocab-unigram.txt" --seed 205 --model-type xlm-roberta \
     --layers 2 --hidden 64 --heads 2 --intermediate 256 --max-positions 130 --model-max-length 128 \
     --dtype f32 --st-pooling mean --normalize --max-seq-length 128 \
     --prompts '{"query": "query: ", "passage": "passage: "}'
+use_tokenizer "$new/xlmr-e5" unigram-xlmr XLMRobertaTokenizer 128
 
-# XLMRobertaForSequenceClassification, 3 labels, bfloat16.
-"$gen" "$new/xlmr-cls-bf16" --vocab "$vocab" --seed 207 --model-type xlm-roberta --arch classify \
+# XLMRobertaForSequenceClassification, 3 labels, bfloat16, Unigram.
+"$gen" "$new/xlmr-cls-bf16" --vocab "$new/vocab-unigram.txt" --seed 207 --model-type xlm-roberta --arch classify \
     --layers 2 --hidden 96 --heads 4 --intermediate 384 --max-positions 130 --model-max-length 128 \
     --dtype bf16 --num-labels 3 --labels negative,neutral,positive
+use_tokenizer "$new/xlmr-cls-bf16" unigram-xlmr XLMRobertaTokenizer 128
 
-# RobertaForTokenClassification, max_length 64 so that long texts need windows.
+# RobertaForTokenClassification, max_length 64 so that long texts need windows;
+# WordPiece (the NER golden's word grouping follows BERT's "##" continuation).
 "$gen" "$new/roberta-ner" --vocab "$vocab" --seed 209 --model-type roberta --arch token \
     --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 66 --model-max-length 64 \
     --dtype f32 --num-labels 5 --labels O,B-PER,I-PER,B-LOC,I-LOC --first-label-bias 2
 
-# RobertaForQuestionAnswering, max_length 96: windows of 96 tokens, doc_stride 48.
-"$gen" "$new/roberta-qa" --vocab "$vocab" --seed 211 --model-type roberta --arch qa \
+# RobertaForQuestionAnswering, max_length 96: windows of 96 tokens, doc_stride 48;
+# byte-level BPE.
+"$gen" "$new/roberta-qa" --vocab "$new/vocab-bpe.txt" --seed 211 --model-type roberta --arch qa \
     --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 98 --model-max-length 96 --dtype f32
+use_tokenizer "$new/roberta-qa" bpe-bytelevel RobertaTokenizer 96
 
 # MPNetModel like all-mpnet-base-v2: mean pooling, Normalize, with the
 # pooler; 256 positions, so that relative distances reach the last bucket.
@@ -201,6 +242,14 @@ ${CC:-cc} -std=c11 -O2 -ffp-contract=off -o "$gen" "$here/gen_model.c" -lm
     --layers 2 --hidden 64 --heads 2 --intermediate 256 --max-positions 130 --model-max-length 128 \
     --dtype f32 --num-labels 5 --labels O,B-PER,I-PER,B-LOC,I-LOC --first-label-bias 2
 
+# RobertaModel with roberta-base's vocabulary size (50265) and a tiny hidden
+# size, no goldens: tests/test_families.c puts roberta-base's own tokenizer
+# files beside its weights when ../shared has them.
+placeholder_vocab 50260 "$new/vocab-roberta-base.txt"
+"$gen" "$new/roberta-vocab50265" --vocab "$new/vocab-roberta-base.txt" --seed 221 --model-type roberta \
+    --layers 1 --hidden 16 --heads 2 --intermediate 32 --max-positions 514 --model-max-length 512 --dtype f32
+rm -f "$new/roberta-vocab50265/vocab.txt" "$new/vocab-roberta-base.txt"
+
 # mlm-tied-f32 again, cut into three shards with model.safetensors.index.json,
 # as save_pretrained writes large checkpoints: the same values in other files
 # (tests/test_surface.c compares their results byte for byte).
@@ -208,7 +257,7 @@ ${CC:-cc} -std=c11 -O2 -ffp-contract=off -o "$gen" "$here/gen_model.c" -lm
     --layers 3 --hidden 192 --heads 6 --intermediate 768 --max-positions 256 --model-max-length 0 \
     --dtype f32 --arch mlm --act gelu_new --embedding-std 0.25 --shards 3
 
-rm -f "$gen"
+rm -f "$gen" "$new/vocab-bpe.txt" "$new/vocab-unigram.txt"
 for dir in "$new"/*; do
     name=$(basename "$dir")
     rm -rf "${out:?}/$name"
