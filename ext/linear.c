@@ -23,6 +23,7 @@
  * run time, so the extension itself still builds for (and runs on) any
  * x86-64 or other CPU.
  */
+#include "kernels_neon.h"
 #include "linear.h"
 #include "workers.h"
 
@@ -198,6 +199,7 @@ static bert_linear_kernel few_rows_kernel(bert_isa isa)
     switch (isa) {
     case BERT_ISA_AVX512: return BERT_LINEAR_AVX512;
     case BERT_ISA_AVX2: return BERT_LINEAR_AVX2;
+    case BERT_ISA_NEON: return BERT_LINEAR_NEON;
     default: return BERT_LINEAR_BLAS;
     }
 }
@@ -207,7 +209,8 @@ static int cpu_has(bert_linear_kernel k)
 {
     bert_linear_kernel best = few_rows_kernel(bert_cpu_isa());
     return (k == BERT_LINEAR_AVX512 && best == BERT_LINEAR_AVX512) ||
-           (k == BERT_LINEAR_AVX2 && best != BERT_LINEAR_BLAS);
+           (k == BERT_LINEAR_AVX2 && (best == BERT_LINEAR_AVX2 || best == BERT_LINEAR_AVX512)) ||
+           (k == BERT_LINEAR_NEON && best == BERT_LINEAR_NEON);
 }
 
 typedef struct {
@@ -223,18 +226,22 @@ typedef struct {
  * has. */
 static void few_rows(const linear_job *j, int i0, int i1, int r0, int r1)
 {
-#ifdef BERT_X86_KERNELS
     for (int i = i0; i < i1; i += BERT_FEW_ROWS) {
         int m = i1 - i < BERT_FEW_ROWS ? i1 - i : BERT_FEW_ROWS;
         float *out = j->out + (size_t)i * j->rows + r0;
         const float *in = j->in + (size_t)i * j->cols;
         const float *w = j->w + (size_t)r0 * j->cols, *b = j->b ? j->b + r0 : NULL;
-        if (j->kernel == BERT_LINEAR_AVX512) linear512(out, j->rows, in, w, b, m, r1 - r0, j->cols);
-        else linear256(out, j->rows, in, w, b, m, r1 - r0, j->cols);
-    }
-#else
-    (void)j, (void)i0, (void)i1, (void)r0, (void)r1;
+        switch (j->kernel) {
+#ifdef BERT_X86_KERNELS
+        case BERT_LINEAR_AVX512: linear512(out, j->rows, in, w, b, m, r1 - r0, j->cols); break;
+        case BERT_LINEAR_AVX2: linear256(out, j->rows, in, w, b, m, r1 - r0, j->cols); break;
 #endif
+#ifdef BERT_ARM64_KERNELS
+        case BERT_LINEAR_NEON: bert_neon_f32(out, j->rows, in, w, b, m, r1 - r0, j->cols); break;
+#endif
+        default: (void)out, (void)in, (void)w, (void)b; break;
+        }
+    }
 }
 
 /* A span of the product: OpenBLAS on whole rows of W (the product is split

@@ -13,6 +13,7 @@
  * function of the quantized values alone: the final scaling is written once
  * (int8_finish) and every kernel goes through it.
  */
+#include "kernels_neon.h"
 #include "linear.h"
 #include "workers.h"
 
@@ -556,6 +557,8 @@ static bert_precision kernel_precision(bert_lowp_kernel k)
     switch (k) {
     case BERT_LOWP_BF16_AVX2: case BERT_LOWP_BF16_AVX512: case BERT_LOWP_BF16_DP512: return BERT_PRECISION_BFLOAT16;
     case BERT_LOWP_INT8_AVX2: case BERT_LOWP_INT8_AVXVNNI: case BERT_LOWP_INT8_VNNI512: return BERT_PRECISION_INT8;
+    case BERT_LOWP_BF16_NEON: case BERT_LOWP_BF16_BFDOT: case BERT_LOWP_BF16_BFMMLA: return BERT_PRECISION_BFLOAT16;
+    case BERT_LOWP_INT8_NEON: case BERT_LOWP_INT8_SDOT: case BERT_LOWP_INT8_SMMLA: return BERT_PRECISION_INT8;
     default: return BERT_PRECISION_FLOAT32; /* either */
     }
 }
@@ -573,6 +576,8 @@ static int kernel_runs(bert_lowp_kernel k, bert_isa isa, unsigned ext)
     case BERT_LOWP_INT8_VNNI512: return isa >= BERT_ISA_AVX512 && (ext & BERT_CPU_AVX512_VNNI);
     default: return 0;
     }
+#elif defined(BERT_ARM64_KERNELS)
+    return k == BERT_LOWP_PORTABLE || (isa == BERT_ISA_NEON && bert_neon_runs(k, ext));
 #else
     (void)isa, (void)ext;
     return k == BERT_LOWP_PORTABLE;
@@ -590,6 +595,9 @@ static bert_lowp_kernel kernel_for(bert_precision p, bert_isa isa, unsigned ext)
 {
     static const bert_lowp_kernel bf16[] = {BERT_LOWP_BF16_DP512, BERT_LOWP_BF16_AVX512, BERT_LOWP_BF16_AVX2};
     static const bert_lowp_kernel int8[] = {BERT_LOWP_INT8_VNNI512, BERT_LOWP_INT8_AVXVNNI, BERT_LOWP_INT8_AVX2};
+#ifdef BERT_ARM64_KERNELS
+    if (isa == BERT_ISA_NEON) return bert_neon_best(p, ext);
+#endif
     const bert_lowp_kernel *list = p == BERT_PRECISION_INT8 ? int8 : bf16;
     for (int k = 0; k < 3; k++)
         if (kernel_runs(list[k], isa, ext)) return list[k];
@@ -612,6 +620,17 @@ static void kernel_run(void *ctx, int i0, int i1, int r0, int r1)
         case BERT_LOWP_INT8_VNNI512: vnni512_walk(j, i, e, r0, r1); break;
         case BERT_LOWP_INT8_AVXVNNI: avxvnni_walk(j, i, e, r0, r1); break;
         case BERT_LOWP_INT8_AVX2: int8avx2_walk(j, i, e, r0, r1); break;
+#endif
+#ifdef BERT_ARM64_KERNELS
+        case BERT_LOWP_BF16_NEON: case BERT_LOWP_BF16_BFDOT: case BERT_LOWP_BF16_BFMMLA:
+            bert_neon_bf16(j->kernel, j->out + (size_t)i * j->rows + r0, j->rows, j->xb + (size_t)i * j->cols,
+                           j->w->bf16 + (size_t)r0 * j->cols, j->b ? j->b + r0 : NULL, e - i, r1 - r0, j->cols);
+            break;
+        case BERT_LOWP_INT8_NEON: case BERT_LOWP_INT8_SDOT: case BERT_LOWP_INT8_SMMLA:
+            bert_neon_int8(j->kernel, j->out + (size_t)i * j->rows + r0, j->rows, j->qx + (size_t)i * j->cols,
+                           j->xscale + i, j->w->i8 + (size_t)r0 * j->cols, j->w->scale + r0, j->b ? j->b + r0 : NULL,
+                           e - i, r1 - r0, j->cols);
+            break;
 #endif
         default:
             if (j->w->precision == BERT_PRECISION_INT8) int8_portable(j, i, e, r0, r1);
@@ -643,7 +662,9 @@ static void *scratch_get(bert_linear_scratch *s, size_t bytes, void **owned)
  * CPU has; for the VNNI kernels shifted by 128, to unsigned bytes. */
 static float quantize_input(bert_lowp_kernel k, int8_t *q, const float *v, int cols)
 {
+#ifdef BERT_X86_KERNELS
     const int8_t flip = (int8_t)-128;
+#endif
     switch (k) {
 #ifdef BERT_X86_KERNELS
     case BERT_LOWP_INT8_VNNI512: return quantize512(q, v, cols, flip);
@@ -683,6 +704,11 @@ static int matrix_run(bert_lowp_kernel kernel, bert_workers *workers, int thread
     return 0;
 }
 
+bert_lowp_kernel bert_linear_matrix_kernel(const bert_linear_plan *plan, bert_precision p)
+{
+    return kernel_for(p, plan->isa, plan->extensions);
+}
+
 int bert_linear_matrix(const bert_linear_plan *plan, float *out, const float *in, const bert_matrix *w,
                        const float *b, int n, int rows, int cols)
 {
@@ -691,7 +717,7 @@ int bert_linear_matrix(const bert_linear_plan *plan, float *out, const float *in
         bert_linear(plan, out, in, w->f32, b, n, rows, cols);
         return 0;
     }
-    bert_lowp_kernel kernel = kernel_for(w->precision, plan->isa, plan->extensions);
+    bert_lowp_kernel kernel = bert_linear_matrix_kernel(plan, w->precision);
     return matrix_run(kernel, plan->workers, plan->threads, plan->scratch, out, in, w, b, n, rows, cols);
 }
 
@@ -706,6 +732,12 @@ const char *bert_lowp_kernel_name(bert_lowp_kernel kernel)
     case BERT_LOWP_INT8_AVX2: return "int8-avx2";
     case BERT_LOWP_INT8_AVXVNNI: return "int8-avxvnni";
     case BERT_LOWP_INT8_VNNI512: return "int8-avx512vnni";
+    case BERT_LOWP_BF16_NEON: return "bf16-neon";
+    case BERT_LOWP_BF16_BFDOT: return "bf16-bfdot";
+    case BERT_LOWP_BF16_BFMMLA: return "bf16-bfmmla";
+    case BERT_LOWP_INT8_NEON: return "int8-neon";
+    case BERT_LOWP_INT8_SDOT: return "int8-sdot";
+    case BERT_LOWP_INT8_SMMLA: return "int8-smmla";
     default: return "?";
     }
 }

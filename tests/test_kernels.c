@@ -222,7 +222,11 @@ static void check_isa_equivalence(void)
     T_CHECK(n > 0 && n <= CAP, "got %zu floats from the portable build", n);
     /* The last run splits each product into chunks over two threads, the
      * few-rows kernel's and OpenBLAS's alike. */
+#ifdef BERT_ARM64_KERNELS
+    const char *isas[] = {"neon", NULL, NULL};
+#else
     const char *isas[] = {"avx2", NULL, NULL};
+#endif
     for (int i = 0; i < 3 && n <= CAP; i++) {
         size_t m = embed_all(isas[i], i == 2 ? 2 : 1, other, CAP);
         if (!T_CHECK(m == n, "%s: %zu floats against %zu", isas[i] ? isas[i] : "default", m, n)) continue;
@@ -283,6 +287,7 @@ void suite_kernels(void)
     check_kernel(BERT_LINEAR_BLAS, "blas");
     check_kernel(BERT_LINEAR_AVX2, "avx2");
     check_kernel(BERT_LINEAR_AVX512, "avx512");
+    check_kernel(BERT_LINEAR_NEON, "neon");
     check_plan_limits();
     check_isa_equivalence();
 }

@@ -70,6 +70,7 @@ void t_fail_allocation(long number)
     X(heads) \
     X(ner_qa) \
     X(kernels) \
+    X(kernel_choice) \
     X(lowp) \
     X(sql) \
     X(threads) \
