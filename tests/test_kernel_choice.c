@@ -21,6 +21,17 @@
 
 /* A small product through the plan's choice against the portable kernel:
  * int8 to the bit, bfloat16 and float32 within float rounding. */
+/* The largest |a[i] - b[i]|. */
+static double largest_difference(const float *a, const float *b, int n)
+{
+    double worst = 0;
+    for (int i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]);
+        if (d > worst) worst = d;
+    }
+    return worst;
+}
+
 static void check_product(const bert_linear_plan *plan, const char *level)
 {
     enum { N = 5, ROWS = 9, COLS = 48 };
@@ -40,15 +51,13 @@ static void check_product(const bert_linear_plan *plan, const char *level)
         T_CHECK(bert_linear_matrix(plan, out, in, mx, NULL, N, ROWS, COLS) == 0, "%s: failed", level);
         T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, ref, in, mx, NULL, N, ROWS, COLS) == 0,
                 "portable failed");
-        double worst = 0;
-        for (int i = 0; i < N * ROWS; i++) worst = fmax(worst, fabs((double)out[i] - ref[i]));
+        double worst = largest_difference(out, ref, N * ROWS);
         T_CHECK(mx->precision == BERT_PRECISION_INT8 ? worst == 0 : worst < 1e-4, "%s %s: differs by %.3g", level,
                 bert_precision_name(mx->precision), worst);
     }
     bert_linear(plan, out, in, w, NULL, N, ROWS, COLS);
     T_CHECK(bert_linear_with(BERT_LINEAR_BLAS, NULL, 1, ref, in, w, NULL, N, ROWS, COLS) == 0, "blas failed");
-    double worst = 0;
-    for (int i = 0; i < N * ROWS; i++) worst = fmax(worst, fabs((double)out[i] - ref[i]));
+    double worst = largest_difference(out, ref, N * ROWS);
     T_CHECK(worst < 1e-5, "%s float32: differs from OpenBLAS by %.3g", level, worst);
 }
 

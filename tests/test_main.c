@@ -300,6 +300,12 @@ long long t_instructions(void (*fn)(void *), void *arg)
     return count;
 }
 
+int t_light(void)
+{
+    const char *v = getenv("BERT_TEST_LIGHT");
+    return v && *v;
+}
+
 int t_exists(const char *path)
 {
     struct stat st;
