@@ -66,9 +66,12 @@ run_one() {
     esac
     log=$root/$out/$1-$2.log
     t0=$(date +%s)
+    # CPU seconds too: on a shared machine the wall-clock time says little.
+    timer=""
+    [ -x /usr/bin/time ] && timer="/usr/bin/time -f cpu=%U+%S"
     set +e
     (cd "$root/$tree" && BERT_TEST_LIGHT=1 BERT_TEST_CPU_FEATURES="$features" OPENBLAS_NUM_THREADS=1 \
-        qemu-aarch64-static -L /usr/aarch64-linux-gnu -cpu "$1" build/run_tests "$2") > "$log" 2>&1
+        $timer qemu-aarch64-static -L /usr/aarch64-linux-gnu -cpu "$1" build/run_tests "$2") > "$log" 2>&1
     echo "exit $? after $(( $(date +%s) - t0 )) s" >> "$log"
 }
 
@@ -93,7 +96,8 @@ status=0
 for job in $jobs; do
     log=$out/${job%%:*}-${job#*:}.log
     summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1 || true)
-    echo "arm64 $job: ${summary:-no summary} ($(tail -n 1 "$log"))"
+    cpu=$(grep '^cpu=' "$log" | tail -n 1 || true)
+    echo "arm64 $job: ${summary:-no summary} ($(tail -n 1 "$log")${cpu:+, $cpu s})"
     if ! tail -n 1 "$log" | grep -q '^exit 0 ' || ! echo "$summary" | grep -q ' 0 failed'; then
         grep -E '^(FAIL|  )' "$log" | head -n 20 >&2 || true
         status=1
