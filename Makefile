@@ -15,6 +15,9 @@
 #   make deps       check (and as root, install) the Debian packages needed
 #   make test-dqlite  the extension in a three-node dqlite cluster on 127.0.0.1
 #                   (needs libdqlite-dev; not part of make test)
+#   make test-arm64 cross-compiled for arm64 and run under qemu, on emulated
+#                   CPUs with all, some and none of the dot-product instructions
+#                   (tests/arm64/run.sh; Debian x86-64; not part of make test)
 #   make sqlite-vec fetch sqlite-vec's loadable vec0.so (npm) to ./vec0.so, for
 #                   the vector-index examples and tests (sql/vector_search.sql)
 #   make examples   what every example in sql/ needs: bert.so, the generated test
@@ -68,7 +71,7 @@ EXT_HDR   := $(wildcard ext/*.h)
 TEST_SRC  := $(wildcard tests/test_*.c)
 MODELS    := build/models/.done
 
-.PHONY: all static test examples layers demo bench bench-tokenizer bench-kernels bench-vec install uninstall clean deps build-deps sqlite-vec test-dqlite
+.PHONY: all static test examples layers demo bench bench-tokenizer bench-kernels bench-vec install uninstall clean deps build-deps sqlite-vec test-dqlite test-arm64
 .PHONY: python-package node-package test-packages
 all: $(EXT_LIB)
 
@@ -125,6 +128,10 @@ test: deps layers bert.so $(BUILD)/run_tests $(BUILD)/static_app $(MODELS)
 # dqlite replicates pages: the leader computes, followers store the bytes.
 test-dqlite: bert.so libsqlite_bert.a
 	sh tests/dqlite/run.sh
+
+# JOBS picks CPU:SUITE runs (default: kernel_choice on three emulated CPUs).
+test-arm64:
+	sh tests/arm64/run.sh $(JOBS)
 
 demo: deps bert.so
 	sqlite3 -bail :memory: < sql/demo.sql

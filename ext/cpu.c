@@ -10,6 +10,22 @@
 #ifdef BERT_X86_KERNELS
 #include <cpuid.h>
 #endif
+#ifdef BERT_ARM64_KERNELS
+#include <sys/auxv.h>
+/* The kernel's bits (asm/hwcap.h), for C libraries that predate them. */
+#ifndef HWCAP_ASIMD
+#define HWCAP_ASIMD (1 << 1)
+#endif
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
+#ifndef HWCAP2_I8MM
+#define HWCAP2_I8MM (1 << 13)
+#endif
+#ifndef HWCAP2_BF16
+#define HWCAP2_BF16 (1 << 14)
+#endif
+#endif
 
 static bert_isa best_isa = BERT_ISA_BASE;
 static unsigned best_extensions;
@@ -39,25 +55,42 @@ static void detect(void)
     /* vpdpbf16ps is used with AVX-512BW's masked 16-bit loads as well. */
     if (!__builtin_cpu_supports("avx512bw")) best_extensions &= ~(unsigned)BERT_CPU_AVX512_BF16;
 #endif
+#ifdef BERT_ARM64_KERNELS
+    /* What the kernel reports, not what the compiler targeted: one binary
+     * for every arm64 CPU. */
+    unsigned long hwcap = getauxval(AT_HWCAP), hwcap2 = getauxval(AT_HWCAP2);
+    if (!(hwcap & HWCAP_ASIMD)) return;
+    best_isa = BERT_ISA_NEON;
+    if (hwcap & HWCAP_ASIMDDP) best_extensions |= BERT_CPU_DOTPROD;
+    /* No CPU has the matrix multiplies without the dot products, and the
+     * SMMLA kernel takes a single row through SDOT. */
+    if ((hwcap2 & HWCAP2_I8MM) && (hwcap & HWCAP_ASIMDDP)) best_extensions |= BERT_CPU_I8MM;
+    if (hwcap2 & HWCAP2_BF16) best_extensions |= BERT_CPU_BF16;
+#endif
+}
+
+/* 1 when the environment variable SQLITE_BERT_ISA is `level`. */
+static int capped_at(const char *level)
+{
+    const char *cap = getenv("SQLITE_BERT_ISA");
+    return cap && strcmp(cap, level) == 0;
 }
 
 bert_isa bert_cpu_isa(void)
 {
     /* What the CPU offers does not change: asked once per process. */
     pthread_once(&detected, detect);
-    bert_isa best = best_isa;
     /* SQLITE_BERT_ISA lowers the choice, to compare or rule out a code path. */
-    const char *cap = getenv("SQLITE_BERT_ISA");
-    if (cap && strcmp(cap, "base") == 0) return BERT_ISA_BASE;
-    if (cap && strcmp(cap, "avx2") == 0 && best > BERT_ISA_AVX2) return BERT_ISA_AVX2;
-    return best;
+    if (capped_at("base")) return BERT_ISA_BASE;
+    if (capped_at("avx2") && best_isa == BERT_ISA_AVX512) return BERT_ISA_AVX2;
+    return best_isa;
 }
 
 unsigned bert_cpu_extensions(void)
 {
     pthread_once(&detected, detect);
-    const char *cap = getenv("SQLITE_BERT_ISA");
-    if (cap && (strcmp(cap, "base") == 0 || strcmp(cap, "avx2") == 0 || strcmp(cap, "avx512") == 0)) return 0;
+    if (capped_at("base") || capped_at("avx2") || capped_at("avx512") || capped_at("neon")) return 0;
+    if (capped_at("dotprod")) return best_extensions & BERT_CPU_DOTPROD;
     return best_extensions;
 }
 
@@ -67,6 +100,9 @@ const char *bert_cpu_extension_name(unsigned flag)
     case BERT_CPU_AVX512_BF16: return "avx512_bf16";
     case BERT_CPU_AVX512_VNNI: return "avx512_vnni";
     case BERT_CPU_AVX_VNNI: return "avx_vnni";
+    case BERT_CPU_DOTPROD: return "dotprod";
+    case BERT_CPU_I8MM: return "i8mm";
+    case BERT_CPU_BF16: return "bf16";
     default: return "";
     }
 }
@@ -76,6 +112,7 @@ const char *bert_cpu_isa_name(bert_isa isa)
     switch (isa) {
     case BERT_ISA_AVX512: return "avx512";
     case BERT_ISA_AVX2: return "avx2";
+    case BERT_ISA_NEON: return "neon";
     default: return "base";
     }
 }

@@ -1,6 +1,7 @@
 /*
  * cpu.h - which vector instructions this CPU offers, for the few hot loops
- * that are compiled twice more (AVX2, AVX-512) beside the portable build.
+ * that are compiled twice more (AVX2, AVX-512) beside the portable build,
+ * and for the arm64 kernels (kernels_neon.c).
  */
 #ifndef BERT_CPU_H
 #define BERT_CPU_H
@@ -8,13 +9,21 @@
 typedef enum {
     BERT_ISA_BASE = 0, /* what the compiler targets by default */
     BERT_ISA_AVX2,     /* AVX2 and FMA */
-    BERT_ISA_AVX512    /* AVX-512F, AVX-512BW and FMA */
+    BERT_ISA_AVX512,   /* AVX-512F, AVX-512BW and FMA */
+    BERT_ISA_NEON      /* arm64 Advanced SIMD, which every arm64 CPU has */
 } bert_isa;
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define BERT_X86_KERNELS 1
 #define BERT_TARGET_AVX2 __attribute__((target("avx2,fma")))
 #define BERT_TARGET_AVX512 __attribute__((target("avx512f,fma")))
+#endif
+
+/* arm64: NEON is the baseline; the dot-product, matrix-multiply and
+ * bfloat16 instructions are compiled through target attributes
+ * (kernels_neon.c) and used where the CPU reports them. */
+#if defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+#define BERT_ARM64_KERNELS 1
 #endif
 
 /* Defines `static void NAME(bert_isa isa, PARAMS...)` running NAME##_body
@@ -55,12 +64,13 @@ typedef enum {
 #endif
 
 /* The best of the above that this CPU and its OS support, lowered to
- * "avx2" or "base" when the environment variable SQLITE_BERT_ISA says so.
+ * "avx2" or "base" when the environment variable SQLITE_BERT_ISA says so
+ * (on arm64: "base"; "neon" and "dotprod" lower the extensions only).
  * It reads the environment: call it once per connection's model (the
  * encoder's scratch keeps the answer), not per product. */
 bert_isa bert_cpu_isa(void);
 
-/* "avx512", "avx2" or "base". */
+/* "avx512", "avx2", "neon" or "base". */
 const char *bert_cpu_isa_name(bert_isa isa);
 
 /* Dot-product extensions beside the instruction sets above, for the
@@ -68,16 +78,21 @@ const char *bert_cpu_isa_name(bert_isa isa);
 enum {
     BERT_CPU_AVX512_BF16 = 1 << 0, /* vdpbf16ps on 512 bits */
     BERT_CPU_AVX512_VNNI = 1 << 1, /* vpdpbusd on 512 bits (with AVX-512BW) */
-    BERT_CPU_AVX_VNNI = 1 << 2     /* vpdpbusd on 256 bits, VEX-encoded */
+    BERT_CPU_AVX_VNNI = 1 << 2,    /* vpdpbusd on 256 bits, VEX-encoded */
+    BERT_CPU_DOTPROD = 1 << 3,     /* arm64 SDOT (HWCAP_ASIMDDP) */
+    BERT_CPU_I8MM = 1 << 4,        /* arm64 SMMLA (HWCAP2_I8MM) */
+    BERT_CPU_BF16 = 1 << 5         /* arm64 BFDOT and BFMMLA (HWCAP2_BF16) */
 };
 
 /* The extensions this CPU and its OS support, within what SQLITE_BERT_ISA
  * allows: "avx512" rules them all out (AVX-512F and AVX2 kernels only),
- * "avx2" and "base" too.  Reads the environment, as bert_cpu_isa does:
+ * "avx2" and "base" too; on arm64 "neon" rules them all out and "dotprod"
+ * keeps SDOT alone.  Reads the environment, as bert_cpu_isa does:
  * once per plan (bert_linear_plan_for), not per product. */
 unsigned bert_cpu_extensions(void);
 
-/* "avx512_bf16", "avx512_vnni" or "avx_vnni" for one flag; "" else. */
+/* "avx512_bf16", "avx512_vnni", "avx_vnni", "dotprod", "i8mm" or "bf16"
+ * for one flag; "" else. */
 const char *bert_cpu_extension_name(unsigned flag);
 
 #endif

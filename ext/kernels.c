@@ -27,6 +27,23 @@ const bert_kernel bert_kernels_table[] = {
      128, bert_int8_avxvnni},
     {BERT_LOWP_INT8_AVX2, BERT_LINEAR_AUTO, "int8-avx2", BERT_PRECISION_INT8, BERT_ISA_AVX2, 0, 0, bert_int8_avx2},
 #endif
+#ifdef BERT_ARM64_KERNELS
+    /* NEON is every arm64 CPU's; the matrix multiplies first, as each of
+     * their instructions does twice the multiply-adds of the dot product
+     * of its extension.  Their lone last input row goes through the dot
+     * product, so SMMLA needs SDOT too (cpu.c reports i8mm only with it). */
+    {BERT_LOWP_AUTO, BERT_LINEAR_NEON, "f32-neon", BERT_PRECISION_FLOAT32, BERT_ISA_NEON, 0, 0, bert_f32_neon},
+    {BERT_LOWP_BF16_BFMMLA, BERT_LINEAR_AUTO, "bf16-bfmmla", BERT_PRECISION_BFLOAT16, BERT_ISA_NEON, BERT_CPU_BF16, 0,
+     bert_bf16_bfmmla},
+    {BERT_LOWP_BF16_BFDOT, BERT_LINEAR_AUTO, "bf16-bfdot", BERT_PRECISION_BFLOAT16, BERT_ISA_NEON, BERT_CPU_BF16, 0,
+     bert_bf16_bfdot},
+    {BERT_LOWP_BF16_NEON, BERT_LINEAR_AUTO, "bf16-neon", BERT_PRECISION_BFLOAT16, BERT_ISA_NEON, 0, 0, bert_bf16_neon},
+    {BERT_LOWP_INT8_SMMLA, BERT_LINEAR_AUTO, "int8-smmla", BERT_PRECISION_INT8, BERT_ISA_NEON,
+     BERT_CPU_I8MM | BERT_CPU_DOTPROD, 0, bert_int8_smmla},
+    {BERT_LOWP_INT8_SDOT, BERT_LINEAR_AUTO, "int8-sdot", BERT_PRECISION_INT8, BERT_ISA_NEON, BERT_CPU_DOTPROD, 0,
+     bert_int8_sdot},
+    {BERT_LOWP_INT8_NEON, BERT_LINEAR_AUTO, "int8-neon", BERT_PRECISION_INT8, BERT_ISA_NEON, 0, 0, bert_int8_neon},
+#endif
     {BERT_LOWP_PORTABLE, BERT_LINEAR_AUTO, "portable", BERT_PRECISION_BFLOAT16, BERT_ISA_BASE, 0, 0,
      bert_bf16_portable},
     {BERT_LOWP_PORTABLE, BERT_LINEAR_AUTO, "portable", BERT_PRECISION_INT8, BERT_ISA_BASE, 0, 0, bert_int8_portable},

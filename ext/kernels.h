@@ -7,6 +7,8 @@
  *                       (vpmaddubsw with the sign trick; vpdpbusd with AVX-VNNI)
  *   kernels_avx512.c    AVX-512 (F and BW): float32, bfloat16 (widened;
  *                       vdpbf16ps with AVX512_BF16), int8 (vpdpbusd, AVX512_VNNI)
+ *   kernels_neon.c      arm64: float32 (NEON FMA), bfloat16 (widened; BFDOT,
+ *                       BFMMLA), int8 (widening multiplies; SDOT, SMMLA)
  *
  * A new instruction set is a new file with functions of the bert_kernel_fn
  * type, and a line each in the kernel table (bert_kernels_table,
@@ -148,6 +150,15 @@ void bert_f32_avx512(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_bf16_avx512(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_bf16_avx512bf16(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_int8_avx512vnni(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+#endif
+#ifdef BERT_ARM64_KERNELS
+void bert_f32_neon(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_bf16_neon(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_bf16_bfdot(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_bf16_bfmmla(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_int8_neon(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_int8_sdot(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_int8_smmla(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 #endif
 
 #endif

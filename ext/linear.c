@@ -35,6 +35,7 @@ static bert_linear_kernel few_rows_kernel(bert_isa isa)
     switch (isa) {
     case BERT_ISA_AVX512: return BERT_LINEAR_AVX512;
     case BERT_ISA_AVX2: return BERT_LINEAR_AVX2;
+    case BERT_ISA_NEON: return BERT_LINEAR_NEON;
     default: return BERT_LINEAR_BLAS;
     }
 }

@@ -64,7 +64,8 @@ typedef enum {
     BERT_LINEAR_AUTO = 0, /* bert_linear's own choice */
     BERT_LINEAR_BLAS,     /* always cblas_sgemm */
     BERT_LINEAR_AVX2,     /* the few-rows kernel, 256-bit */
-    BERT_LINEAR_AVX512    /* the few-rows kernel, 512-bit */
+    BERT_LINEAR_AVX512,   /* the few-rows kernel, 512-bit */
+    BERT_LINEAR_NEON      /* the few-rows kernel, arm64 (kernels_neon.c) */
 } bert_linear_kernel;
 
 /* Runs one kernel at any n over up to `threads` threads of `workers`; -1
@@ -125,6 +126,12 @@ typedef enum {
     BERT_LOWP_INT8_AVX2,    /* vpmaddubsw with the sign trick, 256-bit */
     BERT_LOWP_INT8_AVXVNNI, /* vpdpbusd, 256-bit (AVX-VNNI) */
     BERT_LOWP_INT8_VNNI512, /* vpdpbusd, 512-bit (AVX512_VNNI) */
+    BERT_LOWP_BF16_NEON,    /* arm64: bfloat16 widened to float32 in registers, FMA */
+    BERT_LOWP_BF16_BFDOT,   /* arm64: BFDOT (bf16) */
+    BERT_LOWP_BF16_BFMMLA,  /* arm64: BFMMLA, a lone row through BFDOT (bf16) */
+    BERT_LOWP_INT8_NEON,    /* arm64: widening multiplies, pairwise adds */
+    BERT_LOWP_INT8_SDOT,    /* arm64: SDOT (dotprod) */
+    BERT_LOWP_INT8_SMMLA,   /* arm64: SMMLA, a lone row through SDOT (i8mm) */
     BERT_LOWP_KERNELS       /* how many there are */
 } bert_lowp_kernel;
 

@@ -258,10 +258,12 @@ static void *scratch_get(bert_linear_scratch *s, size_t bytes, void **owned)
  * kernels that take it so (vpdpbusd). */
 static float quantize_input(const bert_kernel *k, int8_t *q, const float *v, int cols)
 {
-    const int8_t flip = k->input_offset ? (int8_t)-128 : 0;
 #ifdef BERT_X86_KERNELS
+    const int8_t flip = k->input_offset ? (int8_t)-128 : 0;
     if (k->isa == BERT_ISA_AVX512) return quantize512(q, v, cols, flip);
     if (k->isa == BERT_ISA_AVX2) return quantize256(q, v, cols, flip);
+#else
+    (void)k;
 #endif
     return quantize_row(q, v, cols, NULL);
 }

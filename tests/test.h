@@ -29,6 +29,14 @@
 #define SANITIZED 0
 #endif
 
+/* 1 when the environment variable BERT_TEST_LIGHT is set and not empty:
+ * for runs under emulation (qemu, 30 to 120 times slower), where the
+ * suites that take minutes check fewer texts, lines and shapes. */
+int t_light(void);
+
+/* Fewer cases: under the sanitizers or BERT_TEST_LIGHT. */
+#define T_LIGHT (SANITIZED || t_light())
+
 /* Starts a named case; the previous case of the suite is tallied. */
 void t_case(const char *name);
 

@@ -66,7 +66,9 @@ int t_each_golden_line(const char *path, void (*fn)(void *ctx, const json_doc *l
         end = end ? end + 1 : line + strlen(line);
         size_t len = (size_t)(end - line);
         if (len <= 1) continue;
-        lines++;
+        /* Under emulation (BERT_TEST_LIGHT), every third line: each model
+         * still has some of each kind. */
+        if (lines++ % (t_light() ? 3 : 1) != 0) continue;
         json_doc *d = NULL;
         char *err = NULL;
         if (T_CHECK(bert_json_parse(line, len, &d, &err) == 0, "%s: %s", path, err ? err : "unparsable line"))

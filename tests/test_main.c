@@ -73,6 +73,7 @@ void t_fail_allocation(long number)
     X(ner_qa) \
     X(families) \
     X(kernels) \
+    X(kernel_choice) \
     X(lowp) \
     X(sql) \
     X(threads) \
@@ -301,6 +302,12 @@ long long t_instructions(void (*fn)(void *), void *arg)
     if (read(fd, &count, sizeof count) != (ssize_t)sizeof count) count = -1;
     close(fd);
     return count;
+}
+
+int t_light(void)
+{
+    const char *v = getenv("BERT_TEST_LIGHT");
+    return v && *v;
 }
 
 int t_exists(const char *path)

@@ -25,12 +25,13 @@
 #define SENTENCES "tests/bench/sentences.txt"
 #define CLOZE "model/cloze.tsv"
 /* 50 or more texts, few above that: the portable kernels are slow.  Under
- * the sanitizers, which make them slower still, a dozen texts check the
- * same bounds; the accuracy is measured by the plain build. */
+ * the sanitizers or emulation (T_LIGHT), which make them slower still, a
+ * dozen texts check the same bounds; the accuracy is measured by the plain
+ * native build. */
 #define MAX_TEXTS 56
 #define MIN_TEXTS 50
-#define TEXTS (SANITIZED ? 12 : MAX_TEXTS)
-#define LEAST_TEXTS (SANITIZED ? 12 : MIN_TEXTS)
+#define TEXTS (T_LIGHT ? 12 : MAX_TEXTS)
+#define LEAST_TEXTS (T_LIGHT ? 12 : MIN_TEXTS)
 
 /* The bounds every embedding must meet against float32. */
 #define BF16_MIN_COS 0.999
@@ -640,7 +641,7 @@ void suite_precision(void)
     static const struct {
         const char *label, *dir;
         int base_too;   /* also under the portable kernels */
-        int large;      /* left to the plain build: minutes under the sanitizers */
+        int large;      /* left to the plain build: minutes under the sanitizers or emulation */
     } models[] = {
         {"demo", DEMO, 1, 0},
         {"minilm-size", "build/models/minilm-f16", 0, 1},
@@ -649,7 +650,7 @@ void suite_precision(void)
         {"distil-cls", "build/models/distil-cls", 0, 0},
     };
     for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
-        if (SANITIZED && models[i].large) continue;
+        if (T_LIGHT && models[i].large) continue;
         check_embeddings(models[i].label, models[i].dir, NULL, &texts);
         if (models[i].base_too) check_embeddings(models[i].label, models[i].dir, "base", &texts);
     }
