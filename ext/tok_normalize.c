@@ -55,7 +55,7 @@ int tok_str_push(tok_str *s, int32_t cp, tok_align al)
 int tok_str_slice(const tok_str *s, size_t from, size_t to, tok_str *out)
 {
     memset(out, 0, sizeof *out);
-    if (str_room(out, to - from) != 0) return -1;
+    if (str_room(out, to - from) != 0) { tok_str_free(out); return -1; }
     memcpy(out->s, s->s + from, to - from);
     memcpy(out->al, s->al + from, (to - from) * sizeof *s->al);
     out->len = to - from;
@@ -94,7 +94,7 @@ int tok_str_transform(tok_str *s, const tok_changes *c, size_t initial_removed)
     tok_str out;
     memset(&out, 0, sizeof out);
     out.origin = s->origin;
-    if (str_room(&out, s->len) != 0) return -1;
+    if (str_room(&out, s->len) != 0) { tok_str_free(&out); return -1; }
     size_t off = 0;
     for (size_t i = 0; i < initial_removed; i++) off += char_len_at(s, off);
     tok_align none = {s->origin, s->origin};
