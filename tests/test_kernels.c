@@ -68,7 +68,7 @@ static void check_kernel(bert_linear_kernel kernel, const char *name)
                 int n = ns[a], rows = rowss[r], cols = colss[c];
                 /* Under emulation, the products of up to 200,000
                  * multiply-adds (every block remainder still, and 300 rows). */
-                if (T_LIGHT && (size_t)n * rows * cols > 200000) continue;
+                if (t_light() && (size_t)n * rows * cols > 200000) continue;
                 float *in = random_floats((size_t)n * cols, &seed);
                 float *w = random_floats((size_t)rows * cols, &seed);
                 float *b = random_floats((size_t)rows, &seed);
@@ -174,7 +174,7 @@ static size_t embed_all(const char *isa, int threads, float *out, size_t cap)
     else unsetenv("SQLITE_BERT_ISA");
     size_t used = 0;
     /* Under emulation, the first two models. */
-    size_t count = T_LIGHT ? 2 : sizeof models / sizeof *models;
+    size_t count = t_light() ? 2 : sizeof models / sizeof *models;
     for (size_t m = 0; m < count; m++) {
         char path[128];
         snprintf(path, sizeof path, "build/models/%s", models[m]);

@@ -280,7 +280,7 @@ static void check_products(void)
                 /* Under emulation, a few products of every kind: 1, 3 and
                  * 13 rows, cols with and without tails (13 x 97 x 770 is
                  * enough for two threads to split, ext/workers.c). */
-                if (T_LIGHT && (n > 13 || cols == 384 || cols == 768 || cols == 3072)) continue;
+                if (t_light() && (n > 13 || cols == 384 || cols == 768 || cols == 3072)) continue;
                 float *in = random_floats((size_t)n * cols, 2.0f, &seed);
                 float *out = malloc(((size_t)n * rows + 1) * sizeof *out);
                 if (!T_CHECK(in && out, "out of memory")) {
@@ -416,7 +416,7 @@ static void check_kernels(void)
                     int n = ns[a];
                     /* Under emulation, up to 20,000 multiply-adds a product
                      * (every remainder of blocks and vectors still). */
-                    if (T_LIGHT && (size_t)n * rows * cols > 20000) continue;
+                    if (t_light() && (size_t)n * rows * cols > 20000) continue;
                     /* Large enough for 2 threads to split 130 x 100 x 3072. */
                     float *in = random_floats((size_t)n * cols, 2.0f, &seed);
                     float *ref = malloc((size_t)n * rows * sizeof *ref);
