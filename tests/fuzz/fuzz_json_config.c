@@ -71,7 +71,10 @@ static void config(void)
     if (rc != 0) return;
     if (c.vocab_size < 1 || c.hidden_size < 1 || c.num_layers < 1 || c.num_heads < 1 ||
         c.hidden_size % c.num_heads != 0 || c.intermediate_size < 1 || c.max_position_embeddings < 1 ||
-        (c.distilbert ? c.type_vocab_size != 0 : c.type_vocab_size < 1) ||   /* DistilBERT: no segments */
+        /* DistilBERT and MPNet have no segment embeddings */
+        (c.family == BERT_FAMILY_DISTILBERT || c.family == BERT_FAMILY_MPNET ? c.type_vocab_size != 0
+                                                                              : c.type_vocab_size < 1) ||
+        c.position_offset < 0 || c.position_offset >= c.max_position_embeddings ||
         !(c.layer_norm_eps > 0 && c.layer_norm_eps < 1))
         fuzz_die("bert_config_load accepted sizes %d %d %d %d %d %d %d eps %g", c.vocab_size, c.hidden_size,
                  c.num_layers, c.num_heads, c.intermediate_size, c.max_position_embeddings,
