@@ -8,6 +8,7 @@
 #define BERT_CHUNKS_H
 
 #include "registry.h"
+#include "tokenizer.h"
 
 /* [CLS] pieces [SEP] as bert_tokenize gives them (cut to max_length when
  * the model truncates), each with its span; [CLS] and [SEP] get Hugging

@@ -11,6 +11,7 @@
 #define BERT_ENCODER_H
 
 #include <stdint.h>
+#include "interrupt.h"
 #include "model.h"
 
 typedef struct bert_scratch bert_scratch;
@@ -21,8 +22,6 @@ void bert_scratch_free(bert_scratch *s);
  * bert_threads_default(), OPENBLAS_NUM_THREADS or every core. */
 void bert_scratch_set_threads(bert_scratch *s, int threads);
 
-/* Polled between layers; returning non-zero abandons the forward pass. */
-typedef int (*bert_interrupt_fn)(void *ctx);
 
 /* Runs the encoder over n_seqs sequences of lengths[i] tokens, packed in
  * ids[] (and type_ids[], or NULL for all segment 0).  Every length must be

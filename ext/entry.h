@@ -1,14 +1,18 @@
 /*
  * entry.h - the inside of a registered model, for registry.c, which owns
  * it, and pipeline.c and chunks.c, which compute with it.  Everything else sees a
- * bert_entry through registry.h only.
+ * bert_entry through registry.h only, the handle API.
  */
 #ifndef BERT_ENTRY_H
 #define BERT_ENTRY_H
 
 #include "buffer.h"
+#include "encoder.h"
 #include "entities.h"
+#include "interrupt.h"
+#include "model.h"
 #include "registry.h"
+#include "tokenizer.h"
 
 #include <sys/types.h>
 
@@ -40,5 +44,11 @@ struct bert_entry {
     long long encoder_calls;     /* forward passes run, for bert_models */
     struct bert_entry *next;
 };
+
+/* bert_encode on the entry's weights and scratch (bert_entry_need_model first),
+ * counted in encoder_calls. */
+const float *bert_entry_encode(bert_entry *e, const int32_t *ids, const int32_t *type_ids,
+                          const int *lengths, int n_seqs, bert_interrupt_fn interrupted,
+                          void *ctx, char **err);
 
 #endif

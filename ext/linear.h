@@ -12,6 +12,7 @@
 #define BERT_LINEAR_H
 
 #include "cpu.h"
+#include "precision.h"
 #include "workers.h"
 
 #include <stddef.h>
@@ -89,12 +90,6 @@ int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threa
  * take qx + 128 and subtract 128 * row_sum[r]: the int32 sums are exact, so
  * every kernel gives the portable code's int8 results up to float rounding
  * of the final scaling. */
-typedef enum {
-    BERT_PRECISION_FLOAT32 = 0,
-    BERT_PRECISION_BFLOAT16,
-    BERT_PRECISION_INT8
-} bert_precision;
-
 typedef struct {
     bert_precision precision;
     const float *f32;       /* FLOAT32: [rows x cols] */
@@ -103,10 +98,6 @@ typedef struct {
     const float *scale;     /* INT8: [rows] */
     const int32_t *row_sum; /* INT8: [rows] */
 } bert_matrix;
-
-/* "float32", "bfloat16", "int8"; and back (-1 for anything else). */
-const char *bert_precision_name(bert_precision p);
-int bert_precision_parse(const char *name, bert_precision *out);
 
 /* bert_linear for any precision: out[n x rows] = in[n x cols] W^T + b.
  * Scratch for quantized or converted input rows comes from plan->scratch

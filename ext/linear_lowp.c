@@ -27,26 +27,6 @@
  * and 4, 3 and 3) and slabs. */
 #define LEAST_ROWS 48
 
-const char *bert_precision_name(bert_precision p)
-{
-    switch (p) {
-    case BERT_PRECISION_BFLOAT16: return "bfloat16";
-    case BERT_PRECISION_INT8: return "int8";
-    default: return "float32";
-    }
-}
-
-int bert_precision_parse(const char *name, bert_precision *out)
-{
-    static const bert_precision all[] = {BERT_PRECISION_FLOAT32, BERT_PRECISION_BFLOAT16, BERT_PRECISION_INT8};
-    for (size_t i = 0; name && i < sizeof all / sizeof *all; i++)
-        if (strcmp(name, bert_precision_name(all[i])) == 0) {
-            *out = all[i];
-            return 0;
-        }
-    return -1;
-}
-
 static uint32_t f32_bits(float f)
 {
     uint32_t u;

@@ -28,9 +28,9 @@ static int need_special(const bert_entry *e, int32_t id, const char *what, char 
 
 /* What a model's heads make it: the `task` column of bert_models and the
  * errors of functions whose head it lacks. */
-const char *bert_pipeline_task_phrase(const bert_model *m)
+const char *bert_pipeline_task_phrase(const bert_entry *e)
 {
-    const char *task = bert_model_task(m);
+    const char *task = bert_model_task(e->model);
     return task ? task : "none (a bare encoder)";
 }
 
@@ -259,7 +259,7 @@ int bert_pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top
                            "fill-mask needs a checkpoint saved as BertForMaskedLM, BertForPreTraining, "
                            "RobertaForMaskedLM or MPNetForMaskedLM, such as bert-base-uncased or roberta-base; "
                            "this model's task is %s",
-                           e->name, bert_pipeline_task_phrase(m));
+                           e->name, bert_pipeline_task_phrase(e));
         goto done;
     }
     const int vocab = m->cfg.vocab_size;
@@ -398,7 +398,7 @@ int bert_pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const
         *err = bert_errorf("model '%s' has no next-sentence-prediction head (cls.seq_relationship.* "
                            "and pooler.dense.*): it needs a checkpoint saved as BertForPreTraining "
                            "or BertForNextSentencePrediction, such as bert-base-uncased; this model's "
-                           "task is %s", e->name, bert_pipeline_task_phrase(m));
+                           "task is %s", e->name, bert_pipeline_task_phrase(e));
         goto done;
     }
     if (tokenize_pair(e, a, alen, b, blen, &ids, &types, err) != 0) goto done;
@@ -426,7 +426,7 @@ static int need_classifier(bert_entry *e, const char *fn, char **err)
                        "checkpoint saved as BertForSequenceClassification, DistilBertForSequenceClassification, "
                        "RobertaForSequenceClassification, XLMRobertaForSequenceClassification or "
                        "MPNetForSequenceClassification (a fine-tuned classifier or cross-encoder); "
-                       "this model's task is %s", e->name, fn, bert_pipeline_task_phrase(e->model));
+                       "this model's task is %s", e->name, fn, bert_pipeline_task_phrase(e));
     return -1;
 }
 

@@ -6,7 +6,9 @@
 #ifndef BERT_PIPELINE_H
 #define BERT_PIPELINE_H
 
+#include "interrupt.h"
 #include "registry.h"
+#include "tokenizer.h"
 
 /* [CLS] pieces [SEP], cut to the entry's max_length when it truncates (an
  * error when it does not and the text is longer, unless allow_long is set). */
@@ -96,6 +98,6 @@ int bert_pipeline_answer(bert_entry *e, const char *question, size_t qlen, const
                     int top_k, qa_answers *out, bert_interrupt_fn interrupted, void *ctx, char **err);
 
 /* "sequence_classification", ..., or "none (a bare encoder)": for errors. */
-const char *bert_pipeline_task_phrase(const bert_model *m);
+const char *bert_pipeline_task_phrase(const bert_entry *e);
 
 #endif

@@ -206,7 +206,7 @@ int bert_pipeline_ner(bert_entry *e, const char *text, size_t len, ner_entities 
                            "DistilBertForTokenClassification, RobertaForTokenClassification, "
                            "XLMRobertaForTokenClassification or MPNetForTokenClassification (a NER model such as "
                            "dslim/bert-base-NER); "
-                           "this model's task is %s", e->name, bert_pipeline_task_phrase(m));
+                           "this model's task is %s", e->name, bert_pipeline_task_phrase(e));
         return -1;
     }
     span_pieces p = {0};
@@ -309,7 +309,7 @@ int bert_pipeline_answer(bert_entry *e, const char *question, size_t qlen, const
                            "RobertaForQuestionAnswering, XLMRobertaForQuestionAnswering or "
                            "MPNetForQuestionAnswering (a SQuAD model such as distilbert-base-cased-distilled-squad "
                            "or deepset/roberta-base-squad2); this model's task "
-                           "is %s", e->name, bert_pipeline_task_phrase(m));
+                           "is %s", e->name, bert_pipeline_task_phrase(e));
         return -1;
     }
     if (top_k < 1) {

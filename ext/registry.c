@@ -19,7 +19,7 @@
 /* Upper bound on OpenBLAS threads a user may ask for. */
 #define MAX_THREADS 256
 
-const char *bert_pooling_name(bert_pooling p)
+static const char *pooling_name(bert_pooling p)
 {
     switch (p) {
     case BERT_POOL_CLS: return "cls";
@@ -207,7 +207,7 @@ static char *effective_options(const bert_entry *e)
     /* For a message: the prompt as written, not escaped. */
     return bert_errorf("{\"pooling\": \"%s\", \"normalize\": %s, \"max_length\": %d, \"truncate\": %s%s, "
                        "\"precision\": \"%s\", \"aggregation\": \"%s\"%s%s%s}",
-                       bert_pooling_name(e->pooling), e->normalize ? "true" : "false", e->max_length,
+                       pooling_name(e->pooling), e->normalize ? "true" : "false", e->max_length,
                        e->truncate ? "true" : "false", threads, bert_precision_name(e->precision),
                        bert_aggregation_name(e->aggregation), e->prompt ? ", \"prompt\": {\"text\": \"" : "",
                        e->prompt ? e->prompt : "", e->prompt ? "\"}" : "");
@@ -427,12 +427,16 @@ const bert_entry *bert_registry_next(const bert_registry *r, const bert_entry *a
     if (!e) return NULL;
     info->name = e->name;
     info->path = e->path;
-    info->cfg = e->cfg;
+    info->family = bert_family_name(e->cfg.family);
+    info->hidden_size = e->cfg.hidden_size;
+    info->num_layers = e->cfg.num_layers;
+    info->num_heads = e->cfg.num_heads;
+    info->vocab_size = e->cfg.vocab_size;
     info->max_length = e->max_length;
     info->normalize = e->normalize;
-    info->pooling = e->pooling;
-    info->precision = e->precision;
-    info->model = e->model;
+    info->pooling = pooling_name(e->pooling);
+    info->precision = bert_precision_name(e->precision);
+    info->loaded = e->model != NULL;
     info->encoder_calls = e->encoder_calls;
     const bert_model *m = e->model;
     info->has_mlm = m ? bert_model_has_mlm_head(m) : -1;
@@ -457,4 +461,4 @@ const bert_entry *bert_registry_next(const bert_registry *r, const bert_entry *a
 const char *bert_entry_name(const bert_entry *e) { return e->name; }
 int bert_entry_hidden_size(const bert_entry *e) { return e->cfg.hidden_size; }
 unsigned long bert_entry_serial(const bert_entry *e) { return e->serial; }
-const bert_tokenizer *bert_entry_tokenizer(const bert_entry *e) { return e->tokenizer; }
+const char *bert_entry_token(const bert_entry *e, int32_t id) { return bert_tokenizer_token(e->tokenizer, id); }

@@ -6,13 +6,16 @@
  * tokenizes, the weights are taken from the process-wide cache by the first
  * call that runs the encoder, and the scratch buffers belong to the entry, so
  * each connection computes in its own memory.
+ *
+ * This is the handle API: a bert_entry is opaque here, and what the SQL
+ * glue may learn of one comes as names and numbers, so the glue sees
+ * neither the model nor the kernels (the inside is entry.h, for the
+ * registry and the pipeline only).
  */
 #ifndef BERT_REGISTRY_H
 #define BERT_REGISTRY_H
 
-#include "encoder.h"
-#include "model.h"
-#include "tokenizer.h"
+#include <stdint.h>
 
 /* Option "prompt": the model's default_prompt_name, a name from
  * config_sentence_transformers.json's prompts, or a literal prefix. */
@@ -61,22 +64,17 @@ bert_entry *bert_registry_find(bert_registry *r, const char *name, char **err);
 int bert_entry_need_tokenizer(bert_entry *e, char **err);
 int bert_entry_need_model(bert_entry *e, char **err);
 
-/* bert_encode on the entry's weights and scratch (bert_entry_need_model first),
- * counted in encoder_calls. */
-const float *bert_entry_encode(bert_entry *e, const int32_t *ids, const int32_t *type_ids,
-                          const int *lengths, int n_seqs, bert_interrupt_fn interrupted,
-                          void *ctx, char **err);
-
 void bert_registry_clear(bert_registry *r);
 
 /* What bert_models shows of a registration. */
 typedef struct {
     const char *name, *path;
-    bert_config cfg;
+    const char *family;          /* config.json's model_type, as bert_family_name spells it */
+    int hidden_size, num_layers, num_heads, vocab_size;
     int max_length, normalize;
-    bert_pooling pooling;
-    bert_precision precision;    /* how the encoder's weights are held */
-    const bert_model *model;     /* NULL while the weights are not loaded */
+    const char *pooling;         /* "mean", "cls", "max" or "pooler" */
+    const char *precision;       /* how the encoder's weights are held: "float32", "bfloat16", "int8" */
+    int loaded;                  /* 1 once the weights are loaded */
     long long encoder_calls;     /* forward passes run */
     /* What the weights hold once loaded; -1, NULL and 0 before. */
     int has_mlm, has_nsp;
@@ -97,9 +95,8 @@ const char *bert_entry_name(const bert_entry *e);
 int bert_entry_hidden_size(const bert_entry *e);
 /* Unique in its registry: tells a re-registered name apart. */
 unsigned long bert_entry_serial(const bert_entry *e);
-/* The tokenizer, once bert_entry_need_tokenizer (or a pipeline call) loaded it. */
-const bert_tokenizer *bert_entry_tokenizer(const bert_entry *e);
-
-const char *bert_pooling_name(bert_pooling p);
+/* The piece that token `id` stands for, once bert_entry_need_tokenizer (or
+ * a pipeline call) loaded the tokenizer; NULL for an id out of range. */
+const char *bert_entry_token(const bert_entry *e, int32_t id);
 
 #endif

@@ -280,7 +280,7 @@ static void tokenize_common(sqlite3_context *ctx, int argc, sqlite3_value **argv
     for (size_t i = 0; i < ids.len; i++) {
         if (i) sqlite3_str_appendchar(s, 1, ',');
         if (as_ids) sqlite3_str_appendf(s, "%d", (int)ids.ids[i]);
-        else bert_glue_json_string(s, bert_tokenizer_token(bert_entry_tokenizer(e), ids.ids[i]));
+        else bert_glue_json_string(s, bert_entry_token(e, ids.ids[i]));
     }
     sqlite3_str_appendchar(s, 1, ']');
     bert_ids_free(&ids);

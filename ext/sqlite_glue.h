@@ -6,8 +6,10 @@
 #define BERT_SQLITE_GLUE_H
 
 #include "sqlite_api.h"
-#include "encoder.h"
+#include "interrupt.h"
 #include "registry.h"
+
+#include <stddef.h>
 
 /* sqlite-vec's subtype for a float32 vector BLOB, and SQLite's for JSON text. */
 #define BERT_SUBTYPE_FLOAT32 223

@@ -9,7 +9,6 @@
 #include "buffer.h"
 #include "file.h"
 #include "json.h"
-#include "internal.h"
 #include "error.h"
 
 #include <errno.h>

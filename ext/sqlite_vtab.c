@@ -285,7 +285,7 @@ enum { M_NAME, M_PATH, M_LOADED, M_HIDDEN, M_LAYERS, M_HEADS, M_VOCAB, M_MAX_LEN
 /* One row, copied when the scan starts: a function in the same query
  * (SELECT bert_unload(name) FROM bert_models) may free the entry it shows. */
 typedef struct {
-    bert_entry_info info;        /* name, path and labels: the copies below; model: only whether loaded */
+    bert_entry_info info;        /* name, path and labels: the copies below */
     char *name, *path;
     char *labels;                /* JSON array, or NULL */
 } model_row;
@@ -353,13 +353,13 @@ static int models_column(table_cursor *cur, sqlite3_context *ctx, int col)
     switch (col) {
     case M_NAME: sqlite3_result_text(ctx, r->name, -1, SQLITE_TRANSIENT); break;
     case M_PATH: sqlite3_result_text(ctx, r->path, -1, SQLITE_TRANSIENT); break;
-    case M_LOADED: sqlite3_result_int(ctx, r->info.model != NULL); break;
-    case M_HIDDEN: sqlite3_result_int(ctx, r->info.cfg.hidden_size); break;
-    case M_LAYERS: sqlite3_result_int(ctx, r->info.cfg.num_layers); break;
-    case M_HEADS: sqlite3_result_int(ctx, r->info.cfg.num_heads); break;
-    case M_VOCAB: sqlite3_result_int(ctx, r->info.cfg.vocab_size); break;
+    case M_LOADED: sqlite3_result_int(ctx, r->info.loaded); break;
+    case M_HIDDEN: sqlite3_result_int(ctx, r->info.hidden_size); break;
+    case M_LAYERS: sqlite3_result_int(ctx, r->info.num_layers); break;
+    case M_HEADS: sqlite3_result_int(ctx, r->info.num_heads); break;
+    case M_VOCAB: sqlite3_result_int(ctx, r->info.vocab_size); break;
     case M_MAX_LENGTH: sqlite3_result_int(ctx, r->info.max_length); break;
-    case M_POOLING: sqlite3_result_text(ctx, bert_pooling_name(r->info.pooling), -1, SQLITE_STATIC); break;
+    case M_POOLING: sqlite3_result_text(ctx, r->info.pooling, -1, SQLITE_STATIC); break;
     case M_NORMALIZE: sqlite3_result_int(ctx, r->info.normalize); break;
     /* What the weights hold is known once they are loaded; NULL before. */
     case M_HAS_MLM: if (r->info.has_mlm >= 0) sqlite3_result_int(ctx, r->info.has_mlm); break;
@@ -374,8 +374,8 @@ static int models_column(table_cursor *cur, sqlite3_context *ctx, int col)
             sqlite3_result_subtype(ctx, BERT_SUBTYPE_JSON);
         }
         break;
-    case M_PRECISION: sqlite3_result_text(ctx, bert_precision_name(r->info.precision), -1, SQLITE_STATIC); break;
-    case M_FAMILY: sqlite3_result_text(ctx, bert_family_name(r->info.cfg.family), -1, SQLITE_STATIC); break;
+    case M_PRECISION: sqlite3_result_text(ctx, r->info.precision, -1, SQLITE_STATIC); break;
+    case M_FAMILY: sqlite3_result_text(ctx, r->info.family, -1, SQLITE_STATIC); break;
     default: break;
     }
     return SQLITE_OK;
@@ -801,14 +801,13 @@ static int offsets_rows(table_cursor *cur, bert_entry *e, const char *text, size
     (void)db;
     offsets_cursor *c = (offsets_cursor *)cur;
     if (bert_tokenize_offsets(e, text, len, &c->ids, &c->spans, err) != 0) return -1;
-    const bert_tokenizer *tok = bert_entry_tokenizer(e);
     size_t bytes = 0;
-    for (size_t i = 0; i < c->ids.len; i++) bytes += strlen(bert_tokenizer_token(tok, c->ids.ids[i])) + 1;
+    for (size_t i = 0; i < c->ids.len; i++) bytes += strlen(bert_entry_token(e, c->ids.ids[i])) + 1;
     c->names = malloc(bytes ? bytes : 1);
     c->name_at = malloc((c->ids.len + 1) * sizeof *c->name_at);
     if (!c->names || !c->name_at) return -1;   /* out of memory: *err stays NULL */
     for (size_t i = 0, at = 0; i < c->ids.len; i++) {
-        const char *name = bert_tokenizer_token(tok, c->ids.ids[i]);
+        const char *name = bert_entry_token(e, c->ids.ids[i]);
         size_t n = strlen(name) + 1;
         memcpy(c->names + at, name, n);
         c->name_at[i] = at;
