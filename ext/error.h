@@ -30,10 +30,6 @@
  * stated with assert(), which release builds compile out with -DNDEBUG;
  * anything a user, a file or SQL can cause is checked always and reported
  * through *err.
- *
- * Not yet following it: bert_linear_matrix_with (linear.h) returns -2 when
- * memory ran out, and bert_json_parse_file (json.h) returns -1 with *err
- * NULL for an absent file, which here means out of memory.
  */
 #ifndef BERT_ERROR_H
 #define BERT_ERROR_H

@@ -37,10 +37,7 @@ char *bert_file_read(const char *path, size_t max_bytes, size_t *len, int *missi
     /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer. */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
-        if (errno == ENOENT && missing) {
-            *missing = 1;
-            return NULL;
-        }
+        if (errno == ENOENT && missing) *missing = 1;
         *err = bert_errorf("cannot open %s: %s", path, strerror(errno));
         return NULL;
     }

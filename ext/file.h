@@ -15,8 +15,9 @@ char *bert_path_join(const char *dir, const char *name);
  * *len bytes.  A FIFO, device or directory is refused without blocking on
  * it, and so is a file longer than max_bytes, so that a model directory
  * cannot make the caller wait forever or read without end.  Returns NULL
- * with *err (malloc'd) on failure; when the file does not exist and
- * `missing` is not NULL, sets *missing to 1 and leaves *err NULL. */
+ * with *err (malloc'd; NULL only when memory ran out) on failure; when the
+ * file does not exist and `missing` is not NULL, also sets *missing to 1,
+ * so that a caller can tell an absent file from a bad one. */
 char *bert_file_read(const char *path, size_t max_bytes, size_t *len, int *missing, char **err);
 
 /* 1 when the first `len` bytes of a file are a Git LFS pointer (a small text

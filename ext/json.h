@@ -51,10 +51,10 @@ typedef struct json_doc {
  * *err to a malloc'd message (which may be NULL when memory ran out). */
 int bert_json_parse(const char *text, size_t len, json_doc **out, char **err);
 
-/* Reads a whole file and parses it.  *err names the file on failure.
- * Returns 0 on success, -1 on a parse or read error; *missing is set to 1 when
- * the file does not exist (then *err is NULL), so optional files are easy. */
-int bert_json_parse_file(const char *path, json_doc **out, int *missing, char **err);
+/* Reads a whole file and parses it: 1 with *out set; 0 when the file does
+ * not exist (*out NULL), so optional files are easy; -1 with *err (naming
+ * the file; NULL when memory ran out) when it cannot be read or parsed. */
+int bert_json_parse_file(const char *path, json_doc **out, char **err);
 
 /* Reads the optional file `dir`/`name` of a model directory, whose root must
  * be an object (or, with allow_array, an array): 1 with *doc set when it was

@@ -139,9 +139,9 @@ const char *bert_linear_f32_kernel_name(const bert_linear_plan *plan, int n, int
 const char *bert_lowp_kernel_name(bert_lowp_kernel kernel);
 
 /* bert_linear_matrix through one kernel, over up to `threads` threads of
- * `workers` (scratch allocated for the call): 0; -1 (nothing written) when
- * this CPU (within SQLITE_BERT_ISA) lacks its instructions or it is not
- * for w's precision; -2 when memory ran out. */
+ * `workers` (scratch allocated for the call): 1 when it ran; 0 (nothing
+ * written) when this CPU (within SQLITE_BERT_ISA) lacks its instructions or
+ * it is not for w's precision; -1 when memory ran out. */
 int bert_linear_matrix_with(bert_lowp_kernel kernel, bert_workers *workers, int threads, float *out,
                             const float *in, const bert_matrix *w, const float *b, int n, int rows, int cols);
 

@@ -307,9 +307,9 @@ int bert_linear_matrix_with(bert_lowp_kernel kernel, bert_workers *workers, int 
 {
     bert_isa isa = bert_cpu_isa();
     unsigned ext = bert_cpu_extensions();
-    if (w->precision == BERT_PRECISION_FLOAT32) return -1;
+    if (w->precision == BERT_PRECISION_FLOAT32) return 0;
     const bert_kernel *k = kernel == BERT_LOWP_AUTO ? kernel_for(w->precision, isa, ext) : entry_of(kernel, w->precision);
-    if (!k || !bert_kernel_runs(k, isa, ext)) return -1; /* another precision's kernel, or not on this CPU */
-    if (n < 1 || rows < 1 || cols < 1) return 0;
-    return matrix_run(k, workers, threads, NULL, out, in, w, b, n, rows, cols) == 0 ? 0 : -2;
+    if (!k || !bert_kernel_runs(k, isa, ext)) return 0; /* another precision's kernel, or not on this CPU */
+    if (n < 1 || rows < 1 || cols < 1) return 1;
+    return matrix_run(k, workers, threads, NULL, out, in, w, b, n, rows, cols) == 0 ? 1 : -1;
 }

@@ -101,10 +101,11 @@ int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
     char *path = bert_path_join(model_dir, "config.json");
     if (!path) { *err = bert_errorf("out of memory"); return -1; }
     json_doc *doc = NULL;
-    int missing = 0, rc = -1;
+    int rc = -1;
     char *jerr = NULL;
-    if (bert_json_parse_file(path, &doc, &missing, &jerr) != 0) {
-        if (missing)
+    int found = bert_json_parse_file(path, &doc, &jerr);
+    if (found != 1) {
+        if (found == 0)
             *err = bert_errorf("%s does not exist; a model directory needs the config.json of its "
                                "Hugging Face checkpoint", path);
         else

@@ -163,25 +163,25 @@ done:
     return rc;
 }
 
-int bert_json_parse_file(const char *path, json_doc **out, int *missing, char **err)
+int bert_json_parse_file(const char *path, json_doc **out, char **err)
 {
     *out = NULL;
-    if (missing) *missing = 0;
-    if (err) *err = NULL;
+    *err = NULL;
     size_t len;
-    char *ferr = NULL;
-    char *buf = bert_file_read(path, (size_t)1 << 30, &len, missing, &ferr);
+    int missing = 0;
+    char *buf = bert_file_read(path, (size_t)1 << 30, &len, &missing, err);
     if (!buf) {
-        if (err) *err = ferr;
-        else free(ferr);
-        return -1;
+        if (!missing) return -1;
+        free(*err);
+        *err = NULL;
+        return 0;
     }
     char *perr = NULL;
     int rc = bert_json_parse(buf, len, out, &perr);
     free(buf);
-    if (rc != 0 && err) *err = bert_errorf("%s: %s", path, perr ? perr : "out of memory");
+    if (rc != 0) *err = bert_errorf("%s: %s", path, perr ? perr : "out of memory");
     free(perr);
-    return rc;
+    return rc == 0 ? 1 : -1;
 }
 
 int bert_json_read_model_file(const char *dir, const char *name, int allow_array, json_doc **doc, char **err)
@@ -190,12 +190,11 @@ int bert_json_read_model_file(const char *dir, const char *name, int allow_array
     *err = NULL;
     char *path = bert_path_join(dir, name);
     if (!path) { *err = bert_errorf("out of memory reading %s", name); return -1; }
-    int missing = 0, rc = 1;
     char *perr = NULL;
-    if (bert_json_parse_file(path, doc, &missing, &perr) != 0) {
-        rc = missing ? 0 : -1;
-        if (!missing) *err = bert_errorf("%s; fix the file or remove it", perr ? perr : "out of memory");
-    } else if ((*doc)->nodes[0].type != JSON_OBJECT && (!allow_array || (*doc)->nodes[0].type != JSON_ARRAY)) {
+    int rc = bert_json_parse_file(path, doc, &perr);
+    if (rc < 0) {
+        *err = bert_errorf("%s; fix the file or remove it", perr ? perr : "out of memory");
+    } else if (rc > 0 && (*doc)->nodes[0].type != JSON_OBJECT && (!allow_array || (*doc)->nodes[0].type != JSON_ARRAY)) {
         *err = bert_errorf("%s is not a JSON object%s; fix or delete the file", path, allow_array ? " nor an array" : "");
         bert_json_free(*doc);
         *doc = NULL;

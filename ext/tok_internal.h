@@ -94,8 +94,12 @@ typedef struct {
     int add_prefix_space;
 } tok_post;
 
-/* Reads tokenizer.json's post_processor (node `pp`, or -1: BERT's layout
- * with cls and sep).  Returns 0, or -1 with *err. */
+/* Without a post_processor node: the layouts with cls and sep that BERT's
+ * vocab.txt and RoBERTa's vocab.json + merges.txt imply. */
+enum { TOK_POST_BERT = -1, TOK_POST_ROBERTA = -2 };
+
+/* Reads tokenizer.json's post_processor (node `pp`, or TOK_POST_BERT or
+ * TOK_POST_ROBERTA).  Returns 0, or -1 with *err. */
 int tok_post_load(tok_post *p, const json_doc *doc, int pp, int32_t cls, int32_t sep, const char *path,
                   char **err);
 void tok_post_free(tok_post *p);

@@ -441,8 +441,11 @@ static int read_legacy_bpe(tok_pipeline *p, const char *dir, const json_doc *con
     size_t len = 0;
     int missing = 0;
     if (!(merges = bert_file_read(path, MERGES_MAX_BYTES, &len, &missing, err))) {
-        if (missing) *err = bert_errorf("%s: missing; a byte-level BPE tokenizer with vocab.json needs the "
-                                        "merges.txt that came with it", path);
+        if (missing) {
+            free(*err);
+            *err = bert_errorf("%s: missing; a byte-level BPE tokenizer with vocab.json needs the "
+                               "merges.txt that came with it", path);
+        }
         goto done;
     }
     if (tok_bpe_new(&p->vocab, &p->bpe) != 0) goto done;

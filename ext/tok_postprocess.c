@@ -150,7 +150,7 @@ int tok_post_load(tok_post *p, const json_doc *doc, int pp, int32_t cls, int32_t
 {
     memset(p, 0, sizeof *p);
     int rc;
-    if (pp == -2) {
+    if (pp == TOK_POST_ROBERTA) {
         p->trim_offsets = 1;
         rc = fixed_layout(p, cls, sep, 1);
     } else if (pp < 0) {

@@ -83,9 +83,11 @@ static char *read_whole_file(const char *path, size_t *len, char **err)
 {
     int missing = 0;
     char *data = bert_file_read(path, VOCAB_MAX_BYTES, len, &missing, err);
-    if (missing)
+    if (missing) {
+        free(*err);
         *err = bert_errorf("cannot open %s: %s; a model directory needs the vocab.txt of its tokenizer, "
                            "as Hugging Face publishes it", path, strerror(ENOENT));
+    }
     return data;
 }
 

@@ -165,9 +165,9 @@ int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
         if (tok_pipeline_load(model_dir, tj, &t->pipe, err) != 0) goto fail;
         sp = tok_pipeline_specials(t->pipe);
     }
-    int pp = tj ? bert_json_member(tj, 0, "post_processor") : -1;
-    if (pp >= 0 && tj->nodes[pp].type == JSON_NULL) pp = -1;
-    if (!tj && f == FAMILY_PIPELINE) pp = -2;   /* RoBERTa's <s> A </s></s> B </s> */
+    int pp = tj ? bert_json_member(tj, 0, "post_processor") : TOK_POST_BERT;
+    if (pp >= 0 && tj->nodes[pp].type == JSON_NULL) pp = TOK_POST_BERT;
+    if (!tj && f == FAMILY_PIPELINE) pp = TOK_POST_ROBERTA;   /* <s> A </s></s> B </s> */
     if (tok_post_load(&t->post, tj, pp, sp->cls, sp->sep, path, err) != 0) goto fail;
     /* cls and sep the config files do not name are the post-processor's. */
     t->specials = *sp;

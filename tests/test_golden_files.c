@@ -84,9 +84,8 @@ json_doc *t_golden_manifest(const char *path)
 {
     json_doc *d = NULL;
     char *err = NULL;
-    int missing = 0;
-    if (!T_CHECK(bert_json_parse_file(path, &d, &missing, &err) == 0, "%s: %s", path,
-                 missing ? "missing" : err ? err : "?"))
+    int found = bert_json_parse_file(path, &d, &err);
+    if (!T_CHECK(found == 1, "%s: %s", path, found == 0 ? "missing" : err ? err : "out of memory"))
         d = NULL;
     free(err);
     return d;

@@ -1,5 +1,6 @@
 /* test_json.c - the JSON reader built on SQLite's parser. */
 #include "test.h"
+#include "../ext/file.h"
 #include "../ext/json.h"
 #include "../ext/internal.h"
 
@@ -42,9 +43,23 @@ void suite_json(void)
     }
 
     t_case("a missing file is reported as missing");
+    err = NULL;
+    int got = bert_json_parse_file("tests/no/such/file.json", &doc, &err);
+    T_CHECK(got == 0 && !doc && !err, "a missing file gave %d (%s), not 0", got, err ? err : "no message");
+    free(err);
+
+    t_case("a file that cannot be read is an error with a message naming it");
+    got = bert_json_parse_file("tests", &doc, &err);
+    T_CHECK(got == -1 && !doc && err && strstr(err, "tests"), "a directory gave %d (%s)", got, err ? err : "no message");
+    free(err);
+
+    t_case("reading an absent file fails with a message, and says it is absent");
+    size_t len = 0;
     int missing = 0;
     err = NULL;
-    T_CHECK(bert_json_parse_file("tests/no/such/file.json", &doc, &missing, &err) == -1 && missing == 1 && !err,
-            "missing=%d", missing);
+    char *data = bert_file_read("tests/no/such/file.json", 100, &len, &missing, &err);
+    T_CHECK(!data && missing == 1 && err && strstr(err, "tests/no/such/file.json"),
+            "missing=%d, message: %s", missing, err ? err : "none (which means out of memory)");
+    free(data);
     free(err);
 }

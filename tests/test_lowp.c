@@ -439,10 +439,10 @@ static void check_kernels(void)
                         const float *bias = (a + r) % 2 ? b : NULL;
                         out[(size_t)n * rows] = 12345.0f;
                         int got = bert_linear_matrix_with(kernel, pool, threads, out, in, &m, bias, n, rows, cols);
-                        if (got == -1) continue; /* another precision's kernel, or not on this CPU */
+                        if (got == 0) continue; /* another precision's kernel, or not on this CPU */
                         ran++;
-                        T_CHECK(got == 0, "%s failed", bert_lowp_kernel_name(kernel));
-                        T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, ref, in, &m, bias, n, rows, cols) == 0,
+                        T_CHECK(got == 1, "%s failed", bert_lowp_kernel_name(kernel));
+                        T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, ref, in, &m, bias, n, rows, cols) == 1,
                                 "portable failed");
                         T_CHECK(out[(size_t)n * rows] == 12345.0f, "%s n=%d rows=%d cols=%d: wrote past the output",
                                 bert_lowp_kernel_name(kernel), n, rows, cols);
@@ -492,12 +492,12 @@ static void check_int8_extremes(void)
     }
     bert_int8_quantize_rows(q, scale, row_sum, w, ROWS, COLS);
     bert_matrix m = {BERT_PRECISION_INT8, NULL, NULL, q, scale, row_sum};
-    T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, ref, in, &m, NULL, N, ROWS, COLS) == 0, "portable failed");
+    T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, ref, in, &m, NULL, N, ROWS, COLS) == 1, "portable failed");
     /* Row 0 of the input against weight row 0: 96 products of -127 * 127. */
     T_CHECK(fabsf(ref[0] + COLS) < 1e-3f, "portable: %g, not %d", ref[0], -COLS);
     int ran = 0;
     for (int k = BERT_LOWP_PORTABLE + 1; k < BERT_LOWP_KERNELS; k++) {
-        if (bert_linear_matrix_with((bert_lowp_kernel)k, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) != 0) continue;
+        if (bert_linear_matrix_with((bert_lowp_kernel)k, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) != 1) continue;
         ran++;
         for (int i = 0; i < N * ROWS; i++)
             T_CHECK(out[i] == ref[i], "%s: output %d is %g, portable %g", bert_lowp_kernel_name((bert_lowp_kernel)k), i,
@@ -508,6 +508,32 @@ static void check_int8_extremes(void)
 
 /* Each bfloat16 kernel rounds its input rows itself (vectorized): against
  * an identity matrix, out[i][r] is x[i][r] as rounded, exactly. */
+/* The three outcomes of bert_linear_matrix_with: ran (1), not for this
+ * precision or CPU (0, nothing written), out of memory (-1). */
+static void check_kernel_outcomes(void)
+{
+    t_case("one kernel's product: 1 when it ran, 0 when it cannot run here, -1 when memory ran out");
+    enum { N = 3, ROWS = 5, COLS = 32 };
+    static float in[N * COLS], w[ROWS * COLS], out[N * ROWS];
+    static int8_t q[ROWS * COLS];
+    float scale[ROWS];
+    int32_t row_sum[ROWS];
+    for (int i = 0; i < N * COLS; i++) in[i] = (float)(i % 7) - 3.0f;
+    for (int i = 0; i < ROWS * COLS; i++) w[i] = (float)(i % 5) - 2.0f;
+    bert_int8_quantize_rows(q, scale, row_sum, w, ROWS, COLS);
+    bert_matrix m = {BERT_PRECISION_INT8, NULL, NULL, q, scale, row_sum};
+    T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) == 1,
+            "the portable kernel did not run");
+    T_CHECK(bert_linear_matrix_with(BERT_LOWP_BF16_AVX2, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) == 0,
+            "a bfloat16 kernel ran on int8 weights");
+    long start = t_allocations();
+    t_fail_allocation(start);
+    int got = bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, out, in, &m, NULL, N, ROWS, COLS);
+    t_fail_allocation(-1);
+    T_CHECK(t_allocations() > start, "the product allocated nothing, so nothing could fail");
+    T_CHECK(got == -1, "out of memory gave %d, not -1", got);
+}
+
 static void check_input_rounding(void)
 {
     t_case("bfloat16 kernels round input rows as bert_bf16_from_f32 does");
@@ -529,7 +555,7 @@ static void check_input_rounding(void)
         for (int c = 0; c < COLS; c++) eye[r * COLS + c] = r == c ? 0x3f80 : 0;
     bert_matrix m = {BERT_PRECISION_BFLOAT16, NULL, eye, NULL, NULL, NULL};
     for (int k = BERT_LOWP_PORTABLE; k < BERT_LOWP_KERNELS; k++) {
-        if (bert_linear_matrix_with((bert_lowp_kernel)k, NULL, 1, out, in, &m, NULL, N, COLS, COLS) != 0) continue;
+        if (bert_linear_matrix_with((bert_lowp_kernel)k, NULL, 1, out, in, &m, NULL, N, COLS, COLS) != 1) continue;
         int wrong = 0;
         for (int i = 0; i < N * COLS; i++) wrong += out[i] != widen(rounded[i]); /* -0 and 0 alike */
         T_CHECK(wrong == 0, "%s: %d inputs rounded otherwise", bert_lowp_kernel_name((bert_lowp_kernel)k), wrong);
@@ -574,7 +600,7 @@ static void check_isa_levels(void)
                 int n = ns[a];
                 bert_matrix m = matrix_of(&w, (bert_precision)p);
                 T_CHECK(bert_linear_matrix(&plan, out, in, &m, NULL, n, ROWS, COLS) == 0, "failed");
-                T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, ref, in, &m, NULL, n, ROWS, COLS) == 0,
+                T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, ref, in, &m, NULL, n, ROWS, COLS) == 1,
                         "portable failed");
                 if (p == BERT_PRECISION_INT8) {
                     T_CHECK(memcmp(out, ref, (size_t)n * ROWS * sizeof *out) == 0,
@@ -606,5 +632,6 @@ void suite_lowp(void)
     check_kernels();
     check_int8_extremes();
     check_input_rounding();
+    check_kernel_outcomes();
     check_isa_levels();
 }

@@ -97,7 +97,7 @@ static double measure(const column *col, const pool *p, int n, int rows, int col
         } else {
             bert_matrix m = {col->precision, NULL, p->bf16 + copy * p->count, p->i8 + copy * p->count,
                              p->scale + (size_t)copy * rows, p->row_sum + (size_t)copy * rows};
-            got = bert_linear_matrix_with(col->lowp, NULL, 1, out, in, &m, b, n, rows, cols);
+            got = bert_linear_matrix_with(col->lowp, NULL, 1, out, in, &m, b, n, rows, cols) == 1 ? 0 : -1;
         }
         if (got != 0) return -1;
         copy = (copy + 1) % p->copies;
