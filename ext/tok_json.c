@@ -76,29 +76,40 @@ static int unsupported(char **err, const char *path, const char *what, const cha
     return -1;
 }
 
-/* The members of a "Sequence" (`list_key`), or the node itself. */
-static int each_part(const json_doc *doc, int node, const char *list_key, int *parts, int max)
-{
-    const char *type = bert_json_str(doc, bert_json_member(doc, node, "type"), "");
-    if (strcmp(type, "Sequence") != 0) { parts[0] = node; return 1; }
-    int list = bert_json_member(doc, node, list_key), n = 0;
-    for (int c = list >= 0 ? doc->nodes[list].first_child : -1; c >= 0 && n < max; c = doc->nodes[c].next_sibling)
-        parts[n++] = c;
-    return n;
-}
-
 #define MAX_PARTS 16
 
-/* The parts of a stage (its Sequence's members, or itself) with room for
- * them in *array: their count (0 for a null or absent stage), or -1 when
- * out of memory. */
-static int stage_parts(const json_doc *doc, int node, const char *list_key, int parts[MAX_PARTS], void **array,
-                       size_t size)
+/* Reads one part of a stage, of type `type` at node `part`, into `item`. */
+typedef int (*part_reader)(void *item, const json_doc *doc, int part, const char *type, const char *path, char **err);
+
+/* Reads the stage at `node` (a "Sequence" of members under `list_key`, or
+ * one part; nothing for a null or absent stage) into a new array *array of
+ * `size`-byte items, counted in *count as each is begun, so that freeing
+ * the pipeline frees a part read halfway.  0, or -1 with *err (NULL when
+ * out of memory). */
+static int read_stage(const json_doc *doc, int node, const char *list_key, void **array, size_t *count, size_t size,
+                      part_reader read, const char *path, char **err)
 {
     if (node < 0 || doc->nodes[node].type == JSON_NULL) return 0;
-    int n = each_part(doc, node, list_key, parts, MAX_PARTS);
+    int parts[MAX_PARTS], n = 0;
+    if (strcmp(bert_json_str(doc, bert_json_member(doc, node, "type"), ""), "Sequence") != 0) {
+        parts[n++] = node;
+    } else {
+        int list = bert_json_member(doc, node, list_key);
+        for (int c = list >= 0 ? doc->nodes[list].first_child : -1; c >= 0; c = doc->nodes[c].next_sibling) {
+            if (n == MAX_PARTS) {
+                *err = bert_errorf("%s: a Sequence has more than %d %s, more than this loader reads; use "
+                                   "the tokenizer.json the model came with", path, MAX_PARTS, list_key);
+                return -1;
+            }
+            parts[n++] = c;
+        }
+    }
     if (!(*array = calloc((size_t)n + 1, size))) return -1;
-    return n;
+    for (int i = 0; i < n; i++) {
+        const char *type = bert_json_str(doc, bert_json_member(doc, parts[i], "type"), "");
+        if (read((char *)*array + (*count)++ * size, doc, parts[i], type, path, err) != 0) return -1;
+    }
+    return 0;
 }
 
 /* Regex "X{n,}" (a character, possibly escaped, repeated) or a literal. */
@@ -118,16 +129,12 @@ static int read_pattern(tok_norm *n, const json_doc *doc, int pattern, const cha
         size_t cl = bert_utext_decode((const unsigned char *)p, strlen(p), &cp);
         int min = 0;
         char tail = 0;
-        if (sscanf(p + cl, "{%d,}%c", &min, &tail) == 1 && min > 0) {
+        if (strcmp(p + cl, "+") == 0) min = 1;
+        else if (sscanf(p + cl, "{%d,}%c", &min, &tail) != 1) min = 0;
+        if (min > 0) {
             n->pattern = bert_strndup(p, cl);
             n->pattern_len = cl;
             n->min_repeat = min;
-            return n->pattern ? 0 : -1;
-        }
-        if (strcmp(p + cl, "+") == 0) {
-            n->pattern = bert_strndup(p, cl);
-            n->pattern_len = cl;
-            n->min_repeat = 1;
             return n->pattern ? 0 : -1;
         }
         return unsupported(err, path, "the Replace normalizer's regex", re, "one character repeated, as \"X{n,}\" or \"X+\"");
@@ -135,49 +142,42 @@ static int read_pattern(tok_norm *n, const json_doc *doc, int pattern, const cha
     return unsupported(err, path, "a Replace normalizer's pattern", "", "String or Regex");
 }
 
-static int read_normalizers(tok_pipeline *p, const json_doc *doc, int node, const char *path, char **err)
+static int read_normalizer(void *item, const json_doc *doc, int c, const char *type, const char *path, char **err)
 {
-    int parts[MAX_PARTS];
-    int n = stage_parts(doc, node, "normalizers", parts, (void **)&p->norm, sizeof *p->norm);
-    if (n < 0) return -1;
-    for (int i = 0; i < n; i++) {
-        int c = parts[i];
-        tok_norm *t = &p->norm[p->n_norm++];
-        const char *type = bert_json_str(doc, bert_json_member(doc, c, "type"), "");
-        if (strcmp(type, "Precompiled") == 0) {
-            t->kind = NORM_PRECOMPILED;
-            const char *map = bert_json_str(doc, bert_json_member(doc, c, "precompiled_charsmap"), NULL);
-            if (map && *map) {
-                int rc = tok_precompiled_load(map, &t->pc);
-                if (rc < 0) return -1;
-                if (rc > 0) {
-                    *err = bert_errorf("%s: the Precompiled normalizer's precompiled_charsmap is not a valid "
-                                       "SentencePiece charsmap; use the tokenizer.json the model came with", path);
-                    return -1;
-                }
+    tok_norm *t = item;
+    if (strcmp(type, "Precompiled") == 0) {
+        t->kind = NORM_PRECOMPILED;
+        const char *map = bert_json_str(doc, bert_json_member(doc, c, "precompiled_charsmap"), NULL);
+        if (map && *map) {
+            int rc = tok_precompiled_load(map, &t->pc);
+            if (rc < 0) return -1;
+            if (rc > 0) {
+                *err = bert_errorf("%s: the Precompiled normalizer's precompiled_charsmap is not a valid "
+                                   "SentencePiece charsmap; use the tokenizer.json the model came with", path);
+                return -1;
             }
-        } else if (strcmp(type, "Replace") == 0) {
-            t->kind = NORM_REPLACE;
-            if (read_pattern(t, doc, bert_json_member(doc, c, "pattern"), path, err) != 0) return -1;
-            if (!(t->content = bert_strdup(bert_json_str(doc, bert_json_member(doc, c, "content"), "")))) return -1;
-        } else if (strcmp(type, "NFD") == 0) t->kind = NORM_NFD;
-        else if (strcmp(type, "NFKD") == 0) t->kind = NORM_NFKD;
-        else if (strcmp(type, "NFC") == 0) t->kind = NORM_NFC;
-        else if (strcmp(type, "NFKC") == 0) t->kind = NORM_NFKC;
-        else if (strcmp(type, "StripAccents") == 0) t->kind = NORM_STRIP_ACCENTS;
-        else if (strcmp(type, "Lowercase") == 0) t->kind = NORM_LOWERCASE;
-        else if (strcmp(type, "Strip") == 0) {
-            t->kind = NORM_STRIP;
-            t->left = bert_json_bool(doc, bert_json_member(doc, c, "strip_left"), 1);
-            t->right = bert_json_bool(doc, bert_json_member(doc, c, "strip_right"), 1);
-        } else if (strcmp(type, "Prepend") == 0) {
-            t->kind = NORM_PREPEND;
-            if (!(t->content = bert_strdup(bert_json_str(doc, bert_json_member(doc, c, "prepend"), "")))) return -1;
-        } else {
-            return unsupported(err, path, "the normalizer", type,
-                               "Precompiled, Replace, NFD, NFKD, NFC, NFKC, StripAccents, Lowercase, Strip, Prepend "
-                               "and Sequence with a BPE or Unigram model; BertNormalizer with WordPiece");
         }
+    } else if (strcmp(type, "Replace") == 0) {
+        t->kind = NORM_REPLACE;
+        if (read_pattern(t, doc, bert_json_member(doc, c, "pattern"), path, err) != 0) return -1;
+        if (!(t->content = bert_strdup(bert_json_str(doc, bert_json_member(doc, c, "content"), "")))) return -1;
+    } else if (strcmp(type, "NFD") == 0) t->kind = NORM_NFD;
+    else if (strcmp(type, "NFKD") == 0) t->kind = NORM_NFKD;
+    else if (strcmp(type, "NFC") == 0) t->kind = NORM_NFC;
+    else if (strcmp(type, "NFKC") == 0) t->kind = NORM_NFKC;
+    else if (strcmp(type, "StripAccents") == 0) t->kind = NORM_STRIP_ACCENTS;
+    else if (strcmp(type, "Lowercase") == 0) t->kind = NORM_LOWERCASE;
+    else if (strcmp(type, "Strip") == 0) {
+        t->kind = NORM_STRIP;
+        t->left = bert_json_bool(doc, bert_json_member(doc, c, "strip_left"), 1);
+        t->right = bert_json_bool(doc, bert_json_member(doc, c, "strip_right"), 1);
+    } else if (strcmp(type, "Prepend") == 0) {
+        t->kind = NORM_PREPEND;
+        if (!(t->content = bert_strdup(bert_json_str(doc, bert_json_member(doc, c, "prepend"), "")))) return -1;
+    } else {
+        return unsupported(err, path, "the normalizer", type,
+                           "Precompiled, Replace, NFD, NFKD, NFC, NFKC, StripAccents, Lowercase, Strip, Prepend "
+                           "and Sequence with a BPE or Unigram model; BertNormalizer with WordPiece");
     }
     return 0;
 }
@@ -198,74 +198,59 @@ static int prepend_scheme(const json_doc *doc, int node)
     return bert_json_bool(doc, bert_json_member(doc, node, "add_prefix_space"), 1) ? PREPEND_ALWAYS : PREPEND_NEVER;
 }
 
-static int read_pre_tokenizers(tok_pipeline *p, const json_doc *doc, int node, const char *path, char **err)
+static int read_pre_tokenizer(void *item, const json_doc *doc, int c, const char *type, const char *path, char **err)
 {
-    int parts[MAX_PARTS];
-    int n = stage_parts(doc, node, "pretokenizers", parts, (void **)&p->pre, sizeof *p->pre);
-    if (n < 0) return -1;
-    for (int i = 0; i < n; i++) {
-        int c = parts[i];
-        tok_pre *t = &p->pre[p->n_pre++];
-        const char *type = bert_json_str(doc, bert_json_member(doc, c, "type"), "");
-        if (strcmp(type, "ByteLevel") == 0) {
-            t->kind = PRE_BYTE_LEVEL;
-            t->add_prefix_space = bert_json_bool(doc, bert_json_member(doc, c, "add_prefix_space"), 1);
-            t->use_regex = bert_json_bool(doc, bert_json_member(doc, c, "use_regex"), 1);
-        } else if (strcmp(type, "Metaspace") == 0) {
-            t->kind = PRE_METASPACE;
-            t->replacement = first_char(bert_json_str(doc, bert_json_member(doc, c, "replacement"), NULL), 0x2581);
-            t->prepend_scheme = prepend_scheme(doc, c);
-            t->split = bert_json_bool(doc, bert_json_member(doc, c, "split"), 1);
-        } else if (strcmp(type, "WhitespaceSplit") == 0) {
-            t->kind = PRE_WHITESPACE_SPLIT;
-        } else if (strcmp(type, "Whitespace") == 0) {
-            t->kind = PRE_WHITESPACE;
-        } else {
-            return unsupported(err, path, "the pre_tokenizer", type,
-                               "ByteLevel, Metaspace, WhitespaceSplit, Whitespace and Sequence with a BPE or Unigram "
-                               "model; BertPreTokenizer with WordPiece");
-        }
+    tok_pre *t = item;
+    if (strcmp(type, "ByteLevel") == 0) {
+        t->kind = PRE_BYTE_LEVEL;
+        t->add_prefix_space = bert_json_bool(doc, bert_json_member(doc, c, "add_prefix_space"), 1);
+        t->use_regex = bert_json_bool(doc, bert_json_member(doc, c, "use_regex"), 1);
+    } else if (strcmp(type, "Metaspace") == 0) {
+        t->kind = PRE_METASPACE;
+        t->replacement = first_char(bert_json_str(doc, bert_json_member(doc, c, "replacement"), NULL), 0x2581);
+        t->prepend_scheme = prepend_scheme(doc, c);
+        t->split = bert_json_bool(doc, bert_json_member(doc, c, "split"), 1);
+    } else if (strcmp(type, "WhitespaceSplit") == 0) {
+        t->kind = PRE_WHITESPACE_SPLIT;
+    } else if (strcmp(type, "Whitespace") == 0) {
+        t->kind = PRE_WHITESPACE;
+    } else {
+        return unsupported(err, path, "the pre_tokenizer", type,
+                           "ByteLevel, Metaspace, WhitespaceSplit, Whitespace and Sequence with a BPE or Unigram "
+                           "model; BertPreTokenizer with WordPiece");
     }
     return 0;
 }
 
-static int read_decoders(tok_pipeline *p, const json_doc *doc, int node, const char *path, char **err)
+static int read_decoder(void *item, const json_doc *doc, int c, const char *type, const char *path, char **err)
 {
-    int parts[MAX_PARTS];
-    int n = stage_parts(doc, node, "decoders", parts, (void **)&p->dec, sizeof *p->dec);
-    if (n < 0) return -1;
-    p->has_decoder = node >= 0 && doc->nodes[node].type != JSON_NULL;
-    for (int i = 0; i < n; i++) {
-        int c = parts[i];
-        tok_dec *t = &p->dec[p->n_dec++];
-        const char *type = bert_json_str(doc, bert_json_member(doc, c, "type"), "");
-        if (strcmp(type, "ByteLevel") == 0) {
-            t->kind = DEC_BYTE_LEVEL;
-        } else if (strcmp(type, "Metaspace") == 0) {
-            t->kind = DEC_METASPACE;
-            t->replacement = first_char(bert_json_str(doc, bert_json_member(doc, c, "replacement"), NULL), 0x2581);
-            t->prepend_scheme = prepend_scheme(doc, c);
-        } else if (strcmp(type, "Replace") == 0) {
-            t->kind = DEC_REPLACE;
-            const char *from = bert_json_str(doc, bert_json_path(doc, c, "pattern.String"), NULL);
-            if (!from) return unsupported(err, path, "the Replace decoder's pattern", "Regex", "String");
-            if (!(t->from = bert_strdup(from)) ||
-                !(t->to = bert_strdup(bert_json_str(doc, bert_json_member(doc, c, "content"), ""))))
-                return -1;
-        } else if (strcmp(type, "ByteFallback") == 0) {
-            t->kind = DEC_BYTE_FALLBACK;
-        } else if (strcmp(type, "Fuse") == 0) {
-            t->kind = DEC_FUSE;
-        } else if (strcmp(type, "Strip") == 0) {
-            t->kind = DEC_STRIP;
-            t->strip_char = first_char(bert_json_str(doc, bert_json_member(doc, c, "content"), NULL), ' ');
-            t->strip_left = (int)bert_json_int(doc, bert_json_member(doc, c, "start"), 0);
-            t->strip_right = (int)bert_json_int(doc, bert_json_member(doc, c, "stop"), 0);
-        } else {
-            return unsupported(err, path, "the decoder", type,
-                               "ByteLevel, Metaspace, Replace, ByteFallback, Fuse, Strip and Sequence with a BPE "
-                               "or Unigram model");
-        }
+    tok_dec *t = item;
+    if (strcmp(type, "ByteLevel") == 0) {
+        t->kind = DEC_BYTE_LEVEL;
+    } else if (strcmp(type, "Metaspace") == 0) {
+        t->kind = DEC_METASPACE;
+        t->replacement = first_char(bert_json_str(doc, bert_json_member(doc, c, "replacement"), NULL), 0x2581);
+        t->prepend_scheme = prepend_scheme(doc, c);
+    } else if (strcmp(type, "Replace") == 0) {
+        t->kind = DEC_REPLACE;
+        const char *from = bert_json_str(doc, bert_json_path(doc, c, "pattern.String"), NULL);
+        if (!from) return unsupported(err, path, "the Replace decoder's pattern", "Regex", "String");
+        if (!(t->from = bert_strdup(from)) ||
+            !(t->to = bert_strdup(bert_json_str(doc, bert_json_member(doc, c, "content"), ""))))
+            return -1;
+    } else if (strcmp(type, "ByteFallback") == 0) {
+        t->kind = DEC_BYTE_FALLBACK;
+    } else if (strcmp(type, "Fuse") == 0) {
+        t->kind = DEC_FUSE;
+    } else if (strcmp(type, "Strip") == 0) {
+        t->kind = DEC_STRIP;
+        t->strip_char = first_char(bert_json_str(doc, bert_json_member(doc, c, "content"), NULL), ' ');
+        t->strip_left = (int)bert_json_int(doc, bert_json_member(doc, c, "start"), 0);
+        t->strip_right = (int)bert_json_int(doc, bert_json_member(doc, c, "stop"), 0);
+    } else {
+        return unsupported(err, path, "the decoder", type,
+                           "ByteLevel, Metaspace, Replace, ByteFallback, Fuse, Strip and Sequence with a BPE "
+                           "or Unigram model");
     }
     return 0;
 }
@@ -415,9 +400,15 @@ static int read_tokenizer_json(tok_pipeline *p, const char *path, const json_doc
         if (object_vocab(doc, vocab, &p->vocab, path, err) != 0) return -1;
         rc = read_bpe(p, doc, model, path, err);
     }
-    if (rc != 0 || read_normalizers(p, doc, bert_json_member(doc, 0, "normalizer"), path, err) != 0 ||
-        read_pre_tokenizers(p, doc, bert_json_member(doc, 0, "pre_tokenizer"), path, err) != 0 ||
-        read_decoders(p, doc, bert_json_member(doc, 0, "decoder"), path, err) != 0 ||
+    int normalizer = bert_json_member(doc, 0, "normalizer"), pre = bert_json_member(doc, 0, "pre_tokenizer");
+    int decoder = bert_json_member(doc, 0, "decoder");
+    p->has_decoder = decoder >= 0 && doc->nodes[decoder].type != JSON_NULL;
+    if (rc != 0 ||
+        read_stage(doc, normalizer, "normalizers", (void **)&p->norm, &p->n_norm, sizeof *p->norm, read_normalizer,
+                   path, err) != 0 ||
+        read_stage(doc, pre, "pretokenizers", (void **)&p->pre, &p->n_pre, sizeof *p->pre, read_pre_tokenizer, path,
+                   err) != 0 ||
+        read_stage(doc, decoder, "decoders", (void **)&p->dec, &p->n_dec, sizeof *p->dec, read_decoder, path, err) != 0 ||
         read_added(p, doc, path, err) != 0)
         return -1;
     return 0;

@@ -175,6 +175,9 @@ static void remove_dir(const char *dir)
 #define BPE_MODEL "\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2}, \"merges\": [\"a b\"]}"
 #define UNIGRAM_MODEL "\"model\": {\"type\": \"Unigram\", \"unk_id\": 0, \"vocab\": [[\"<unk>\", 0], [\"a\", -1]]}"
 
+#define LOWERCASE4 "{\"type\": \"Lowercase\"}, {\"type\": \"Lowercase\"}, {\"type\": \"Lowercase\"}, " \
+                   "{\"type\": \"Lowercase\"}"
+
 /* Bad tokenizer files of the new families: a clear error naming the file
  * and the problem, never a crash. */
 static void check_bad_files(void)
@@ -195,6 +198,10 @@ static void check_bad_files(void)
          NULL, NULL, "outside"},
         {"vocab.json", "{\"a\": 0}", NULL, NULL, "merges.txt"},
         {"tokenizer.json", "{\"model\": {\"type\": \"Bogus\", \"vocab\": {}}}", NULL, NULL, "Bogus"},
+        /* 17 normalizers: more than the loader reads, an error rather than the first 16. */
+        {"tokenizer.json", "{" BPE_MODEL ", \"normalizer\": {\"type\": \"Sequence\", \"normalizers\": ["
+                           LOWERCASE4 "," LOWERCASE4 "," LOWERCASE4 "," LOWERCASE4 ", {\"type\": \"Lowercase\"}]}}",
+         NULL, NULL, "more than 16 normalizers"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char dir[64];
