@@ -62,6 +62,11 @@ VERSION := $(shell sed -n 's/^\#define SQLITE_BERT_VERSION "\(.*\)"/\1/p' ext/sq
 WARN    := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla
 DEFS    := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 CFLAGS_ALL := $(OPT) $(SAN) $(WARN) $(DEFS) $(PKG_CFLAGS) $(CFLAGS)
+# What users run (the extension, the static library, the packages) and the
+# benchmarks compile the invariants' assert() out, as SQLite's releases do;
+# the test runner keeps them, and so do its sanitizer builds in CI, where a
+# broken invariant must stop the run.  `make RELEASE=` keeps them everywhere.
+RELEASE ?= -DNDEBUG
 LIBS    := $(PKG_LIBS) -lpthread -lm
 
 EXT_SRC   := $(wildcard ext/*.c)
@@ -84,14 +89,14 @@ build-deps:
 # build-deps is order-only (after the |): it runs before compiling, but its
 # being phony does not make the targets out of date.
 bert.so bert.dylib: $(EXT_SRC) $(EXT_HDR) | build-deps
-	$(CC) $(CFLAGS_ALL) -fPIC $(SHARED) -fvisibility=hidden -o $@ $(EXT_SRC) $(LIBS) $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) $(RELEASE) -fPIC $(SHARED) -fvisibility=hidden -o $@ $(EXT_SRC) $(LIBS) $(LDFLAGS)
 
 # For applications that link the extension in (SQLITE_CORE: direct calls to
 # SQLite, no routine table); include ext/sqlite_bert.h.
 STATIC_OBJ := $(patsubst ext/%.c,$(BUILD)/static/%.o,$(EXT_SRC))
 $(BUILD)/static/%.o: ext/%.c $(EXT_HDR) | build-deps
 	@mkdir -p $(BUILD)/static
-	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) $(RELEASE) -DSQLITE_CORE -c -o $@ $<
 
 libsqlite_bert.a: $(STATIC_OBJ)
 	rm -f $@
@@ -143,14 +148,14 @@ examples: deps bert.so $(MODELS) vec0.so
 
 $(BUILD)/bench_tokenizer: tests/bench/bench_tokenizer.c $(EXT_SRC) $(EXT_HDR) | build-deps
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ tests/bench/bench_tokenizer.c $(EXT_SRC) -lsqlite3 $(LIBS) $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) $(RELEASE) -DSQLITE_CORE -o $@ tests/bench/bench_tokenizer.c $(EXT_SRC) -lsqlite3 $(LIBS) $(LDFLAGS)
 
 bench-tokenizer: $(BUILD)/bench_tokenizer
 	$(BUILD)/bench_tokenizer
 
 $(BUILD)/bench_kernels: tests/bench/bench_kernels.c tests/bench/bench_clock.h $(EXT_SRC) $(EXT_HDR) | build-deps
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ tests/bench/bench_kernels.c $(EXT_SRC) -lsqlite3 $(LIBS) $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) $(RELEASE) -DSQLITE_CORE -o $@ tests/bench/bench_kernels.c $(EXT_SRC) -lsqlite3 $(LIBS) $(LDFLAGS)
 
 # Pinned to one core, with OpenBLAS's own choice of kernels for this CPU.
 bench-kernels: $(BUILD)/bench_kernels

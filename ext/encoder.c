@@ -16,6 +16,7 @@
 #include "linear.h"
 #include "workers.h"
 
+#include <assert.h>
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -242,7 +243,9 @@ static int mpnet_bucket(int relative)
     if (n < max_exact) return ret + n;
     float scaled = logf((float)n / (float)max_exact) / (float)log(128.0 / max_exact) * (float)(half - max_exact);
     int large = max_exact + (int)scaled;
-    return ret + (large < half - 1 ? large : half - 1);
+    int bucket = ret + (large < half - 1 ? large : half - 1);
+    assert(bucket >= 0 && bucket < BERT_MPNET_BUCKETS);
+    return bucket;
 }
 
 /* The bias MPNet adds to attention scores, by head and relative position:
@@ -271,6 +274,11 @@ static void attention_block(bert_isa isa, float *ctx, const float *q, const floa
                             float *scores, int len, int H, int dh, int h, int q0, int q1,
                             const float *rel, int longest)
 {
+    /* The block's query rows lie in the sequence, the head's columns in the
+     * row, and a sequence is never longer than the bias table was made for. */
+    assert(0 <= q0 && q0 < q1 && q1 <= len);
+    assert(0 <= h && dh > 0 && (h + 1) * dh <= H);
+    assert(!rel || len <= longest);
     float scale = 1.0f / sqrtf((float)dh);
     int m = q1 - q0;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, len, dh,

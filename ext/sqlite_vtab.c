@@ -24,6 +24,7 @@
 #include "pipeline.h"
 #include "signatures.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,6 +126,9 @@ static int plan_arguments(glue_vtab *v, sqlite3_index_info *info)
     info->estimatedCost = 100;
     if (n_args == 0) return SQLITE_OK;   /* a plain table: its columns are no arguments */
     int where[8 + SPARE_ARGS];
+    /* Every signature has at most 8 arguments (signatures.c), and the
+     * argument mask below needs a bit for each. */
+    assert(n_args + SPARE_ARGS <= (int)(sizeof where / sizeof *where));
     int given = 0;
     for (int i = 0; i < n_args + SPARE_ARGS; i++) where[i] = -1;
     for (int i = 0; i < info->nConstraint; i++) {

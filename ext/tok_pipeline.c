@@ -12,6 +12,7 @@
 #include "error.h"
 #include "unicode_text.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
@@ -253,6 +254,8 @@ static int bytes_to_chars(const char *text, size_t len, bert_spans *v, size_t fr
     for (size_t i = from; i < v->len; i++) {
         bert_token_span *t = &v->at[i];
         int64_t b = t->byte_start, e = t->byte_end;
+        /* Every piece was cut from the text, left to right. */
+        assert(0 <= b && b <= e && e <= (int64_t)len);
         /* The character holding byte b; the characters that start before e. */
         t->start = b < (int64_t)len ? chars_before[b + 1] - 1 : chars;
         t->end = e > b ? chars_before[e < (int64_t)len ? e : (int64_t)len] : t->start;

@@ -16,6 +16,7 @@
 #include "file.h"
 #include "json.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,7 @@ void bert_spans_free(bert_spans *v)
 void bert_text_char_bytes(const char *text, size_t len, int64_t *byte_start, int64_t *byte_end)
 {
     const unsigned char *s = (const unsigned char *)text;
+    assert(0 <= *byte_start && *byte_start <= *byte_end && *byte_end <= (int64_t)len);
     /* A continuation byte belongs to the character before it when the
      * nearest byte before it that is not a continuation byte is >= 0xC0. */
     int64_t b = *byte_start;
@@ -210,6 +212,7 @@ static void trim_offsets(const bert_tokenizer *tok, const bert_ids *out, size_t 
                          size_t span_from)
 {
     static const char space[] = "\xC4\xA0";   /* 'Ġ', the byte-level form of ' ' */
+    assert(spans->len - span_from == out->len - from);   /* a span for every id */
     for (size_t i = from; i < out->len; i++) {
         const char *t = bert_tokenizer_token(tok, out->ids[i]);
         if (!t) continue;

@@ -164,7 +164,7 @@ def extension():
         include_dirs=include_dirs,
         library_dirs=library_dirs,
         libraries=libraries,
-        extra_compile_args=cflags + ["-std=c11", "-O3", "-fvisibility=hidden",
+        extra_compile_args=cflags + ["-std=c11", "-O3", "-DNDEBUG", "-fvisibility=hidden",
                                      "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE"],
     )
 
