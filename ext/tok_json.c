@@ -18,7 +18,7 @@
 #define MERGES_MAX_BYTES ((size_t)1 << 30)
 
 typedef struct {
-    int32_t id;
+    long long id;
     int node;
 } id_node;
 
@@ -28,26 +28,42 @@ static int by_id(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
-/* An object of token -> id into `v`, in id order. */
-static int object_vocab(const json_doc *doc, int obj, bert_vocab *v, const char *what, char **err)
+/* The children of `parent` (none when it is -1) in the order of their ids:
+ * the child's own value (id_key NULL) or its member id_key, -1 when that
+ * is no integer.  *n of them, or NULL when out of memory. */
+static id_node *children_by_id(const json_doc *doc, int parent, const char *id_key, size_t *n)
 {
-    size_t n = (size_t)bert_json_length(doc, obj), k = 0;
-    id_node *order = malloc((n ? n : 1) * sizeof *order);
-    if (!order) return -1;
-    for (int c = doc->nodes[obj].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
-        long long id = bert_json_int(doc, c, -1);
-        if (id < 0 || id >= (long long)n) {
-            *err = bert_errorf("%s: the token \"%s\" has id %lld, outside 0..%zu; use the file the model came with",
-                               what, doc->nodes[c].key ? doc->nodes[c].key : "", id, n ? n - 1 : 0);
-            free(order);
-            return -1;
-        }
-        order[k].id = (int32_t)id;
+    size_t cap = (size_t)bert_json_length(doc, parent), k = 0;
+    id_node *order = malloc((cap ? cap : 1) * sizeof *order);
+    if (!order) return NULL;
+    for (int c = parent >= 0 ? doc->nodes[parent].first_child : -1; c >= 0 && k < cap; c = doc->nodes[c].next_sibling) {
+        order[k].id = bert_json_int(doc, id_key ? bert_json_member(doc, c, id_key) : c, -1);
         order[k++].node = c;
     }
     qsort(order, k, sizeof *order, by_id);
+    *n = k;
+    return order;
+}
+
+/* An object of token -> id into `v`, in id order. */
+static int object_vocab(const json_doc *doc, int obj, bert_vocab *v, const char *what, char **err)
+{
+    size_t k;
+    id_node *order = children_by_id(doc, obj, NULL, &k);
+    if (!order) return -1;
+    /* The lowest and the highest id: the first outside 0..k-1, if any. */
+    for (size_t end = 0; end < 2 && k > 0; end++) {
+        const id_node *o = &order[end ? k - 1 : 0];
+        if (o->id < 0 || o->id >= (long long)k) {
+            const char *key = doc->nodes[o->node].key;
+            *err = bert_errorf("%s: the token \"%s\" has id %lld, outside 0..%zu; use the file the model came with",
+                               what, key ? key : "", o->id, k - 1);
+            free(order);
+            return -1;
+        }
+    }
     for (size_t i = 0; i < k; i++) {
-        if (order[i].id != (int32_t)i) {
+        if (order[i].id != (long long)i) {
             *err = bert_errorf("%s: the ids of the vocabulary are not 0..%zu without gaps (id %ld is missing or "
                                "repeated); use the file the model came with", what, k - 1, (long)i);
             free(order);
@@ -352,27 +368,25 @@ static int place_added(tok_pipeline *p, const char *content, long long id, const
 
 static int read_added(tok_pipeline *p, const json_doc *doc, const char *path, char **err)
 {
-    int list = bert_json_member(doc, 0, "added_tokens");
-    size_t n = (size_t)bert_json_length(doc, list), k = 0;
-    id_node *order = malloc((n ? n : 1) * sizeof *order);
+    size_t k;
+    id_node *order = children_by_id(doc, bert_json_member(doc, 0, "added_tokens"), "id", &k);
     if (!order) return -1;
-    for (int c = list >= 0 ? doc->nodes[list].first_child : -1; c >= 0; c = doc->nodes[c].next_sibling) {
-        long long id = bert_json_int(doc, bert_json_member(doc, c, "id"), -1);
-        if (id < 0 || id > INT32_MAX || !bert_json_str(doc, bert_json_member(doc, c, "content"), NULL)) {
+    for (size_t i = 0; i < k; i++) {
+        int c = order[i].node;
+        const char *content = bert_json_str(doc, bert_json_member(doc, c, "content"), NULL);
+        if (order[i].id < 0 || order[i].id > INT32_MAX || !content) {
             *err = bert_errorf("%s: an entry of added_tokens lacks its content or id; fix or delete the file", path);
             free(order);
             return -1;
         }
-        order[k].id = (int32_t)id;
-        order[k++].node = c;
     }
-    qsort(order, k, sizeof *order, by_id);
     for (size_t i = 0; i < k; i++) {
         int c = order[i].node;
         const char *content = bert_json_str(doc, bert_json_member(doc, c, "content"), "");
         int special = bert_json_bool(doc, bert_json_member(doc, c, "special"), 0);
         if (place_added(p, content, order[i].id, path, err) != 0 ||
-            add_added(p, content, order[i].id, special, bert_json_bool(doc, bert_json_member(doc, c, "normalized"), !special),
+            add_added(p, content, (int32_t)order[i].id, special,
+                      bert_json_bool(doc, bert_json_member(doc, c, "normalized"), !special),
                       bert_json_bool(doc, bert_json_member(doc, c, "lstrip"), 0),
                       bert_json_bool(doc, bert_json_member(doc, c, "rstrip"), 0),
                       bert_json_bool(doc, bert_json_member(doc, c, "single_word"), 0)) != 0) {
@@ -408,7 +422,8 @@ static int read_tokenizer_json(tok_pipeline *p, const char *path, const json_doc
                    path, err) != 0 ||
         read_stage(doc, pre, "pretokenizers", (void **)&p->pre, &p->n_pre, sizeof *p->pre, read_pre_tokenizer, path,
                    err) != 0 ||
-        read_stage(doc, decoder, "decoders", (void **)&p->dec, &p->n_dec, sizeof *p->dec, read_decoder, path, err) != 0 ||
+        read_stage(doc, decoder, "decoders", (void **)&p->dec, &p->n_dec, sizeof *p->dec, read_decoder, path,
+                   err) != 0 ||
         read_added(p, doc, path, err) != 0)
         return -1;
     return 0;

@@ -186,6 +186,44 @@ static int add(tensor_list *l, const char *prefix, const char *name, long long r
 static const char *ln_w(const options *o) { return o->old_layernorm ? "gamma" : "weight"; }
 static const char *ln_b(const options *o) { return o->old_layernorm ? "beta" : "bias"; }
 
+/* A module's weight (rows x cols; cols 0 for a vector) and its bias (rows,
+ * std 0.1), the module's name formatted as printf does. */
+static int add_pair(tensor_list *l, const char *prefix, const char *weight, const char *bias, long long rows,
+                    long long cols, fill_kind fill, double std, const char *fmt, va_list ap)
+{
+    char module[128], name[160];
+    vsnprintf(module, sizeof module, fmt, ap);
+    snprintf(name, sizeof name, "%s.%s", module, weight);
+    int rc = add(l, prefix, name, rows, cols, fill, std);
+    snprintf(name, sizeof name, "%s.%s", module, bias);
+    return rc | add(l, prefix, name, rows, 0, FILL_NORMAL, 0.1);
+}
+
+/* nn.Linear: weight [rows x cols] of the given std, bias [rows]. */
+static int add_linear(tensor_list *l, const char *prefix, long long rows, long long cols, double std,
+                      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static int add_linear(tensor_list *l, const char *prefix, long long rows, long long cols, double std,
+                      const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = add_pair(l, prefix, "weight", "bias", rows, cols, FILL_NORMAL, std, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* nn.LayerNorm: weight near 1 and bias, or gamma and beta (--old-layernorm). */
+static int add_layer_norm(tensor_list *l, const char *prefix, const options *o, long long dim, const char *fmt,
+                          ...) __attribute__((format(printf, 5, 6)));
+static int add_layer_norm(tensor_list *l, const char *prefix, const options *o, long long dim, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = add_pair(l, prefix, ln_w(o), ln_b(o), dim, 0, FILL_ONE_PLUS, 0.1, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
 /* sqrt is correctly rounded by IEEE 754, unlike log and cos: same bits everywhere. */
 static double inv_sqrt(int n) { return 1.0 / sqrt((double)n); }
 
@@ -200,15 +238,23 @@ static int add_token_qa_heads(const options *o, tensor_list *l)
     int rc = 0;
     double sh = inv_sqrt(o->hidden);
     if (o->ar == ARCH_TOKEN) {
-        rc |= add(l, "", "classifier.weight", o->num_labels, o->hidden, FILL_NORMAL, o->classifier_std * sh);
-        rc |= add(l, "", "classifier.bias", o->num_labels, 0, FILL_NORMAL, 0.1);
-        if (!rc) l->t[l->n - 1].first_plus = o->first_label_bias;
+        rc |= add_linear(l, "", o->num_labels, o->hidden, o->classifier_std * sh, "classifier");
+        if (!rc) l->t[l->n - 1].first_plus = o->first_label_bias;   /* the bias */
     }
     if (o->ar == ARCH_QA) {
-        rc |= add(l, "", "qa_outputs.weight", 2, o->hidden, FILL_NORMAL, o->classifier_std * sh);
-        rc |= add(l, "", "qa_outputs.bias", 2, 0, FILL_NORMAL, 0.1);
+        rc |= add_linear(l, "", 2, o->hidden, o->classifier_std * sh, "qa_outputs");
     }
     return rc;
+}
+
+/* BERT's feed-forward block of layer i (RoBERTa's and MPNet's too):
+ * intermediate.dense, output.dense, output.LayerNorm. */
+static int add_ffn(tensor_list *l, const char *prefix, const options *o, int i)
+{
+    long long H = o->hidden, I = o->intermediate;
+    int rc = add_linear(l, prefix, I, H, inv_sqrt(o->hidden), "encoder.layer.%d.intermediate.dense", i);
+    rc |= add_linear(l, prefix, H, I, inv_sqrt(o->intermediate), "encoder.layer.%d.output.dense", i);
+    return rc | add_layer_norm(l, prefix, o, H, "encoder.layer.%d.output.LayerNorm", i);
 }
 
 /* DistilBertModel / DistilBertForSequenceClassification: the same post-LayerNorm
@@ -217,38 +263,19 @@ static int add_token_qa_heads(const options *o, tensor_list *l)
 static int build_distilbert_tensors(const options *o, tensor_list *l)
 {
     const char *p = o->ar != ARCH_MODEL ? "distilbert." : "";
-    char name[128];
     long long V = o->vocab_size, H = o->hidden, I = o->intermediate, P = o->max_positions;
     int rc = 0;
     double sh = inv_sqrt(o->hidden), si = inv_sqrt(o->intermediate), se = o->embedding_std;
     rc |= add(l, p, "embeddings.word_embeddings.weight", V, H, FILL_NORMAL, se);
     rc |= add(l, p, "embeddings.position_embeddings.weight", P, H, FILL_NORMAL, 0.6 * se);
-    rc |= add(l, p, "embeddings.LayerNorm.weight", H, 0, FILL_ONE_PLUS, 0.1);
-    rc |= add(l, p, "embeddings.LayerNorm.bias", H, 0, FILL_NORMAL, 0.1);
+    rc |= add_layer_norm(l, p, o, H, "embeddings.LayerNorm");
     for (int i = 0; i < o->layers; i++) {
         static const char *lin[] = {"attention.q_lin", "attention.k_lin", "attention.v_lin", "attention.out_lin"};
-        for (int k = 0; k < 4; k++) {
-            snprintf(name, sizeof name, "transformer.layer.%d.%s.weight", i, lin[k]);
-            rc |= add(l, p, name, H, H, FILL_NORMAL, sh);
-            snprintf(name, sizeof name, "transformer.layer.%d.%s.bias", i, lin[k]);
-            rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
-        }
-        snprintf(name, sizeof name, "transformer.layer.%d.sa_layer_norm.weight", i);
-        rc |= add(l, p, name, H, 0, FILL_ONE_PLUS, 0.1);
-        snprintf(name, sizeof name, "transformer.layer.%d.sa_layer_norm.bias", i);
-        rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
-        snprintf(name, sizeof name, "transformer.layer.%d.ffn.lin1.weight", i);
-        rc |= add(l, p, name, I, H, FILL_NORMAL, sh);
-        snprintf(name, sizeof name, "transformer.layer.%d.ffn.lin1.bias", i);
-        rc |= add(l, p, name, I, 0, FILL_NORMAL, 0.1);
-        snprintf(name, sizeof name, "transformer.layer.%d.ffn.lin2.weight", i);
-        rc |= add(l, p, name, H, I, FILL_NORMAL, si);
-        snprintf(name, sizeof name, "transformer.layer.%d.ffn.lin2.bias", i);
-        rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
-        snprintf(name, sizeof name, "transformer.layer.%d.output_layer_norm.weight", i);
-        rc |= add(l, p, name, H, 0, FILL_ONE_PLUS, 0.1);
-        snprintf(name, sizeof name, "transformer.layer.%d.output_layer_norm.bias", i);
-        rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
+        for (int k = 0; k < 4; k++) rc |= add_linear(l, p, H, H, sh, "transformer.layer.%d.%s", i, lin[k]);
+        rc |= add_layer_norm(l, p, o, H, "transformer.layer.%d.sa_layer_norm", i);
+        rc |= add_linear(l, p, I, H, sh, "transformer.layer.%d.ffn.lin1", i);
+        rc |= add_linear(l, p, H, I, si, "transformer.layer.%d.ffn.lin2", i);
+        rc |= add_layer_norm(l, p, o, H, "transformer.layer.%d.output_layer_norm", i);
     }
     if (o->ar == ARCH_CLASSIFY) {
         /* pre_classifier's output goes through ReLU: a positive bias keeps
@@ -256,8 +283,7 @@ static int build_distilbert_tensors(const options *o, tensor_list *l)
          * signal that depends on the text. */
         rc |= add(l, "", "pre_classifier.weight", H, H, FILL_NORMAL, sh);
         rc |= add(l, "", "pre_classifier.bias", H, 0, FILL_NORMAL, 0.5);
-        rc |= add(l, "", "classifier.weight", o->num_labels, H, FILL_NORMAL, o->classifier_std * sh);
-        rc |= add(l, "", "classifier.bias", o->num_labels, 0, FILL_NORMAL, 0.1);
+        rc |= add_linear(l, "", o->num_labels, H, o->classifier_std * sh, "classifier");
     }
     rc |= add_token_qa_heads(o, l);
     return rc ? -1 : 0;
@@ -273,15 +299,13 @@ static int is_mpnet(const options *o) { return o->family && strcmp(o->family, "m
 static int build_roberta_tensors(const options *o, tensor_list *l)
 {
     const char *p = !o->prefix ? "" : is_mpnet(o) ? "mpnet." : "roberta.";
-    char name[160];
-    long long V = o->vocab_size, H = o->hidden, I = o->intermediate, P = o->max_positions;
+    long long V = o->vocab_size, H = o->hidden, P = o->max_positions;
     int rc = 0;
-    double sh = inv_sqrt(o->hidden), si = inv_sqrt(o->intermediate), se = o->embedding_std;
+    double sh = inv_sqrt(o->hidden), se = o->embedding_std;
     rc |= add(l, p, "embeddings.word_embeddings.weight", V, H, FILL_NORMAL, se);
     rc |= add(l, p, "embeddings.position_embeddings.weight", P, H, FILL_NORMAL, 0.6 * se);
     if (!is_mpnet(o)) rc |= add(l, p, "embeddings.token_type_embeddings.weight", 1, H, FILL_NORMAL, 0.4 * se);
-    rc |= add(l, p, "embeddings.LayerNorm.weight", H, 0, FILL_ONE_PLUS, 0.1);
-    rc |= add(l, p, "embeddings.LayerNorm.bias", H, 0, FILL_NORMAL, 0.1);
+    rc |= add_layer_norm(l, p, o, H, "embeddings.LayerNorm");
     if (o->position_ids) {
         rc |= add(l, p, "embeddings.position_ids", 1, P, FILL_POSITIONS, 0);
         if (!rc) l->t[l->n - 1].is_i64 = 1;
@@ -293,46 +317,21 @@ static int build_roberta_tensors(const options *o, tensor_list *l)
     static const char *mpnet_lin[] = {"attention.attn.q", "attention.attn.k", "attention.attn.v", "attention.attn.o"};
     const char *attn_ln = is_mpnet(o) ? "attention.LayerNorm" : "attention.output.LayerNorm";
     for (int i = 0; i < o->layers; i++) {
-        for (int k = 0; k < 4; k++) {
-            snprintf(name, sizeof name, "encoder.layer.%d.%s.weight", i, is_mpnet(o) ? mpnet_lin[k] : bert_lin[k]);
-            rc |= add(l, p, name, H, H, FILL_NORMAL, sh);
-            snprintf(name, sizeof name, "encoder.layer.%d.%s.bias", i, is_mpnet(o) ? mpnet_lin[k] : bert_lin[k]);
-            rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
-        }
-        snprintf(name, sizeof name, "encoder.layer.%d.%s.weight", i, attn_ln);
-        rc |= add(l, p, name, H, 0, FILL_ONE_PLUS, 0.1);
-        snprintf(name, sizeof name, "encoder.layer.%d.%s.bias", i, attn_ln);
-        rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
-        snprintf(name, sizeof name, "encoder.layer.%d.intermediate.dense.weight", i);
-        rc |= add(l, p, name, I, H, FILL_NORMAL, sh);
-        snprintf(name, sizeof name, "encoder.layer.%d.intermediate.dense.bias", i);
-        rc |= add(l, p, name, I, 0, FILL_NORMAL, 0.1);
-        snprintf(name, sizeof name, "encoder.layer.%d.output.dense.weight", i);
-        rc |= add(l, p, name, H, I, FILL_NORMAL, si);
-        snprintf(name, sizeof name, "encoder.layer.%d.output.dense.bias", i);
-        rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
-        snprintf(name, sizeof name, "encoder.layer.%d.output.LayerNorm.weight", i);
-        rc |= add(l, p, name, H, 0, FILL_ONE_PLUS, 0.1);
-        snprintf(name, sizeof name, "encoder.layer.%d.output.LayerNorm.bias", i);
-        rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
+        for (int k = 0; k < 4; k++)
+            rc |= add_linear(l, p, H, H, sh, "encoder.layer.%d.%s", i, is_mpnet(o) ? mpnet_lin[k] : bert_lin[k]);
+        rc |= add_layer_norm(l, p, o, H, "encoder.layer.%d.%s", i, attn_ln);
+        rc |= add_ffn(l, p, o, i);
     }
-    if (o->pooler) {
-        rc |= add(l, p, "pooler.dense.weight", H, H, FILL_NORMAL, sh);
-        rc |= add(l, p, "pooler.dense.bias", H, 0, FILL_NORMAL, 0.1);
-    }
+    if (o->pooler) rc |= add_linear(l, p, H, H, sh, "pooler.dense");
     if (o->ar == ARCH_MLM) {
         rc |= add(l, "", "lm_head.bias", V, 0, FILL_NORMAL, 1.0);
-        rc |= add(l, "", "lm_head.dense.weight", H, H, FILL_NORMAL, sh);
-        rc |= add(l, "", "lm_head.dense.bias", H, 0, FILL_NORMAL, 0.1);
-        rc |= add(l, "", "lm_head.layer_norm.weight", H, 0, FILL_ONE_PLUS, 0.1);
-        rc |= add(l, "", "lm_head.layer_norm.bias", H, 0, FILL_NORMAL, 0.1);
+        rc |= add_linear(l, "", H, H, sh, "lm_head.dense");
+        rc |= add_layer_norm(l, "", o, H, "lm_head.layer_norm");
         if (o->untied) rc |= add(l, "", "lm_head.decoder.weight", V, H, FILL_NORMAL, 0.25);
     }
     if (o->ar == ARCH_CLASSIFY) {
-        rc |= add(l, "", "classifier.dense.weight", H, H, FILL_NORMAL, sh);
-        rc |= add(l, "", "classifier.dense.bias", H, 0, FILL_NORMAL, 0.1);
-        rc |= add(l, "", "classifier.out_proj.weight", o->num_labels, H, FILL_NORMAL, o->classifier_std * sh);
-        rc |= add(l, "", "classifier.out_proj.bias", o->num_labels, 0, FILL_NORMAL, 0.1);
+        rc |= add_linear(l, "", H, H, sh, "classifier.dense");
+        rc |= add_linear(l, "", o->num_labels, H, o->classifier_std * sh, "classifier.out_proj");
     }
     rc |= add_token_qa_heads(o, l);
     return rc ? -1 : 0;
@@ -343,19 +342,15 @@ static int build_tensors(const options *o, tensor_list *l)
     if (o->distilbert) return build_distilbert_tensors(o, l);
     if (o->family) return build_roberta_tensors(o, l);
     const char *p = o->prefix ? "bert." : "";
-    char name[128];
-    long long V = o->vocab_size, H = o->hidden, I = o->intermediate, P = o->max_positions;
+    long long V = o->vocab_size, H = o->hidden, P = o->max_positions;
     int rc = 0;
-    double sh = inv_sqrt(o->hidden), si = inv_sqrt(o->intermediate);
+    double sh = inv_sqrt(o->hidden);
 
     double se = o->embedding_std;
     rc |= add(l, p, "embeddings.word_embeddings.weight", V, H, FILL_NORMAL, se);
     rc |= add(l, p, "embeddings.position_embeddings.weight", P, H, FILL_NORMAL, 0.6 * se);
     rc |= add(l, p, "embeddings.token_type_embeddings.weight", 2, H, FILL_NORMAL, 0.4 * se);
-    snprintf(name, sizeof name, "embeddings.LayerNorm.%s", ln_w(o));
-    rc |= add(l, p, name, H, 0, FILL_ONE_PLUS, 0.1);
-    snprintf(name, sizeof name, "embeddings.LayerNorm.%s", ln_b(o));
-    rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
+    rc |= add_layer_norm(l, p, o, H, "embeddings.LayerNorm");
     if (o->position_ids) {
         rc |= add(l, p, "embeddings.position_ids", 1, P, FILL_POSITIONS, 0);
         if (!rc) l->t[l->n - 1].is_i64 = 1;
@@ -363,52 +358,24 @@ static int build_tensors(const options *o, tensor_list *l)
     for (int i = 0; i < o->layers; i++) {
         static const char *qkv[] = {"attention.self.query", "attention.self.key", "attention.self.value",
                                     "attention.output.dense"};
-        for (int k = 0; k < 4; k++) {
-            snprintf(name, sizeof name, "encoder.layer.%d.%s.weight", i, qkv[k]);
-            rc |= add(l, p, name, H, H, FILL_NORMAL, sh);
-            snprintf(name, sizeof name, "encoder.layer.%d.%s.bias", i, qkv[k]);
-            rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
-        }
-        snprintf(name, sizeof name, "encoder.layer.%d.attention.output.LayerNorm.%s", i, ln_w(o));
-        rc |= add(l, p, name, H, 0, FILL_ONE_PLUS, 0.1);
-        snprintf(name, sizeof name, "encoder.layer.%d.attention.output.LayerNorm.%s", i, ln_b(o));
-        rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
-        snprintf(name, sizeof name, "encoder.layer.%d.intermediate.dense.weight", i);
-        rc |= add(l, p, name, I, H, FILL_NORMAL, sh);
-        snprintf(name, sizeof name, "encoder.layer.%d.intermediate.dense.bias", i);
-        rc |= add(l, p, name, I, 0, FILL_NORMAL, 0.1);
-        snprintf(name, sizeof name, "encoder.layer.%d.output.dense.weight", i);
-        rc |= add(l, p, name, H, I, FILL_NORMAL, si);
-        snprintf(name, sizeof name, "encoder.layer.%d.output.dense.bias", i);
-        rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
-        snprintf(name, sizeof name, "encoder.layer.%d.output.LayerNorm.%s", i, ln_w(o));
-        rc |= add(l, p, name, H, 0, FILL_ONE_PLUS, 0.1);
-        snprintf(name, sizeof name, "encoder.layer.%d.output.LayerNorm.%s", i, ln_b(o));
-        rc |= add(l, p, name, H, 0, FILL_NORMAL, 0.1);
+        for (int k = 0; k < 4; k++) rc |= add_linear(l, p, H, H, sh, "encoder.layer.%d.%s", i, qkv[k]);
+        rc |= add_layer_norm(l, p, o, H, "encoder.layer.%d.attention.output.LayerNorm", i);
+        rc |= add_ffn(l, p, o, i);
     }
-    if (o->pooler) {
-        rc |= add(l, p, "pooler.dense.weight", H, H, FILL_NORMAL, sh);
-        rc |= add(l, p, "pooler.dense.bias", H, 0, FILL_NORMAL, 0.1);
-    }
+    if (o->pooler) rc |= add_linear(l, p, H, H, sh, "pooler.dense");
     if (o->ar == ARCH_MLM || o->ar == ARCH_PRETRAINING) {
         rc |= add(l, "", "cls.predictions.bias", V, 0, FILL_NORMAL, 1.0);
-        rc |= add(l, "", "cls.predictions.transform.dense.weight", H, H, FILL_NORMAL, sh);
-        rc |= add(l, "", "cls.predictions.transform.dense.bias", H, 0, FILL_NORMAL, 0.1);
-        snprintf(name, sizeof name, "cls.predictions.transform.LayerNorm.%s", ln_w(o));
-        rc |= add(l, "", name, H, 0, FILL_ONE_PLUS, 0.1);
-        snprintf(name, sizeof name, "cls.predictions.transform.LayerNorm.%s", ln_b(o));
-        rc |= add(l, "", name, H, 0, FILL_NORMAL, 0.1);
+        rc |= add_linear(l, "", H, H, sh, "cls.predictions.transform.dense");
+        rc |= add_layer_norm(l, "", o, H, "cls.predictions.transform.LayerNorm");
         if (o->untied) rc |= add(l, "", "cls.predictions.decoder.weight", V, H, FILL_NORMAL, 0.25);
     }
     if (o->ar == ARCH_PRETRAINING) {
-        rc |= add(l, "", "cls.seq_relationship.weight", 2, H, FILL_NORMAL, 2.0 * sh);
-        rc |= add(l, "", "cls.seq_relationship.bias", 2, 0, FILL_NORMAL, 0.1);
+        rc |= add_linear(l, "", 2, H, 2.0 * sh, "cls.seq_relationship");
     }
     if (o->ar == ARCH_CLASSIFY) {
         /* On the pooler's tanh output; the larger std spreads the logits so
          * that the order of the labels is decided by clear gaps. */
-        rc |= add(l, "", "classifier.weight", o->num_labels, H, FILL_NORMAL, o->classifier_std * sh);
-        rc |= add(l, "", "classifier.bias", o->num_labels, 0, FILL_NORMAL, 0.1);
+        rc |= add_linear(l, "", o->num_labels, H, o->classifier_std * sh, "classifier");
     }
     rc |= add_token_qa_heads(o, l);
     return rc ? -1 : 0;
@@ -601,6 +568,22 @@ static void put(config_list *c, const char *key, const char *fmt, ...)
     c->e[c->n++].value = v;
 }
 
+/* The encoder's keys of BertConfig, which RobertaConfig, XLMRobertaConfig
+ * and MPNetConfig keep (config.json is written sorted by key). */
+static void put_bert_encoder(config_list *c, const options *o, const char *layer_norm_eps)
+{
+    put(c, "attention_probs_dropout_prob", "0.1");
+    put(c, "hidden_act", "\"%s\"", o->act);
+    put(c, "hidden_dropout_prob", "0.1");
+    put(c, "hidden_size", "%d", o->hidden);
+    put(c, "initializer_range", "0.02");
+    put(c, "intermediate_size", "%d", o->intermediate);
+    put(c, "layer_norm_eps", "%s", layer_norm_eps);
+    put(c, "max_position_embeddings", "%d", o->max_positions);
+    put(c, "num_attention_heads", "%d", o->heads);
+    put(c, "num_hidden_layers", "%d", o->layers);
+}
+
 static int entry_order(const void *a, const void *b)
 {
     return strcmp(((const config_entry *)a)->key, ((const config_entry *)b)->key);
@@ -673,19 +656,10 @@ static int write_config(const options *o)
         /* The keys of roberta-base's, xlm-roberta-base's and mpnet-base's config.json. */
         const char **archs = is_mpnet(o) ? mpnet_arch : strcmp(o->family, "roberta") == 0 ? roberta_arch : xlmr_arch;
         put(&c, "architectures", "[\n    \"%s\"\n  ]", archs[o->ar]);
-        put(&c, "attention_probs_dropout_prob", "0.1");
+        put_bert_encoder(&c, o, "1e-05");
         put(&c, "bos_token_id", "0");
         put(&c, "eos_token_id", "2");
-        put(&c, "hidden_act", "\"%s\"", o->act);
-        put(&c, "hidden_dropout_prob", "0.1");
-        put(&c, "hidden_size", "%d", o->hidden);
-        put(&c, "initializer_range", "0.02");
-        put(&c, "intermediate_size", "%d", o->intermediate);
-        put(&c, "layer_norm_eps", "1e-05");
-        put(&c, "max_position_embeddings", "%d", o->max_positions);
         put(&c, "model_type", "\"%s\"", o->family);
-        put(&c, "num_attention_heads", "%d", o->heads);
-        put(&c, "num_hidden_layers", "%d", o->layers);
         put(&c, "pad_token_id", "1");
         if (is_mpnet(o)) {
             put(&c, "relative_attention_num_buckets", "32");
@@ -714,18 +688,9 @@ static int write_config(const options *o)
         put(&c, "tie_weights_", "true");
     } else {
         put(&c, "architectures", "[\n    \"%s\"\n  ]", arch_names[o->ar]);
-        put(&c, "attention_probs_dropout_prob", "0.1");
+        put_bert_encoder(&c, o, "1e-12");
         put(&c, "classifier_dropout", "null");
-        put(&c, "hidden_act", "\"%s\"", o->act);
-        put(&c, "hidden_dropout_prob", "0.1");
-        put(&c, "hidden_size", "%d", o->hidden);
-        put(&c, "initializer_range", "0.02");
-        put(&c, "intermediate_size", "%d", o->intermediate);
-        put(&c, "layer_norm_eps", "1e-12");
-        put(&c, "max_position_embeddings", "%d", o->max_positions);
         put(&c, "model_type", "\"bert\"");
-        put(&c, "num_attention_heads", "%d", o->heads);
-        put(&c, "num_hidden_layers", "%d", o->layers);
         put(&c, "pad_token_id", "0");
         put(&c, "position_embedding_type", "\"absolute\"");
         if (o->untied) put(&c, "tie_word_embeddings", "false");
