@@ -23,6 +23,8 @@
 #   make examples   what every example in sql/ needs: bert.so, the generated test
 #                   models (entities.sql, answers.sql) and ./vec0.so
 #   make test SUITE=NAME  one suite of the test suite
+#   make RELEASE=   keep assert() in bert.so and libsqlite_bert.a (compiled out
+#                   by default; the test runner always keeps them)
 #
 # Every target that compiles checks the build's packages first (build-deps),
 # so a fresh machine gets the apt-get line to run, not compiler errors about

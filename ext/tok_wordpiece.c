@@ -1,5 +1,5 @@
 /*
- * tokenizer.c - BERT's WordPiece tokenizer, as Hugging Face's tokenizer.json
+ * tok_wordpiece.c - BERT's WordPiece tokenizer, as Hugging Face's tokenizer.json
  * pipeline runs it: added (special) tokens matched in the raw text, then
  * BertNormalizer (clean text, space CJK ideographs, strip accents, lowercase),
  * BertPreTokenizer (split on whitespace, isolate punctuation) and WordPiece.

@@ -49,10 +49,11 @@ rm -rf build/fuzz/scratch
 bin=build/fuzz/fuzz_$target
 # fuzzer-no-link: the objects get libFuzzer's coverage hooks; only the target
 # links its main.  -Wno-unused-command-line-argument: pkg-config's flags are
-# shared with gcc.
+# shared with gcc.  RELEASE=: the objects keep their assert()s, so that a
+# broken invariant is a finding.
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 objs=$(for f in ext/*.c; do printf 'build/fuzz/static/%s.o ' "$(basename "$f" .c)"; done)
-make -s -j2 BUILD=build/fuzz CC="$clang" OPT="-g -O1 -fno-omit-frame-pointer" \
+make -s -j2 BUILD=build/fuzz CC="$clang" OPT="-g -O1 -fno-omit-frame-pointer" RELEASE= \
     SAN="-fsanitize=fuzzer-no-link $san" CFLAGS=-Wno-unused-command-line-argument $objs
 "$clang" -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer $san \
     -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla -Wno-unused-command-line-argument \
