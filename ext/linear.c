@@ -101,18 +101,18 @@ static void run(bert_linear_kernel kernel, bert_workers *workers, int threads, f
 int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
                      const float *in, const float *w, const float *b, int n, int rows, int cols)
 {
-    if (n < 1 || rows < 1 || cols < 1) return 0;
+    if (n < 1 || rows < 1 || cols < 1) return 1;
     if (kernel == BERT_LINEAR_AUTO) {
         bert_linear_plan plan = bert_linear_plan_for(bert_cpu_isa());
         plan.workers = workers;
         plan.threads = threads;
         bert_linear(&plan, out, in, w, b, n, rows, cols);
-        return 0;
+        return 1;
     }
     const bert_kernel *e = entry_of(kernel);
-    if (kernel != BERT_LINEAR_BLAS && (cols % 16 != 0 || !e || !bert_kernel_runs(e, bert_cpu_isa(), 0))) return -1;
+    if (kernel != BERT_LINEAR_BLAS && (cols % 16 != 0 || !e || !bert_kernel_runs(e, bert_cpu_isa(), 0))) return 0;
     run(kernel, workers, threads, out, in, w, b, n, rows, cols);
-    return 0;
+    return 1;
 }
 
 /* 1 when OpenBLAS runs 512-bit kernels (its core names for AVX-512 CPUs). */

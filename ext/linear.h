@@ -69,8 +69,8 @@ typedef enum {
     BERT_LINEAR_NEON      /* the few-rows kernel, arm64 (kernels_neon.c) */
 } bert_linear_kernel;
 
-/* Runs one kernel at any n over up to `threads` threads of `workers`; -1
- * (nothing written) when this CPU or shape cannot use it: the few-rows
+/* Runs one kernel at any n over up to `threads` threads of `workers`: 1;
+ * 0 (nothing written) when this CPU or shape cannot use it: the few-rows
  * kernels need cols to be a multiple of 16. */
 int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
                      const float *in, const float *w, const float *b, int n, int rows, int cols);

@@ -93,7 +93,8 @@ static double measure(const column *col, const pool *p, int n, int rows, int col
     do {
         int got;
         if (col->f32) {
-            got = bert_linear_with(col->f32kernel, NULL, 1, out, in, p->f32 + copy * p->count, b, n, rows, cols);
+            got = bert_linear_with(col->f32kernel, NULL, 1, out, in, p->f32 + copy * p->count, b, n, rows, cols) == 1
+                      ? 0 : -1;
         } else {
             bert_matrix m = {col->precision, NULL, p->bf16 + copy * p->count, p->i8 + copy * p->count,
                              p->scale + (size_t)copy * rows, p->row_sum + (size_t)copy * rows};
