@@ -164,15 +164,7 @@ static int read_normalizer(void *item, const json_doc *doc, int c, const char *t
     if (strcmp(type, "Precompiled") == 0) {
         t->kind = NORM_PRECOMPILED;
         const char *map = bert_json_str(doc, bert_json_member(doc, c, "precompiled_charsmap"), NULL);
-        if (map && *map) {
-            int rc = tok_precompiled_load(map, &t->pc);
-            if (rc < 0) return -1;
-            if (rc > 0) {
-                *err = bert_errorf("%s: the Precompiled normalizer's precompiled_charsmap is not a valid "
-                                   "SentencePiece charsmap; use the tokenizer.json the model came with", path);
-                return -1;
-            }
-        }
+        if (map && *map && tok_precompiled_load(map, path, &t->pc, err) != 0) return -1;
     } else if (strcmp(type, "Replace") == 0) {
         t->kind = NORM_REPLACE;
         if (read_pattern(t, doc, bert_json_member(doc, c, "pattern"), path, err) != 0) return -1;

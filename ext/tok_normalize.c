@@ -12,6 +12,7 @@
 #include "tok_pipeline.h"
 
 #include "buffer.h"
+#include "error.h"
 #include "unicode_text.h"
 
 #include <stdlib.h>
@@ -159,20 +160,32 @@ static unsigned char *base64_decode(const char *in, size_t *out_len)
     return out;
 }
 
-int tok_precompiled_load(const char *base64, tok_precompiled **out)
+/* The charsmap of a tokenizer.json that is not SentencePiece's. */
+static int malformed_charsmap(const char *path, char **err)
+{
+    *err = bert_errorf("%s: the Precompiled normalizer's precompiled_charsmap is not a valid SentencePiece "
+                       "charsmap; use the tokenizer.json the model came with", path);
+    return -1;
+}
+
+int tok_precompiled_load(const char *base64, const char *path, tok_precompiled **out, char **err)
 {
     *out = NULL;
+    *err = NULL;
     size_t n;
     for (const char *c = base64; *c; c++)
-        if (*c != '=' && base64_value((unsigned char)*c) < 0) return 1;
+        if (*c != '=' && base64_value((unsigned char)*c) < 0) return malformed_charsmap(path, err);
     unsigned char *blob = base64_decode(base64, &n);
     if (!blob) return -1;
     tok_precompiled *pc = calloc(1, sizeof *pc);
     int rc = -1;
     if (!pc) goto done;
-    if (n < 4) { rc = 1; goto done; }
-    uint32_t trie_bytes = (uint32_t)blob[0] | (uint32_t)blob[1] << 8 | (uint32_t)blob[2] << 16 | (uint32_t)blob[3] << 24;
-    if ((size_t)trie_bytes > n - 4 || trie_bytes % 4 != 0) { rc = 1; goto done; }
+    uint32_t trie_bytes = 0;
+    if (n >= 4) trie_bytes = (uint32_t)blob[0] | (uint32_t)blob[1] << 8 | (uint32_t)blob[2] << 16 | (uint32_t)blob[3] << 24;
+    if (n < 4 || (size_t)trie_bytes > n - 4 || trie_bytes % 4 != 0) {
+        rc = malformed_charsmap(path, err);
+        goto done;
+    }
     pc->n_units = trie_bytes / 4;
     pc->normalized_len = n - 4 - trie_bytes;
     pc->units = malloc((pc->n_units ? pc->n_units : 1) * sizeof *pc->units);

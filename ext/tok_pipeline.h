@@ -83,8 +83,9 @@ typedef struct {
     tok_precompiled *pc;
 } tok_norm;
 
-/* 0, 1 when the charsmap is malformed, -1 when out of memory. */
-int tok_precompiled_load(const char *base64, tok_precompiled **out);
+/* Decodes a Precompiled normalizer's charsmap (base64) of the file `path`:
+ * 0, or -1 with *err (naming the file when the charsmap is malformed). */
+int tok_precompiled_load(const char *base64, const char *path, tok_precompiled **out, char **err);
 void tok_precompiled_free(tok_precompiled *pc);
 /* Runs the normalizers in turn.  0, or -1 when out of memory. */
 int tok_normalize(const tok_norm *n, size_t count, tok_str *s);
