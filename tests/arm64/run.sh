@@ -26,7 +26,7 @@ limit=${ARM64_TIMEOUT:-900}
 out=build/arm64
 started=$(date +%s)
 
-packages="crossbuild-essential-arm64 qemu-user-static libsqlite3-dev:arm64 libopenblas-dev:arm64 libutf8proc-dev:arm64"
+packages="crossbuild-essential-arm64 qemu-user-static libc6:arm64 libsqlite3-dev:arm64 libopenblas-dev:arm64 libutf8proc-dev:arm64"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -74,8 +74,14 @@ run_one() {
     timer=""
     [ -x /usr/bin/time ] && timer="/usr/bin/time -f cpu=%U+%S"
     set +e
-    (cd "$root/$tree" && BERT_TEST_LIGHT=1 BERT_TEST_CPU_FEATURES="$features" OPENBLAS_NUM_THREADS=1 \
-        timeout "$limit" $timer qemu-aarch64-static -L /usr/aarch64-linux-gnu -cpu "$1" build/run_tests "$2") > "$log" 2>&1
+    # -L /: the arm64 dynamic loader and libc of the same package
+    # (libc6:arm64, /lib/aarch64-linux-gnu).  With -L /usr/aarch64-linux-gnu
+    # the cross toolchain's loader met the multiarch libc.so.6 of another
+    # build; their private structures differ, and the first pthread_create
+    # looped for ever in the loader's stack cache, so that every case with a
+    # helper thread (or OpenBLAS with threads) hung until the timeout.
+    (cd "$root/$tree" && BERT_TEST_LIGHT=1 BERT_TEST_TIMES=1 BERT_TEST_CPU_FEATURES="$features" OPENBLAS_NUM_THREADS=1 \
+        timeout "$limit" $timer qemu-aarch64-static -L / -cpu "$1" build/run_tests "$2") > "$log" 2>&1
     echo "exit $? after $(( $(date +%s) - t0 )) s" >> "$log"
 }
 
