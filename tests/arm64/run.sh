@@ -7,11 +7,12 @@
 # the NEON kernels of those extensions and their fallbacks run.
 #
 # Emulation is 30 to 120 times slower than native: the suites run light
-# (BERT_TEST_LIGHT: fewer texts, golden lines and shapes), two at a time,
-# each under `timeout` (ARM64_TIMEOUT seconds, default 900) so that a hang
-# fails quickly.  Default jobs: kernel_choice on the three CPUs; e.g.
-# `run.sh max:kernels cortex-a53:lowp` for others (the kernel suite, light,
-# did not finish in 900 s on a loaded 2-core machine).
+# (BERT_TEST_LIGHT: small shapes, four sentences, a ninth of the golden
+# embedding lines), two at a time, each under `timeout` (ARM64_TIMEOUT
+# seconds, default 900) so that a hang fails quickly, with each case's
+# wall-clock and CPU time in its log (BERT_TEST_TIMES).  Default jobs: the
+# precision, golden, kernels, lowp and kernel_choice suites on each of the
+# three CPUs; e.g. `run.sh max:kernels cortex-a53:lowp` for a few.
 #
 # As root it installs what is missing (apt-get, arm64 added to dpkg's
 # architectures); otherwise it prints the command to run.  Logs go to
@@ -21,7 +22,14 @@
 set -eu
 cd "$(dirname "$0")/../.."
 root=$(pwd)
-jobs=${*:-"max:kernel_choice cortex-a53:kernel_choice neoverse-n1:kernel_choice"}
+# By default every suite that checks kernels, on each of the three CPUs,
+# ordered so that the two lanes below take about the same time.
+suites="precision golden kernels lowp kernel_choice"
+default_jobs=""
+for suite in $suites; do
+    for cpu in max neoverse-n1 cortex-a53; do default_jobs="$default_jobs $cpu:$suite"; done
+done
+jobs=${*:-$default_jobs}
 limit=${ARM64_TIMEOUT:-900}
 out=build/arm64
 started=$(date +%s)
@@ -85,16 +93,18 @@ run_one() {
     echo "exit $? after $(( $(date +%s) - t0 )) s" >> "$log"
 }
 
-# Two at a time, the longest first.
-running=0
-for job in $jobs; do
-    run_one "${job%%:*}" "${job#*:}" &
-    running=$((running + 1))
-    if [ "$running" -ge 2 ]; then
-        wait
-        running=0
-    fi
-done
+# Two lanes, one a core: the jobs in the order given, each lane taking
+# every other one, so that a long job never leaves the other core idle
+# while it waits for a pair to finish.
+lane() {
+    n=0
+    for job in $jobs; do
+        [ $((n % 2)) = "$1" ] && run_one "${job%%:*}" "${job#*:}"
+        n=$((n + 1))
+    done
+}
+lane 0 &
+lane 1 &
 wait
 
 status=0
