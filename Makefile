@@ -136,7 +136,7 @@ test: deps layers bert.so $(BUILD)/run_tests $(BUILD)/static_app $(MODELS)
 test-dqlite: bert.so libsqlite_bert.a
 	sh tests/dqlite/run.sh
 
-# JOBS picks CPU:SUITE runs (default: kernel_choice on three emulated CPUs).
+# JOBS picks CPU:SUITE runs (default: the kernel-checking suites on three emulated CPUs).
 test-arm64:
 	sh tests/arm64/run.sh $(JOBS)
 

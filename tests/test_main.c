@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 int sqlite3_bert_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
@@ -99,10 +100,26 @@ static int passed, failed, skipped;
 
 static int quiet;    /* while the harness tests itself */
 
+/* Seconds on `clock`. */
+static double seconds_of(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* When BERT_TEST_TIMES is set, each case's wall-clock and CPU time (all
+ * threads) is printed as it ends: to find what makes a slow run (emulation,
+ * sanitizers) slow.  Printed only, never checked. */
+static double case_started, case_cpu_started;
+
 static void tally(void)
 {
     if (!current.open) return;
     current.open = 0;
+    if (!quiet && getenv("BERT_TEST_TIMES"))
+        printf("TIME %7.2f s wall %7.2f s cpu %s: %s\n", seconds_of(CLOCK_MONOTONIC) - case_started,
+               seconds_of(CLOCK_PROCESS_CPUTIME_ID) - case_cpu_started, current.suite, current.name);
     if (current.failed_checks) {
         failed++;
         if (!quiet) printf("FAIL %s: %s\n", current.suite, current.name);
@@ -125,6 +142,8 @@ void t_case(const char *name)
     current.failed_checks = 0;
     current.skipped = 0;
     current.open = 1;
+    case_started = seconds_of(CLOCK_MONOTONIC);
+    case_cpu_started = seconds_of(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 int t_check(int ok, const char *file, int line, const char *fmt, ...)
@@ -364,6 +383,7 @@ int t_golden_model_file(const char *name, long long want_bytes, const char *want
 static char verdict_of(void (*body)(void))
 {
     struct case_state outer = current;
+    double outer_started = case_started, outer_cpu_started = case_cpu_started;
     int p = passed, f = failed, s = skipped;
     quiet = 1;
     current.open = 0;
@@ -375,6 +395,8 @@ static char verdict_of(void (*body)(void))
     failed = f;
     skipped = s;
     current = outer;
+    case_started = outer_started;
+    case_cpu_started = outer_cpu_started;
     quiet = 0;
     return verdict;
 }
@@ -411,6 +433,9 @@ static int is_suite(const char *name)
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : NULL;
+    /* A line at a time, also into a file: a run stopped by `timeout` still
+     * shows the cases it got through. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     if (only && !is_suite(only)) {
         /* A misspelt suite must not pass as "0 passed, 0 failed". */
         fprintf(stderr, "run_tests: no suite named '%s'; the suites are:", only);
