@@ -60,7 +60,7 @@ typedef enum {
 #if defined(__SANITIZE_ADDRESS__) || defined(BERT_SANITIZED_BUILD)
 #define BERT_UNROLL
 #else
-#define BERT_UNROLL _Pragma("GCC unroll 8")
+#define BERT_UNROLL _Pragma("GCC unroll 16")
 #endif
 
 /* The best of the above that this CPU and its OS support, lowered to

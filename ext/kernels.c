@@ -11,6 +11,11 @@ const bert_kernel bert_kernels_table[] = {
     /* float32: only for a few rows, or where OpenBLAS is held to AVX2 (linear.c). */
     {BERT_LOWP_AUTO, BERT_LINEAR_AVX512, "f32-avx512", BERT_PRECISION_FLOAT32, BERT_ISA_AVX512, 0, 0, bert_f32_avx512},
     {BERT_LOWP_AUTO, BERT_LINEAR_AVX2, "f32-avx2", BERT_PRECISION_FLOAT32, BERT_ISA_AVX2, 0, 0, bert_f32_avx2},
+    /* float32 on W packed at load, for products of many rows (linear.c). */
+    {BERT_LOWP_AUTO, BERT_LINEAR_PACKED_AVX512, "f32-packed-avx512", BERT_PRECISION_FLOAT32, BERT_ISA_AVX512, 0, 0,
+     bert_f32_packed_avx512},
+    {BERT_LOWP_AUTO, BERT_LINEAR_PACKED_AVX2, "f32-packed-avx2", BERT_PRECISION_FLOAT32, BERT_ISA_AVX2, 0, 0,
+     bert_f32_packed_avx2},
     /* Measured with AVX-512 (one thread, W from RAM,
      * tests/bench/bench_kernels.c), the 512-bit dot products lead at every
      * row count from 1 (768x768, GFLOP/s at 1 / 2 / 16 rows: int8 VNNI 49 /

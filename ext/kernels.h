@@ -138,6 +138,21 @@ static inline void bert_prefetcher_aim(bert_prefetcher *pf, const void *w, size_
     pf->end = pf->at ? pf->at + (size_t)block_rows * row_bytes : NULL;
 }
 
+/* The panel kernels' walk, as GotoBLAS's: W's columns in blocks of
+ * PACKED_COLS; in each, the input rows in slabs whose block of columns
+ * stays in L2 (PACKED_SLAB_BYTES), and every panel's block of columns
+ * (16 KB, a pair 32 KB) stays in L1 while the slab's rows pass through it.
+ * A block after the first adds to out what the ones before wrote. */
+#define PACKED_COLS 256
+#define PACKED_SLAB_BYTES (512 * 1024)
+
+/* Input rows a slab: whole blocks of `block` rows. */
+static inline int bert_packed_slab(int block)
+{
+    int rows = (int)(PACKED_SLAB_BYTES / (PACKED_COLS * sizeof(float)));
+    return rows / block * block;
+}
+
 /* The kernels, by file. */
 void bert_bf16_portable(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_int8_portable(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
@@ -150,6 +165,8 @@ void bert_f32_avx512(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_bf16_avx512(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_bf16_avx512bf16(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_int8_avx512vnni(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_f32_packed_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_f32_packed_avx512(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 #endif
 #ifdef BERT_ARM64_KERNELS
 void bert_f32_neon(const bert_kernel_args *a, int i0, int i1, int r0, int r1);

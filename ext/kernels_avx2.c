@@ -7,6 +7,8 @@
  *   bert_bf16_avx2      bfloat16 widened to float32 in registers, FMA, 8 a step
  *   bert_int8_avx2      vpmaddubsw on 8-bit operands with the sign trick, 32 a step
  *   bert_int8_avxvnni   vpdpbusd (AVX-VNNI): groups of four byte products, 32 a step
+ *   bert_f32_packed_avx2  float32 on W packed at load (linear.h, BERT_PANEL):
+ *                       blocks of 6 input rows x 1 panel, see packed_block
  *
  * One block function and one walk for all four, as in kernels_avx512.c.
  * The sign trick (as llama.cpp's AVX2 dot products): vpmaddubsw multiplies
@@ -27,6 +29,7 @@
 #include "hsum_x86.h"
 
 #include <immintrin.h>
+#include <string.h>
 
 #define TARGET __attribute__((target("avx2,fma,avxvnni")))
 
@@ -161,6 +164,70 @@ TARGET BERT_INLINE void walk(kind k, const bert_kernel_args *a, int i0, int i1, 
     case 2: rows_through(k, 2, a, i0, i1, r, &pf); break;
     case 3: rows_through(k, 3, a, i0, i1, r, &pf); break;
     default: break;
+    }
+}
+
+/* ---- float32 on packed panels ------------------------------------------- */
+
+/* Input rows a packed block: 6 rows x one panel of 16 (two vectors) are 12
+ * accumulators, with the panel's two vectors and a broadcast 15 of the 16
+ * registers. */
+enum { PM = 6 };
+
+/* out for input rows i..i+rm and the weight rows of panel p below r1,
+ * over columns k0..k1 of W: set (bias added) at k0 = 0, else added to. */
+TARGET BERT_INLINE void packed_block(const int rm, const bert_kernel_args *a, int i, int p, int r1, int k0, int k1)
+{
+    const int cols = a->cols;
+    const float *w = a->w->f32_packed + (size_t)p * cols * BERT_PANEL;
+    const float *x = a->x_f32 + (size_t)i * cols;
+    __m256 acc[PM][2];
+    BERT_UNROLL for (int y = 0; y < rm; y++) acc[y][0] = acc[y][1] = _mm256_setzero_ps();
+    for (int c = k0; c < k1; c++) {
+        __m256 w0 = _mm256_loadu_ps(w + (size_t)c * BERT_PANEL), w1 = _mm256_loadu_ps(w + (size_t)c * BERT_PANEL + 8);
+        BERT_UNROLL for (int y = 0; y < rm; y++) {
+            __m256 xb = _mm256_broadcast_ss(x + (size_t)y * cols + c);
+            acc[y][0] = _mm256_fmadd_ps(xb, w0, acc[y][0]);
+            acc[y][1] = _mm256_fmadd_ps(xb, w1, acc[y][1]);
+        }
+    }
+    int r = p * BERT_PANEL, valid = r1 - r < BERT_PANEL ? r1 - r : BERT_PANEL;
+    float bias[BERT_PANEL] = {0}, row[BERT_PANEL] = {0};
+    if (k0 == 0 && a->b) memcpy(bias, a->b + r, (size_t)valid * sizeof *bias);
+    BERT_UNROLL for (int y = 0; y < rm; y++) {
+        float *o = a->out + (size_t)(i + y) * a->rows + r;
+        /* The last panel's rows past W's end are neither read nor written. */
+        float *at = valid == BERT_PANEL ? o : row;
+        if (k0 == 0) memcpy(at, bias, sizeof bias);
+        else if (at == row) memcpy(row, o, (size_t)valid * sizeof *row);
+        _mm256_storeu_ps(at, _mm256_add_ps(acc[y][0], _mm256_loadu_ps(at)));
+        _mm256_storeu_ps(at + 8, _mm256_add_ps(acc[y][1], _mm256_loadu_ps(at + 8)));
+        if (at == row) memcpy(o, row, (size_t)valid * sizeof *row);
+    }
+}
+
+/* Weight rows r0..r1 (r0 a multiple of BERT_PANEL) panel by panel, in
+ * blocks of columns and slabs of input rows (kernels.h, PACKED_COLS). */
+TARGET void bert_f32_packed_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
+{
+    int p0 = r0 / BERT_PANEL, p1 = (r1 + BERT_PANEL - 1) / BERT_PANEL, slab = bert_packed_slab(PM);
+    for (int k0 = 0; k0 < a->cols; k0 += PACKED_COLS) {
+        int k1 = a->cols - k0 < PACKED_COLS ? a->cols : k0 + PACKED_COLS;
+        for (int s = i0; s < i1; s += slab) {
+            int s1 = i1 - s < slab ? i1 : s + slab;
+            for (int p = p0; p < p1; p++) {
+                int i = s;
+                for (; i + PM <= s1; i += PM) packed_block(PM, a, i, p, r1, k0, k1);
+                switch (s1 - i) {
+                case 1: packed_block(1, a, i, p, r1, k0, k1); break;
+                case 2: packed_block(2, a, i, p, r1, k0, k1); break;
+                case 3: packed_block(3, a, i, p, r1, k0, k1); break;
+                case 4: packed_block(4, a, i, p, r1, k0, k1); break;
+                case 5: packed_block(5, a, i, p, r1, k0, k1); break;
+                default: break;
+                }
+            }
+        }
     }
 }
 

@@ -7,6 +7,8 @@
  *   bert_bf16_avx512       bfloat16 widened to float32 in registers, FMA, 16 a step
  *   bert_bf16_avx512bf16   vdpbf16ps (AVX512_BF16): pairs of bfloat16 products, 32 a step
  *   bert_int8_avx512vnni   vpdpbusd (AVX512_VNNI): groups of four byte products, 64 a step
+ *   bert_f32_packed_avx512 float32 on W packed at load (linear.h, BERT_PANEL):
+ *                          blocks of 12 input rows x 2 panels, see packed_block
  *
  * All four are one block function (block) and one walk over blocks (walk),
  * given the precision as a constant that the compiler folds.  The file is
@@ -158,6 +160,83 @@ TARGET BERT_INLINE void walk(kind k, const bert_kernel_args *a, int i0, int i1, 
     case 4: rows_through(k, 4, a, i0, i1, r, &pf); break;
     case 5: rows_through(k, 5, a, i0, i1, r, &pf); break;
     default: break;
+    }
+}
+
+/* ---- float32 on packed panels ------------------------------------------- */
+
+/* Input rows a packed block: 12 rows x 2 panels of 16 are 24 accumulators,
+ * with the two weight vectors and a broadcast 27 of the 32 registers.  A
+ * step loads 2 weight vectors and 12 input values for 24 FMAs, where the
+ * dot-product blocks above load 10 vectors for 24. */
+enum { PM = 12 };
+
+/* out for input rows i..i+rm and the weight rows of panels p..p+np below
+ * r1, over columns k0..k1 of W: set (bias added) at k0 = 0, else added to. */
+TARGET BERT_INLINE void packed_block(const int rm, const int np, const bert_kernel_args *a, int i, int p, int r1,
+                                     int k0, int k1)
+{
+    const int cols = a->cols;
+    const float *w = a->w->f32_packed + (size_t)p * cols * BERT_PANEL;
+    const float *x = a->x_f32 + (size_t)i * cols;
+    __m512 acc[PM][2];
+    BERT_UNROLL for (int y = 0; y < rm; y++) BERT_UNROLL for (int e = 0; e < np; e++) acc[y][e] = _mm512_setzero_ps();
+    for (int c = k0; c < k1; c++) {
+        __m512 w0 = _mm512_loadu_ps(w + (size_t)c * BERT_PANEL);
+        __m512 w1 = np > 1 ? _mm512_loadu_ps(w + ((size_t)cols + c) * BERT_PANEL) : w0;
+        BERT_UNROLL for (int y = 0; y < rm; y++) {
+            __m512 xb = _mm512_set1_ps(x[(size_t)y * cols + c]);
+            acc[y][0] = _mm512_fmadd_ps(xb, w0, acc[y][0]);
+            if (np > 1) acc[y][1] = _mm512_fmadd_ps(xb, w1, acc[y][1]);
+        }
+    }
+    BERT_UNROLL for (int e = 0; e < np; e++) {
+        int r = (p + e) * BERT_PANEL;
+        if (r >= r1) break;
+        __mmask16 mask = r1 - r >= BERT_PANEL ? (__mmask16)0xffff : (__mmask16)((1u << (r1 - r)) - 1);
+        __m512 bias = k0 == 0 && a->b ? _mm512_maskz_loadu_ps(mask, a->b + r) : _mm512_setzero_ps();
+        BERT_UNROLL for (int y = 0; y < rm; y++) {
+            float *o = a->out + (size_t)(i + y) * a->rows + r;
+            __m512 before = k0 == 0 ? bias : _mm512_maskz_loadu_ps(mask, o);
+            _mm512_mask_storeu_ps(o, mask, _mm512_add_ps(acc[y][e], before));
+        }
+    }
+}
+
+/* Input rows i0..i1 through panels p..p+np, columns k0..k1. */
+TARGET BERT_INLINE void packed_rows(const int np, const bert_kernel_args *a, int i0, int i1, int p, int r1, int k0,
+                                    int k1)
+{
+    int i = i0;
+    for (; i + PM <= i1; i += PM) packed_block(PM, np, a, i, p, r1, k0, k1);
+    switch (i1 - i) {
+    case 1: packed_block(1, np, a, i, p, r1, k0, k1); break;
+    case 2: packed_block(2, np, a, i, p, r1, k0, k1); break;
+    case 3: packed_block(3, np, a, i, p, r1, k0, k1); break;
+    case 4: packed_block(4, np, a, i, p, r1, k0, k1); break;
+    case 5: packed_block(5, np, a, i, p, r1, k0, k1); break;
+    case 6: packed_block(6, np, a, i, p, r1, k0, k1); break;
+    case 7: packed_block(7, np, a, i, p, r1, k0, k1); break;
+    case 8: packed_block(8, np, a, i, p, r1, k0, k1); break;
+    case 9: packed_block(9, np, a, i, p, r1, k0, k1); break;
+    case 10: packed_block(10, np, a, i, p, r1, k0, k1); break;
+    case 11: packed_block(11, np, a, i, p, r1, k0, k1); break;
+    default: break;
+    }
+}
+
+/* Weight rows r0..r1 (r0 a multiple of BERT_PANEL) in pairs of panels, in
+ * blocks of columns and slabs of input rows (kernels.h, PACKED_COLS). */
+TARGET void bert_f32_packed_avx512(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
+{
+    int p0 = r0 / BERT_PANEL, p1 = (r1 + BERT_PANEL - 1) / BERT_PANEL, slab = bert_packed_slab(PM);
+    for (int k0 = 0; k0 < a->cols; k0 += PACKED_COLS) {
+        int k1 = a->cols - k0 < PACKED_COLS ? a->cols : k0 + PACKED_COLS;
+        for (int s = i0; s < i1; s += slab) {
+            int s1 = i1 - s < slab ? i1 : s + slab, p = p0;
+            for (; p + 2 <= p1; p += 2) packed_rows(2, a, s, s1, p, r1, k0, k1);
+            if (p < p1) packed_rows(1, a, s, s1, p, r1, k0, k1);
+        }
     }
 }
 

@@ -16,6 +16,7 @@
 
 #include <cblas.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -40,6 +41,39 @@ static bert_linear_kernel few_rows_kernel(bert_isa isa)
     }
 }
 
+/* The panel kernel of an instruction set, or BERT_LINEAR_BLAS. */
+static bert_linear_kernel packed_kernel(bert_isa isa)
+{
+    switch (isa) {
+    case BERT_ISA_AVX512: return BERT_LINEAR_PACKED_AVX512;
+    case BERT_ISA_AVX2: return BERT_LINEAR_PACKED_AVX2;
+    default: return BERT_LINEAR_BLAS;
+    }
+}
+
+static int is_packed(bert_linear_kernel k)
+{
+    return k == BERT_LINEAR_PACKED_AVX2 || k == BERT_LINEAR_PACKED_AVX512;
+}
+
+size_t bert_f32_packed_floats(int rows, int cols)
+{
+    return (size_t)((rows + BERT_PANEL - 1) / BERT_PANEL) * BERT_PANEL * (size_t)cols;
+}
+
+void bert_f32_pack(float *panels, const float *w, int rows, int cols)
+{
+    int count = (rows + BERT_PANEL - 1) / BERT_PANEL;
+    for (int p = 0; p < count; p++) {
+        float *panel = panels + (size_t)p * cols * BERT_PANEL;
+        for (int c = 0; c < cols; c++)
+            for (int e = 0; e < BERT_PANEL; e++) {
+                int r = p * BERT_PANEL + e;
+                panel[(size_t)c * BERT_PANEL + e] = r < rows ? w[(size_t)r * cols + c] : 0.0f;
+            }
+    }
+}
+
 /* The table's entry of the few-rows kernel k, or NULL. */
 static const bert_kernel *entry_of(bert_linear_kernel k)
 {
@@ -50,9 +84,9 @@ static const bert_kernel *entry_of(bert_linear_kernel k)
 
 typedef struct {
     bert_linear_kernel kernel;
-    bert_kernel_fn few_rows; /* the few-rows kernel's function, or NULL for OpenBLAS */
+    bert_kernel_fn few_rows; /* the few-rows or panel kernel's function, or NULL for OpenBLAS */
     float *out;
-    const float *in, *w, *b;
+    const float *in, *w, *packed, *b;
     int n, rows, cols;
 } linear_job;
 
@@ -62,8 +96,13 @@ typedef struct {
  * has. */
 static void few_rows(const linear_job *j, int i0, int i1, int r0, int r1)
 {
-    bert_matrix w = {BERT_PRECISION_FLOAT32, j->w, NULL, NULL, NULL, NULL};
+    bert_matrix w = {BERT_PRECISION_FLOAT32, j->w, NULL, NULL, NULL, NULL, j->packed};
     bert_kernel_args args = {&w, j->in, NULL, NULL, NULL, j->b, j->out, j->n, j->rows, j->cols};
+    /* The panel kernels take slabs of their own. */
+    if (is_packed(j->kernel)) {
+        j->few_rows(&args, i0, i1, r0, r1);
+        return;
+    }
     for (int i = i0; i < i1; i += BERT_FEW_ROWS) {
         int end = i1 - i < BERT_FEW_ROWS ? i1 : i + BERT_FEW_ROWS;
         j->few_rows(&args, i, end, r0, r1);
@@ -85,34 +124,53 @@ static void linear_span(void *ctx, int i0, int i1, int r0, int r1)
  * the weight rows, many input rows are shared out themselves.  Few-rows
  * kernels: spans of 48 rows at least, a multiple of their slabs (48 input
  * rows) or weight blocks (6 and 4).  OpenBLAS, which packs W anew in every
- * span: 128 input rows at least. */
+ * span: 128 input rows at least.  The panel kernels share out the weight
+ * rows at any n, in whole pairs of panels, so that each thread streams
+ * its own part of W once per slab of input rows. */
 static void run(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
-                const float *in, const float *w, const float *b, int n, int rows, int cols)
+                const float *in, const float *w, const float *packed, const float *b, int n, int rows, int cols)
 {
     const bert_kernel *e = kernel == BERT_LINEAR_BLAS ? NULL : entry_of(kernel);
-    if (!e) kernel = BERT_LINEAR_BLAS;
-    linear_job job = {kernel, e ? e->run : NULL, out, in, w, b, n, rows, cols};
+    if (!e || (is_packed(kernel) && !packed)) kernel = BERT_LINEAR_BLAS, e = NULL;
+    linear_job job = {kernel, e ? e->run : NULL, out, in, w, packed, b, n, rows, cols};
     int blas = kernel == BERT_LINEAR_BLAS;
     bert_split split = {n, rows, cols, blas || n > BERT_FEW_ROWS ? BERT_SPAN_INPUT_ROWS : BERT_SPAN_WEIGHT_ROWS,
                         blas ? 128 : 48, !blas};
+    if (is_packed(kernel)) split = (bert_split){n, rows, cols, BERT_SPAN_WEIGHT_ROWS, 2 * BERT_PANEL, 1};
     bert_workers_split(workers, threads, &split, linear_span, &job);
 }
 
-int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
-                     const float *in, const float *w, const float *b, int n, int rows, int cols)
+int bert_linear_with_packed(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
+                            const float *in, const float *w, const float *packed, const float *b, int n,
+                            int rows, int cols)
 {
     if (n < 1 || rows < 1 || cols < 1) return 1;
     if (kernel == BERT_LINEAR_AUTO) {
         bert_linear_plan plan = bert_linear_plan_for(bert_cpu_isa());
         plan.workers = workers;
         plan.threads = threads;
-        bert_linear(&plan, out, in, w, b, n, rows, cols);
-        return 1;
+        bert_matrix m = {BERT_PRECISION_FLOAT32, w, NULL, NULL, NULL, NULL, packed};
+        return bert_linear_matrix(&plan, out, in, &m, b, n, rows, cols) == 0 ? 1 : -1;
     }
     const bert_kernel *e = entry_of(kernel);
-    if (kernel != BERT_LINEAR_BLAS && (cols % 16 != 0 || !e || !bert_kernel_runs(e, bert_cpu_isa(), 0))) return 0;
-    run(kernel, workers, threads, out, in, w, b, n, rows, cols);
+    if (kernel != BERT_LINEAR_BLAS && (!e || !bert_kernel_runs(e, bert_cpu_isa(), 0))) return 0;
+    if (!is_packed(kernel) && kernel != BERT_LINEAR_BLAS && cols % 16 != 0) return 0;
+    float *own = NULL;
+    if (is_packed(kernel) && !packed) {
+        own = malloc(bert_f32_packed_floats(rows, cols) * sizeof *own);
+        if (!own) return -1;
+        bert_f32_pack(own, w, rows, cols);
+        packed = own;
+    }
+    run(kernel, workers, threads, out, in, w, packed, b, n, rows, cols);
+    free(own);
     return 1;
+}
+
+int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
+                     const float *in, const float *w, const float *b, int n, int rows, int cols)
+{
+    return bert_linear_with_packed(kernel, workers, threads, out, in, w, NULL, b, n, rows, cols);
 }
 
 /* 1 when OpenBLAS runs 512-bit kernels (its core names for AVX-512 CPUs). */
@@ -127,7 +185,7 @@ static int blas_is_avx512(void)
 
 bert_linear_plan bert_linear_plan_for(bert_isa isa)
 {
-    bert_linear_plan plan = {isa, BERT_FEW_ROWS, NULL, 1, NULL, 0};
+    bert_linear_plan plan = {isa, BERT_FEW_ROWS, NULL, 1, NULL, 0, INT_MAX, INT_MAX};
     /* The extensions that go with the instruction set asked for. */
     unsigned ext = bert_cpu_extensions();
     if (isa != BERT_ISA_AVX512) ext &= ~(unsigned)(BERT_CPU_AVX512_BF16 | BERT_CPU_AVX512_VNNI);
@@ -139,23 +197,51 @@ bert_linear_plan bert_linear_plan_for(bert_isa isa)
      * OpenBLAS runs at about 100, and our AVX-512 kernel takes them all:
      * a batch is then never slower than the same texts row by row. */
     if (isa == BERT_ISA_AVX512 && !blas_is_avx512()) plan.few_rows_max = INT_MAX;
+    /* The panel kernels on W packed at load, measured in the same runs
+     * (bench_kernels, one thread, bert-base and MiniLM shapes; Xeon with
+     * AVX-512): at the AVX-512 level they beat the few-rows kernel from
+     * about 40 rows (48 rows: 81-99 GFLOP/s against 67-90) and OpenBLAS's
+     * AVX-512 kernels up to about 160 (128 rows: 95-112 against 84-96), not
+     * at 512 (99-131 against 124-131); above OpenBLAS held to AVX2 at every
+     * row count.  At the AVX2 level they beat the few-rows kernel from 16
+     * rows and OpenBLAS's AVX2 kernels up to about 100 rows (48 rows:
+     * 55-68 against 49-60; 128: 66-80 against 75-81; 512: 62-82 against
+     * 90-96). */
+    if (isa == BERT_ISA_AVX512) {
+        plan.packed_rows_min = 40;
+        plan.packed_rows_max = blas_is_avx512() ? 160 : INT_MAX;
+    } else if (isa == BERT_ISA_AVX2) {
+        plan.packed_rows_min = 17;
+        plan.packed_rows_max = 96;
+    }
     return plan;
 }
 
-/* The kernel of a float32 product of n input rows of cols columns. */
-static bert_linear_kernel choose(const bert_linear_plan *plan, int n, int cols)
+/* The kernel of a float32 product of n input rows of cols columns, W
+ * packed or not. */
+static bert_linear_kernel choose(const bert_linear_plan *plan, int n, int cols, int packed)
 {
+    if (packed && n >= plan->packed_rows_min && n <= plan->packed_rows_max &&
+        packed_kernel(plan->isa) != BERT_LINEAR_BLAS)
+        return packed_kernel(plan->isa);
     return n <= plan->few_rows_max && cols % 16 == 0 ? few_rows_kernel(plan->isa) : BERT_LINEAR_BLAS;
 }
 
 void bert_linear(const bert_linear_plan *plan, float *out, const float *in, const float *w,
                  const float *b, int n, int rows, int cols)
 {
-    run(choose(plan, n, cols), plan->workers, plan->threads, out, in, w, b, n, rows, cols);
+    run(choose(plan, n, cols, 0), plan->workers, plan->threads, out, in, w, NULL, b, n, rows, cols);
 }
 
-const char *bert_linear_f32_kernel_name(const bert_linear_plan *plan, int n, int cols)
+void bert_linear_f32(const bert_linear_plan *plan, float *out, const float *in, const bert_matrix *w,
+                     const float *b, int n, int rows, int cols)
 {
-    const bert_kernel *e = entry_of(choose(plan, n, cols));
+    run(choose(plan, n, cols, w->f32_packed != NULL), plan->workers, plan->threads, out, in, w->f32, w->f32_packed,
+        b, n, rows, cols);
+}
+
+const char *bert_linear_f32_kernel_name(const bert_linear_plan *plan, int n, int cols, int packed)
+{
+    const bert_kernel *e = entry_of(choose(plan, n, cols, packed));
     return e ? e->name : "openblas";
 }

@@ -47,6 +47,9 @@ typedef struct {
      * bfloat16 and int8 products allocate their scratch on every call. */
     bert_linear_scratch *scratch;
     unsigned extensions;    /* BERT_CPU_* dot-product extensions its kernels may use */
+    /* Products of packed_rows_min to packed_rows_max input rows on W
+     * packed at load (bert_matrix.f32_packed) use the panel kernel. */
+    int packed_rows_min, packed_rows_max;
 } bert_linear_plan;
 
 /* The plan for instruction set `isa` (bert_cpu_isa()), on one thread, with
@@ -66,14 +69,42 @@ typedef enum {
     BERT_LINEAR_BLAS,     /* always cblas_sgemm */
     BERT_LINEAR_AVX2,     /* the few-rows kernel, 256-bit */
     BERT_LINEAR_AVX512,   /* the few-rows kernel, 512-bit */
-    BERT_LINEAR_NEON      /* the few-rows kernel, arm64 (kernels_neon.c) */
+    BERT_LINEAR_NEON,     /* the few-rows kernel, arm64 (kernels_neon.c) */
+    BERT_LINEAR_PACKED_AVX2,   /* the panel kernel on W packed at load (BERT_PANEL), 256-bit */
+    BERT_LINEAR_PACKED_AVX512  /* the same, 512-bit */
 } bert_linear_kernel;
 
 /* Runs one kernel at any n over up to `threads` threads of `workers`: 1;
  * 0 (nothing written) when this CPU or shape cannot use it: the few-rows
- * kernels need cols to be a multiple of 16. */
+ * kernels need cols to be a multiple of 16.  The panel kernels pack W
+ * for the call (bert_linear_with_packed takes it packed). */
 int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
                      const float *in, const float *w, const float *b, int n, int rows, int cols);
+
+/* The same with W also given packed (bert_f32_pack of the same W), which
+ * the panel kernels read: what a product of a loaded model does.  1 or 0
+ * as bert_linear_with; -1 when a panel kernel got no packed W and memory
+ * for packing it ran out. */
+int bert_linear_with_packed(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
+                            const float *in, const float *w, const float *packed, const float *b, int n,
+                            int rows, int cols);
+
+/* ---- float32 weights packed at load -------------------------------------------
+ *
+ * cblas_sgemm copies W into its own panel layout on every call.  A loaded
+ * model's float32 projections are instead packed once, at load, into the
+ * layout the panel kernels stream (kernels_avx2.c, kernels_avx512.c): W's
+ * rows in panels of BERT_PANEL, each panel column by column, so that panel
+ * p holds W[BERT_PANEL * p + e][c] at p * cols * BERT_PANEL + c * BERT_PANEL
+ * + e, the rows past W's last zero.  One step of a panel kernel is then one
+ * load of BERT_PANEL weights, each multiplied by a broadcast input value. */
+#define BERT_PANEL 16
+
+/* Floats that W [rows x cols] takes packed. */
+size_t bert_f32_packed_floats(int rows, int cols);
+
+/* Packs W [rows x cols] into `panels` (bert_f32_packed_floats of them). */
+void bert_f32_pack(float *panels, const float *w, int rows, int cols);
 
 /* ---- reduced precision (the `precision` option of bert_load) ----------------
  *
@@ -97,6 +128,7 @@ typedef struct {
     const int8_t *i8;       /* INT8: [rows x cols] */
     const float *scale;     /* INT8: [rows] */
     const int32_t *row_sum; /* INT8: [rows] */
+    const float *f32_packed; /* FLOAT32: f32 packed (bert_f32_pack), or NULL */
 } bert_matrix;
 
 /* bert_linear for any precision: out[n x rows] = in[n x cols] W^T + b.
@@ -129,11 +161,17 @@ typedef enum {
 /* The name of the kernel that bert_linear_matrix runs under `plan` for n
  * input rows of cols columns at precision p: "openblas", "f32-avx2",
  * "f32-avx512", "portable", "bf16-avx512bf16", "int8-avx2" ... (the names
- * of kernels.c's table). */
+ * of kernels.c's table); float32 for W not packed (bert_linear_f32_kernel_name
+ * answers for W packed at load too). */
 const char *bert_linear_kernel_chosen(const bert_linear_plan *plan, bert_precision p, int n, int cols);
 
-/* The float32 part of it (linear.c). */
-const char *bert_linear_f32_kernel_name(const bert_linear_plan *plan, int n, int cols);
+/* The float32 part of it (linear.c), for W packed at load or not. */
+const char *bert_linear_f32_kernel_name(const bert_linear_plan *plan, int n, int cols, int packed);
+
+/* bert_linear_matrix of a float32 W (linear.c): the panel kernel when W
+ * is packed too and the plan says so for n rows. */
+void bert_linear_f32(const bert_linear_plan *plan, float *out, const float *in, const bert_matrix *w,
+                     const float *b, int n, int rows, int cols);
 
 /* "portable", "bf16-avx2" ... */
 const char *bert_lowp_kernel_name(bert_lowp_kernel kernel);

@@ -281,7 +281,7 @@ int bert_linear_matrix(const bert_linear_plan *plan, float *out, const float *in
 {
     if (n < 1 || rows < 1 || cols < 1) return 0;
     if (w->precision == BERT_PRECISION_FLOAT32) {
-        bert_linear(plan, out, in, w->f32, b, n, rows, cols);
+        bert_linear_f32(plan, out, in, w, b, n, rows, cols);
         return 0;
     }
     const bert_kernel *kernel = kernel_for(w->precision, plan->isa, plan->extensions);
@@ -290,7 +290,7 @@ int bert_linear_matrix(const bert_linear_plan *plan, float *out, const float *in
 
 const char *bert_linear_kernel_chosen(const bert_linear_plan *plan, bert_precision p, int n, int cols)
 {
-    if (p == BERT_PRECISION_FLOAT32) return bert_linear_f32_kernel_name(plan, n, cols);
+    if (p == BERT_PRECISION_FLOAT32) return bert_linear_f32_kernel_name(plan, n, cols, 0);
     return kernel_for(p, plan->isa, plan->extensions)->name;
 }
 

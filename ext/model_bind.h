@@ -28,7 +28,8 @@ static inline int bert_ends_with(const char *s, const char *suffix)
 typedef struct {
     st_file *st;          /* NULL when every tensor was converted */
     float *converted;     /* one block for every tensor converted to float32 */
-    void *reduced;        /* one block for every bfloat16 / int8 projection made at load */
+    void *reduced;        /* one block for every bfloat16 / int8 projection made at load,
+                           * or at float32 for every projection packed at load */
 } model_priv;
 
 /* A tensor and where it goes: a float32 pointer, or (the layers'

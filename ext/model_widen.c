@@ -6,9 +6,15 @@
  * allocation, and when nothing is left in the mapping it is dropped at
  * once.  At a reduced precision the layers' projections go into a second
  * block as bfloat16 or int8 (a bfloat16 tensor stays in the mapping), and
- * the pages of what was converted are given back.
+ * the pages of what was converted are given back.  At float32, on a CPU
+ * with panel kernels (AVX2 or AVX-512), the projections read in place are
+ * also packed once into that block (linear.h, BERT_PANEL), which the panel
+ * kernels of products of many rows stream; the few-rows kernels of a
+ * sentence still read the mapping, so the packed block is memory of its
+ * own, the size of the projections (bert-base: 340 MB).
  */
 #include "model_bind.h"
+#include "cpu.h"
 #include "error.h"
 
 #include <stdint.h>
@@ -103,10 +109,26 @@ static int used_in_place(const st_tensor *t, const bert_matrix *mat, bert_precis
 #define REDUCED_ALIGN 64
 static size_t align_up(size_t n) { return (n + REDUCED_ALIGN - 1) & ~(size_t)(REDUCED_ALIGN - 1); }
 
-/* Bytes of the reduced block that tensor t takes at precision p. */
-static size_t reduced_size(const st_tensor *t, bert_precision p)
+/* 1 when float32 projections are packed for the panel kernels: where this
+ * build has them, the CPU (within SQLITE_BERT_ISA) runs them, and
+ * SQLITE_BERT_PACK is not "0" (which saves their memory). */
+static int packs_f32(void)
+{
+#ifdef BERT_X86_KERNELS
+    const char *pack = getenv("SQLITE_BERT_PACK");
+    return bert_cpu_isa() >= BERT_ISA_AVX2 && !(pack && strcmp(pack, "0") == 0);
+#else
+    return 0;
+#endif
+}
+
+/* Bytes of the reduced block that tensor t takes at precision p: at
+ * float32, its packed panels (when `pack`). */
+static size_t reduced_size(const st_tensor *t, bert_precision p, int pack)
 {
     size_t rows = (size_t)t->shape[0], count = t->count;
+    if (p == BERT_PRECISION_FLOAT32)
+        return pack && in_place(t) ? align_up(bert_f32_packed_floats((int)rows, (int)t->shape[1]) * sizeof(float)) : 0;
     if (p == BERT_PRECISION_BFLOAT16) return bf16_in_place(t) ? 0 : align_up(count * sizeof(uint16_t));
     if (p == BERT_PRECISION_INT8)
         return align_up(count) + align_up(rows * sizeof(float)) + align_up(rows * sizeof(int32_t));
@@ -151,13 +173,13 @@ static void reduce(const st_tensor *t, bert_precision p, unsigned char **next, f
 int bert_bind_materialize(binder *b, model_priv *priv, bert_model *m)
 {
     const bert_precision p = m->precision;
+    const int pack = p == BERT_PRECISION_FLOAT32 && packs_f32();
     size_t floats = 0, reduced = 0, cols_max = 0;
     for (int i = 0; i < b->count; i++) {
         const st_tensor *t = b->list[i].t;
+        if (b->list[i].matrix) reduced += reduced_size(t, p, pack);
         if (b->list[i].matrix && p != BERT_PRECISION_FLOAT32) {
-            size_t bytes = reduced_size(t, p);
-            reduced += bytes;
-            if (bytes && (size_t)t->shape[1] > cols_max) cols_max = (size_t)t->shape[1];
+            if (reduced_size(t, p, pack) && (size_t)t->shape[1] > cols_max) cols_max = (size_t)t->shape[1];
         } else if (!in_place(t) || copied_at(t, p)) {
             floats += t->count;   /* bounded by the file size */
         }
@@ -174,7 +196,7 @@ int bert_bind_materialize(binder *b, model_priv *priv, bert_model *m)
     unsigned char *next_reduced = NULL;
     if (reduced) {
         priv->reduced = malloc(reduced + REDUCED_ALIGN);
-        row_buf = malloc(cols_max * sizeof(float));
+        row_buf = malloc((cols_max ? cols_max : 1) * sizeof(float));
         if (!priv->reduced || !row_buf) {
             free(row_buf);
             *b->err = bert_errorf("out of memory holding %zu MB of %s weights as %s", reduced >> 20, b->file,
@@ -205,20 +227,29 @@ int bert_bind_materialize(binder *b, model_priv *priv, bert_model *m)
         if (mat) {
             mat->precision = BERT_PRECISION_FLOAT32;
             mat->f32 = data;
+            if (reduced_size(t, p, pack)) {
+                float *panels = (float *)(void *)next_reduced;
+                next_reduced += reduced_size(t, p, pack);
+                bert_f32_pack(panels, data, (int)t->shape[0], (int)t->shape[1]);
+                mat->f32_packed = panels;
+            }
         } else {
             *b->list[i].dst = data;
         }
     }
     free(row_buf);
     m->converted_bytes = floats * sizeof(float);
-    m->reduced_bytes = reduced;
+    m->reduced_bytes = pack ? 0 : reduced;
+    m->packed_bytes = pack ? reduced : 0;
     if (!mapped) {
         bert_safetensors_close(priv->st);
         priv->st = NULL;
         return 0;
     }
     /* Released last: reading a tensor maps back the page-cache folio
-     * around it, which may hold the pages of one converted before. */
+     * around it, which may hold the pages of one converted before.  A
+     * packed projection keeps its pages: the few-rows kernels of a
+     * sentence read it in place. */
     for (int i = 0; i < b->count; i++)
         if (!used_in_place(b->list[i].t, b->list[i].matrix, p)) bert_safetensors_release(priv->st, b->list[i].t);
     return 0;

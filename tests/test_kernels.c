@@ -112,12 +112,58 @@ static void check_kernel(bert_linear_kernel kernel, const char *name)
     T_CHECK(bert_workers_started(pool) == 2, "%s: %d helper threads ran, not 2", name,
             bert_workers_started(pool));
     bert_workers_free(pool);
-    /* cols that are not a multiple of 16 are left to OpenBLAS. */
-    if (kernel != BERT_LINEAR_BLAS) {
+    /* cols that are not a multiple of 16 are left to OpenBLAS (the panel
+     * kernels take any: check_packed_shapes). */
+    if (kernel != BERT_LINEAR_BLAS && kernel != BERT_LINEAR_PACKED_AVX2 && kernel != BERT_LINEAR_PACKED_AVX512) {
         float x[24] = {0}, o[1];
         T_CHECK(bert_linear_with(kernel, NULL, 1, o, x, x, NULL, 1, 1, 24) == 0,
                 "%s accepted cols = 24", name);
     }
+}
+
+/* The panel kernels take any cols: a block of columns ends short of
+ * PACKED_COLS (256) or past it, and the last panel's rows past W's end
+ * are neither computed into nor written. */
+static void check_packed_shapes(bert_linear_kernel kernel, const char *name)
+{
+    char title[96];
+    snprintf(title, sizeof title, "panel kernel %s matches a double-precision product at any cols", name);
+    t_case(title);
+    static const int ns[] = {1, 11, 12, 13, 40, 130};
+    static const int rowss[] = {1, 15, 17, 33, 50};
+    static const int colss[] = {1, 7, 40, 255, 257, 520};
+    uint32_t seed = 4242;
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (size_t r = 0; r < sizeof rowss / sizeof *rowss; r++)
+            for (size_t c = 0; c < sizeof colss / sizeof *colss; c++) {
+                int n = ns[a], rows = rowss[r], cols = colss[c];
+                float *in = random_floats((size_t)n * cols, &seed), *w = random_floats((size_t)rows * cols, &seed);
+                float *b = random_floats((size_t)rows, &seed), *out = malloc(((size_t)n * rows + 1) * sizeof *out);
+                float *packed = malloc(bert_f32_packed_floats(rows, cols) * sizeof *packed);
+                int got = -3;
+                if (T_CHECK(in && w && b && out && packed, "out of memory")) {
+                    bert_f32_pack(packed, w, rows, cols);
+                    out[(size_t)n * rows] = 12345.0f;
+                    got = bert_linear_with_packed(kernel, NULL, 1, out, in, w, packed, b, n, rows, cols);
+                    if (got == 1) {
+                        double e = product_error(out, in, w, b, n, rows, cols);
+                        T_CHECK(e < 1e-5, "%s n=%d rows=%d cols=%d: relative error %.3g", name, n, rows, cols, e);
+                        T_CHECK(out[(size_t)n * rows] == 12345.0f, "%s n=%d rows=%d cols=%d: wrote past the output",
+                                name, n, rows, cols);
+                    } else {
+                        T_CHECK(got == 0, "%s n=%d rows=%d cols=%d: returned %d", name, n, rows, cols, got);
+                    }
+                }
+                free(in);
+                free(w);
+                free(b);
+                free(out);
+                free(packed);
+                if (got == 0) {
+                    t_skip("this CPU lacks the instructions");
+                    return;
+                }
+            }
 }
 
 /* bert_linear's choice by shape: the few-rows kernel up to plan.few_rows_max
@@ -143,22 +189,32 @@ static void check_plan_limits(void)
     T_CHECK(bert_linear_with(BERT_LINEAR_BLAS, NULL, 1, ref, in, w, b, N, ROWS, COLS) == 1, "blas refused");
     static const int limits[] = {0, 48, 100, 499, 500, 100000};
     static const int ns[] = {1, 47, 48, 49, 97, 300, 500};
+    float *panels = malloc(bert_f32_packed_floats(ROWS, COLS) * sizeof *panels);
+    if (!T_CHECK(panels, "out of memory")) goto done;
+    bert_f32_pack(panels, w, ROWS, COLS);
+    /* W packed too, with the panel kernel's row range cut at each limit. */
+    bert_matrix packed = {BERT_PRECISION_FLOAT32, w, NULL, NULL, NULL, NULL, panels};
     for (size_t l = 0; l < sizeof limits / sizeof *limits; l++)
         for (size_t k = 0; k < sizeof ns / sizeof *ns; k++)
-            for (int threads = 1; threads <= 2; threads++) {
+            for (int threads = 1; threads <= 4; threads++) {
+                int with_packed = threads > 2;
                 plan.few_rows_max = limits[l];
-                plan.workers = threads > 1 ? pool : NULL;
-                plan.threads = threads;
+                plan.packed_rows_min = with_packed ? limits[l] / 2 : 1;
+                plan.packed_rows_max = with_packed ? limits[l] : 100000;
+                plan.workers = threads % 2 == 0 ? pool : NULL;
+                plan.threads = threads % 2 == 0 ? 2 : 1;
                 int n = ns[k];
-                bert_linear(&plan, out, in, w, b, n, ROWS, COLS);
+                if (with_packed) bert_linear_f32(&plan, out, in, &packed, b, n, ROWS, COLS);
+                else bert_linear(&plan, out, in, w, b, n, ROWS, COLS);
                 double worst = 0;
                 for (size_t i = 0; i < (size_t)n * ROWS; i++) {
                     double d = fabs((double)out[i] - ref[i]);
                     if (d > worst) worst = d;
                 }
-                T_CHECK(worst < 1e-5, "few_rows_max %d, n %d, %d thread(s): differs from OpenBLAS by %.3g",
-                        limits[l], n, threads, worst);
+                T_CHECK(worst < 1e-5, "few_rows_max %d, n %d, %d thread(s)%s: differs from OpenBLAS by %.3g",
+                        limits[l], n, plan.threads, with_packed ? ", W packed" : "", worst);
             }
+    free(panels);
 done:
     bert_workers_free(pool);
     free(in);
@@ -355,6 +411,12 @@ static void check_chosen_kernels(void)
         const char *level = levels[l] ? levels[l] : "(unset)";
         const char *got = bert_linear_kernel_chosen(&plan, BERT_PRECISION_FLOAT32, 1, 384);
         T_CHECK(strcmp(got, f32) == 0, "SQLITE_BERT_ISA=%s, float32, 1 row: %s, not %s", level, got, f32);
+        /* W packed at load: the panel kernel for a medium product. */
+        const char *packed = wide ? "f32-packed-avx512" : narrow ? "f32-packed-avx2" : "openblas";
+        got = bert_linear_f32_kernel_name(&plan, 64, 384, 1);
+        T_CHECK(strcmp(got, packed) == 0, "SQLITE_BERT_ISA=%s, float32 packed, 64 rows: %s, not %s", level, got, packed);
+        got = bert_linear_f32_kernel_name(&plan, 1, 384, 1);
+        T_CHECK(strcmp(got, f32) == 0, "SQLITE_BERT_ISA=%s, float32 packed, 1 row: %s, not %s", level, got, f32);
         got = bert_linear_kernel_chosen(&plan, BERT_PRECISION_FLOAT32, 1, 392);
         T_CHECK(strcmp(got, "openblas") == 0, "SQLITE_BERT_ISA=%s, float32, 392 columns: %s, not openblas", level, got);
         got = bert_linear_kernel_chosen(&plan, BERT_PRECISION_BFLOAT16, 1, 384);
@@ -375,6 +437,10 @@ void suite_kernels(void)
     check_kernel(BERT_LINEAR_AVX2, "avx2");
     check_kernel(BERT_LINEAR_AVX512, "avx512");
     check_kernel(BERT_LINEAR_NEON, "neon");
+    check_kernel(BERT_LINEAR_PACKED_AVX2, "packed-avx2");
+    check_kernel(BERT_LINEAR_PACKED_AVX512, "packed-avx512");
+    check_packed_shapes(BERT_LINEAR_PACKED_AVX2, "packed-avx2");
+    check_packed_shapes(BERT_LINEAR_PACKED_AVX512, "packed-avx512");
     check_plan_limits();
     check_isa_equivalence();
 #ifndef BERT_ARM64_KERNELS

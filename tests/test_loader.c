@@ -77,6 +77,58 @@ static void float32_in_place(void)
     free(err);
 }
 
+/* float32 projections are packed once at load for the panel kernels (on
+ * a CPU that has them), panel p holding W[16 p + e][c] at [p][c][e], the
+ * rows past the last zero; under SQLITE_BERT_ISA=base or SQLITE_BERT_PACK=0
+ * nothing is packed. */
+static void float32_packed_at_load(void)
+{
+    t_case("loader: float32 projections are packed at load for the panel kernels");
+    const char *saved_env = getenv("SQLITE_BERT_ISA");
+    char *saved = saved_env ? strdup(saved_env) : NULL;
+    for (int run = 0; run < 3; run++) {
+        bert_model *m = NULL;
+        char *err = NULL;
+        if (run == 1) setenv("SQLITE_BERT_ISA", "base", 1);
+        if (run == 2) {
+            if (saved) setenv("SQLITE_BERT_ISA", saved, 1);
+            else unsetenv("SQLITE_BERT_ISA");
+            setenv("SQLITE_BERT_PACK", "0", 1);
+        }
+        int packs = run == 0 && (bert_cpu_isa() == BERT_ISA_AVX2 || bert_cpu_isa() == BERT_ISA_AVX512);
+        if (T_CHECK(ckpt_load_edited("f32", NULL, &m, &err) == 0, "rejected: %s", err ? err : "?")) {
+            const bert_matrix *w = &m->layers[L - 1].ff_in_w; /* [FF x H] */
+            const int rows = m->cfg.intermediate_size, cols = m->cfg.hidden_size;
+            if (packs) {
+                size_t want = 0;
+                for (int l = 0; l < L; l++)
+                    want += (4 * bert_f32_packed_floats(cols, cols) + bert_f32_packed_floats(rows, cols) +
+                             bert_f32_packed_floats(cols, rows)) * sizeof(float);
+                T_CHECK(m->packed_bytes >= want && m->packed_bytes < want + 6 * L * 64, "packed %zu bytes, want %zu",
+                        m->packed_bytes, want);
+                if (T_CHECK(w->f32_packed != NULL, "ff_in_w not packed")) {
+                    int wrong = 0;
+                    for (int r = 0; r < (rows + BERT_PANEL - 1) / BERT_PANEL * BERT_PANEL; r++)
+                        for (int c = 0; c < cols; c++) {
+                            float got = w->f32_packed[((size_t)(r / BERT_PANEL) * cols + c) * BERT_PANEL + r % BERT_PANEL];
+                            wrong += got != (r < rows ? w->f32[(size_t)r * cols + c] : 0.0f);
+                        }
+                    T_CHECK(wrong == 0, "%d packed weights differ from W", wrong);
+                }
+            } else {
+                T_CHECK(m->packed_bytes == 0 && w->f32_packed == NULL, "%zu bytes packed (run %d)",
+                        m->packed_bytes, run);
+            }
+        }
+        bert_model_free(m);
+        free(err);
+        unsetenv("SQLITE_BERT_PACK");
+    }
+    if (saved) setenv("SQLITE_BERT_ISA", saved, 1);
+    else unsetenv("SQLITE_BERT_ISA");
+    free(saved);
+}
+
 /* Missing, misshapen and integer tensors, each named in the error. */
 static void refusals_name_the_tensor(void)
 {
@@ -221,6 +273,7 @@ static void half_precision_widens_exactly(void)
 void suite_loader(void)
 {
     float32_in_place();
+    float32_packed_at_load();
     refusals_name_the_tensor();
     extras_and_incomplete_heads();
     missing_weights_file();

@@ -10,7 +10,7 @@
  * are the process's CPU time, so that other programs on the core do not
  * count (their use of the caches still does).
  *
- *   bench_kernels [SECONDS]     time per measurement (0.15)
+ *   bench_kernels [SECONDS [float32]]   time per measurement (0.15); float32: its kernels only
  *
  * Run it pinned, with OpenBLAS's own core choice:
  *   env -u OPENBLAS_CORETYPE taskset -c 1 build/bench_kernels
@@ -32,6 +32,8 @@ typedef struct {
     int copies;
     size_t count; /* rows * cols */
     float *f32;
+    float *packed; /* f32 packed for the panel kernels, copy by copy */
+    size_t packed_count; /* floats a copy */
     uint16_t *bf16;
     int8_t *i8;
     float *scale;
@@ -46,17 +48,20 @@ static int pool_make(pool *p, int rows, int cols)
     if (p->copies < 2) p->copies = 2;
     size_t all = p->count * p->copies;
     p->f32 = malloc(all * sizeof *p->f32);
+    p->packed_count = bert_f32_packed_floats(rows, cols);
+    p->packed = malloc(p->packed_count * p->copies * sizeof *p->packed);
     p->bf16 = malloc(all * sizeof *p->bf16);
     p->i8 = malloc(all);
     p->scale = malloc((size_t)rows * p->copies * sizeof *p->scale);
     p->row_sum = malloc((size_t)rows * p->copies * sizeof *p->row_sum);
-    if (!p->f32 || !p->bf16 || !p->i8 || !p->scale || !p->row_sum) return -1;
+    if (!p->f32 || !p->packed || !p->bf16 || !p->i8 || !p->scale || !p->row_sum) return -1;
     uint32_t seed = 1;
     for (size_t i = 0; i < all; i++) {
         seed = seed * 1664525u + 1013904223u;
         p->f32[i] = ((float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f) * 0.05f;
     }
     bert_bf16_from_f32(p->bf16, p->f32, all);
+    for (int c = 0; c < p->copies; c++) bert_f32_pack(p->packed + c * p->packed_count, p->f32 + c * p->count, rows, cols);
     for (int c = 0; c < p->copies; c++)
         bert_int8_quantize_rows(p->i8 + c * p->count, p->scale + (size_t)c * rows, p->row_sum + (size_t)c * rows,
                                 p->f32 + c * p->count, rows, cols);
@@ -66,6 +71,7 @@ static int pool_make(pool *p, int rows, int cols)
 static void pool_free(pool *p)
 {
     free(p->f32);
+    free(p->packed);
     free(p->bf16);
     free(p->i8);
     free(p->scale);
@@ -93,11 +99,12 @@ static double measure(const column *col, const pool *p, int n, int rows, int col
     do {
         int got;
         if (col->f32) {
-            got = bert_linear_with(col->f32kernel, NULL, 1, out, in, p->f32 + copy * p->count, b, n, rows, cols) == 1
+            got = bert_linear_with_packed(col->f32kernel, NULL, 1, out, in, p->f32 + copy * p->count,
+                                          p->packed + copy * p->packed_count, b, n, rows, cols) == 1
                       ? 0 : -1;
         } else {
             bert_matrix m = {col->precision, NULL, p->bf16 + copy * p->count, p->i8 + copy * p->count,
-                             p->scale + (size_t)copy * rows, p->row_sum + (size_t)copy * rows};
+                             p->scale + (size_t)copy * rows, p->row_sum + (size_t)copy * rows, NULL};
             got = bert_linear_matrix_with(col->lowp, NULL, 1, out, in, &m, b, n, rows, cols) == 1 ? 0 : -1;
         }
         if (got != 0) return -1;
@@ -117,22 +124,25 @@ int main(int argc, char **argv)
     }
     openblas_set_num_threads(1);
     bert_isa isa = bert_cpu_isa();
-    column cols_all[16];
+    column cols_all[17];
     int ncol = 0;
     cols_all[ncol++] = (column){"f32-ours", 1, isa == BERT_ISA_AVX512 ? BERT_LINEAR_AVX512 : BERT_LINEAR_AVX2, 0, 0};
+    cols_all[ncol++] = (column){"f32-packed", 1,
+                                isa == BERT_ISA_AVX512 ? BERT_LINEAR_PACKED_AVX512 : BERT_LINEAR_PACKED_AVX2, 0, 0};
     cols_all[ncol++] = (column){"f32-blas", 1, BERT_LINEAR_BLAS, 0, 0};
     /* "auto": bert_linear_matrix's choice for the shape. */
     static const bert_lowp_kernel lowp[] = {BERT_LOWP_AUTO, BERT_LOWP_BF16_DP512, BERT_LOWP_BF16_AVX512,
                                             BERT_LOWP_BF16_AVX2, BERT_LOWP_AUTO, BERT_LOWP_INT8_VNNI512,
                                             BERT_LOWP_INT8_AVXVNNI, BERT_LOWP_INT8_AVX2};
-    for (size_t k = 0; k < sizeof lowp / sizeof *lowp; k++) {
+    int f32_only = argc > 2 && strcmp(argv[2], "float32") == 0;
+    for (size_t k = 0; !f32_only && k < sizeof lowp / sizeof *lowp; k++) {
         bert_precision p = k < 4 ? BERT_PRECISION_BFLOAT16 : BERT_PRECISION_INT8;
         const char *name = lowp[k] != BERT_LOWP_AUTO ? bert_lowp_kernel_name(lowp[k])
                            : p == BERT_PRECISION_INT8 ? "int8-auto" : "bf16-auto";
         cols_all[ncol++] = (column){name, 0, 0, lowp[k], p};
     }
     static const int shapes[][2] = {{768, 768}, {3072, 768}, {768, 3072}, {384, 384}};
-    static const int ns[] = {1, 16, 128, 512};
+    static const int ns[] = {1, 16, 48, 128, 512};
     printf("GFLOP/s, one thread (rows x cols = W's shape, n input rows); CPU: %s", bert_cpu_isa_name(isa));
     unsigned ext = bert_cpu_extensions();
     for (unsigned f = 1; f <= BERT_CPU_AVX_VNNI; f <<= 1)
