@@ -521,7 +521,7 @@ static void check_kernel_outcomes(void)
     for (int i = 0; i < N * COLS; i++) in[i] = (float)(i % 7) - 3.0f;
     for (int i = 0; i < ROWS * COLS; i++) w[i] = (float)(i % 5) - 2.0f;
     bert_int8_quantize_rows(q, scale, row_sum, w, ROWS, COLS);
-    bert_matrix m = {BERT_PRECISION_INT8, NULL, NULL, q, scale, row_sum};
+    bert_matrix m = {BERT_PRECISION_INT8, NULL, NULL, q, scale, row_sum, NULL};
     T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) == 1,
             "the portable kernel did not run");
     T_CHECK(bert_linear_matrix_with(BERT_LOWP_BF16_AVX2, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) == 0,
