@@ -41,6 +41,8 @@ int wp_encode(const wp_tokenizer *tok, const char *text, size_t len, size_t max_
 int wp_encode_spans(const wp_tokenizer *tok, const char *text, size_t len, size_t max_ids, bert_ids *out,
                     bert_spans *spans, bert_encode_buffers *keep);
 char *wp_decode(const wp_tokenizer *tok, const int32_t *ids, size_t n, int skip_special);
+char *wp_tokens_to_string(const wp_tokenizer *tok, const char *const *tokens, size_t n);
+int wp_has_subword_prefix(const wp_tokenizer *tok);
 size_t wp_vocab_size(const wp_tokenizer *tok);
 const char *wp_token(const wp_tokenizer *tok, int32_t id);
 int32_t wp_find(const wp_tokenizer *tok, const char *token, size_t len);
@@ -117,6 +119,8 @@ void tok_pipeline_free(tok_pipeline *p);
 int tok_pipeline_encode(const tok_pipeline *p, const char *text, size_t len, size_t max_ids, bert_ids *out,
                         bert_spans *spans);
 char *tok_pipeline_decode(const tok_pipeline *p, const int32_t *ids, size_t n, int skip_special);
+char *tok_pipeline_tokens_to_string(const tok_pipeline *p, const char *const *tokens, size_t n);
+int tok_pipeline_has_subword_prefix(const tok_pipeline *p);
 size_t tok_pipeline_vocab_size(const tok_pipeline *p);
 const char *tok_pipeline_token(const tok_pipeline *p, int32_t id);
 int32_t tok_pipeline_find(const tok_pipeline *p, const char *token, size_t len);

@@ -372,6 +372,13 @@ char *tok_pipeline_decode(const tok_pipeline *p, const int32_t *ids, size_t n, i
     return text;
 }
 
+char *tok_pipeline_tokens_to_string(const tok_pipeline *p, const char *const *tokens, size_t n)
+{
+    return tok_decode(p->dec, p->has_decoder ? p->n_dec : 0, tokens, n);
+}
+
+int tok_pipeline_has_subword_prefix(const tok_pipeline *p) { return p->bpe && tok_bpe_has_prefix(p->bpe); }
+
 size_t tok_pipeline_vocab_size(const tok_pipeline *p) { return (size_t)p->vocab.count; }
 
 const char *tok_pipeline_token(const tok_pipeline *p, int32_t id) { return bert_vocab_token(&p->vocab, id); }

@@ -143,6 +143,8 @@ int tok_bpe_add_merge(tok_bpe *b, const char *left, size_t llen, const char *rig
 void tok_bpe_set_options(tok_bpe *b, int32_t unk, int fuse_unk, int byte_fallback, int ignore_merges,
                          const char *prefix, const char *suffix);
 void tok_bpe_free(tok_bpe *b);
+/* 1 when the model has a continuing_subword_prefix. */
+int tok_bpe_has_prefix(const tok_bpe *b);
 int tok_bpe_tokenize(const tok_bpe *b, const char *word, size_t len, tok_pieces *out);
 
 /* Pieces in id order with their scores. */

@@ -251,6 +251,16 @@ char *bert_tokenizer_decode(const bert_tokenizer *tok, const int32_t *ids, size_
     return tok->wp ? wp_decode(tok->wp, ids, n, skip_special) : tok_pipeline_decode(tok->pipe, ids, n, skip_special);
 }
 
+char *bert_tokenizer_tokens_to_string(const bert_tokenizer *tok, const char *const *tokens, size_t n)
+{
+    return tok->wp ? wp_tokens_to_string(tok->wp, tokens, n) : tok_pipeline_tokens_to_string(tok->pipe, tokens, n);
+}
+
+int bert_tokenizer_has_subword_prefix(const bert_tokenizer *tok)
+{
+    return tok->wp ? wp_has_subword_prefix(tok->wp) : tok_pipeline_has_subword_prefix(tok->pipe);
+}
+
 size_t bert_tokenizer_vocab_size(const bert_tokenizer *tok)
 {
     return tok->wp ? wp_vocab_size(tok->wp) : tok_pipeline_vocab_size(tok->pipe);
