@@ -155,6 +155,15 @@ int tok_unigram_tokenize(const tok_unigram *u, const char *word, size_t len, tok
 
 int tok_pieces_push(tok_pieces *p, int32_t id, size_t start, size_t end);
 
+/* tok_word_cache.c: the model's pieces of recent words, for one owner (the
+ * pipeline it was filled by); kept by a caller between encodes, used by one
+ * thread at a time. */
+tok_word_cache *tok_word_cache_new(const void *owner);
+const void *tok_word_cache_owner(const tok_word_cache *c);
+/* 1 with the word's pieces appended to out, 0 when not kept, -1 when out of memory. */
+int tok_word_cache_get(const tok_word_cache *c, const char *w, size_t len, tok_pieces *out);
+void tok_word_cache_put(tok_word_cache *c, const char *w, size_t len, const tok_piece *p, size_t n);
+
 /* ---- decoders ------------------------------------------------------------ */
 
 typedef enum { DEC_NONE, DEC_BYTE_LEVEL, DEC_METASPACE, DEC_WORDPIECE, DEC_REPLACE, DEC_BYTE_FALLBACK,

@@ -75,6 +75,7 @@ void bert_encode_buffers_free(bert_encode_buffers *b)
     free(b->word);
     free(b->marks);
     free(b->normalized);
+    tok_word_cache_free(b->words);
     memset(b, 0, sizeof *b);
 }
 
@@ -200,7 +201,7 @@ int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t le
                           bert_encode_buffers *keep)
 {
     if (tok->wp) return wp_encode(tok->wp, text, len, max_ids, out, keep);
-    return tok_pipeline_encode(tok->pipe, text, len, max_ids, out, NULL);
+    return tok_pipeline_encode(tok->pipe, text, len, max_ids, out, NULL, keep);
 }
 
 /* The post-processor's trim_offsets (RobertaProcessing, ByteLevel): a
@@ -241,7 +242,7 @@ int bert_tokenizer_encode_spans(const bert_tokenizer *tok, const char *text, siz
 {
     if (tok->wp) return wp_encode_spans(tok->wp, text, len, max_ids, out, spans, keep);
     size_t from = out->len, span_from = spans->len;
-    if (tok_pipeline_encode(tok->pipe, text, len, max_ids, out, spans) != 0) return -1;
+    if (tok_pipeline_encode(tok->pipe, text, len, max_ids, out, spans, keep) != 0) return -1;
     if (tok->post.trim_offsets) trim_offsets(tok, out, from, spans, span_from);
     return 0;
 }

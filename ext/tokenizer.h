@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 typedef struct bert_tokenizer bert_tokenizer;
+typedef struct tok_word_cache tok_word_cache;
 
 /* A growable array of token ids. Zero-initialise, then push; free when done. */
 typedef struct {
@@ -54,6 +55,9 @@ typedef struct {
     size_t marks_cap;
     char *normalized;
     size_t normalized_cap;
+    /* BPE and Unigram: the pieces of recent words (bounded), for the
+     * tokenizer that filled it; another tokenizer starts it afresh. */
+    tok_word_cache *words;
 } bert_encode_buffers;
 void bert_encode_buffers_free(bert_encode_buffers *b);
 
