@@ -5,6 +5,7 @@
 #include "entities.h"
 
 #include "buffer.h"
+#include "tokenizer.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -34,59 +35,6 @@ void bert_ner_entities_free(ner_entities *e)
     free(e->items);
     e->items = NULL;
     e->n = e->cap = 0;
-}
-
-/* ---- convert_tokens_to_string: the Rust WordPiece decoder -------------------- */
-
-/* Replaces every `from` by the no longer `to`, left to right, in place. */
-static size_t replace_all(char *s, size_t len, const char *from, const char *to)
-{
-    size_t fl = strlen(from), tl = strlen(to), r = 0, w = 0;
-    while (r < len) {
-        if (r + fl <= len && memcmp(s + r, from, fl) == 0) {
-            memmove(s + w, to, tl);
-            w += tl;
-            r += fl;
-        } else {
-            s[w++] = s[r++];
-        }
-    }
-    return w;
-}
-
-/* decoders/wordpiece.rs: a piece after the first loses its "##" or gains a
- * leading space; then `cleanup` runs on each piece. */
-static int decode_piece(bert_text *out, const char *tok, int first)
-{
-    static const char *const rules[][2] = {
-        {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
-        {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"},
-    };
-    const char *body = tok;
-    int space = 0;
-    if (!first) {
-        if (strncmp(tok, "##", 2) == 0) body = tok + 2;
-        else space = 1;
-    }
-    size_t len = strlen(body) + (size_t)space;
-    char *piece = malloc(len + 1);
-    if (!piece) return -1;
-    if (space) piece[0] = ' ';
-    memcpy(piece + space, body, len - (size_t)space);
-    for (size_t i = 0; i < sizeof rules / sizeof *rules; i++) len = replace_all(piece, len, rules[i][0], rules[i][1]);
-    int rc = bert_text_add(out, piece, len);
-    free(piece);
-    return rc;
-}
-
-/* words[0..n) joined as convert_tokens_to_string does; malloc'd. */
-static char *tokens_to_string(const char *const *words, size_t n)
-{
-    bert_text t = {0};
-    for (size_t i = 0; i < n; i++)
-        if (decode_piece(&t, words[i], i == 0) != 0) { free(t.s); return NULL; }
-    if (!t.s) return bert_strdup("");
-    return t.s;
 }
 
 /* ---- gather_pre_entities, aggregate, aggregate_word(s) ---------------------- */
@@ -125,8 +73,8 @@ static int argmax(const double *v, int n)
 static double max_of(const double *v, int n) { return v[argmax(v, n)]; }
 
 /* aggregate_word: one word of pieces p[0..n). */
-static int aggregate_word(const pre_entity *p, int n, int n_labels, bert_aggregation agg, double *avg,
-                          const char **words, labelled *out)
+static int aggregate_word(const bert_tokenizer *tok, const pre_entity *p, int n, int n_labels,
+                          bert_aggregation agg, double *avg, const char **words, labelled *out)
 {
     const double *scores = p[0].scores;           /* "first" */
     if (agg == BERT_AGG_MAX) {
@@ -145,7 +93,7 @@ static int aggregate_word(const pre_entity *p, int n, int n_labels, bert_aggrega
     out->label = argmax(scores, n_labels);
     out->score = scores[out->label];
     for (int i = 0; i < n; i++) words[i] = p[i].word;
-    out->word = tokens_to_string(words, (size_t)n);
+    out->word = bert_tokenizer_tokens_to_string(tok, words, (size_t)n);
     out->start = p[0].start;
     out->end = p[n - 1].end;
     out->index = -1;
@@ -180,8 +128,8 @@ static int push(ner_entities *out, const ner_entity *e)
 }
 
 /* Emits the group g[0..n) unless it is "O". */
-static int emit_group(const labelled *g, int n, const char *const *labels, const char **words,
-                      ner_entities *out)
+static int emit_group(const bert_tokenizer *tok, const labelled *g, int n, const char *const *labels,
+                      const char **words, ner_entities *out)
 {
     const char *name = group_name(labels[g[0].label]);
     if (strcmp(name, "O") == 0) return 0;   /* ignore_labels ["O"] */
@@ -190,7 +138,7 @@ static int emit_group(const labelled *g, int n, const char *const *labels, const
     ner_entity e = {.entity = bert_strdup(name), .score = sum / n, .start = g[0].start, .end = g[n - 1].end,
                     .index = -1};
     for (int i = 0; i < n; i++) words[i] = g[i].word;
-    e.word = tokens_to_string(words, (size_t)n);
+    e.word = bert_tokenizer_tokens_to_string(tok, words, (size_t)n);
     if (!e.word || !e.entity || push(out, &e) != 0) {
         free(e.word);
         free(e.entity);
@@ -199,8 +147,8 @@ static int emit_group(const labelled *g, int n, const char *const *labels, const
     return 0;
 }
 
-static int group_entities(const labelled *items, int n, const char *const *labels, const char **words,
-                          ner_entities *out)
+static int group_entities(const bert_tokenizer *tok, const labelled *items, int n, const char *const *labels,
+                          const char **words, ner_entities *out)
 {
     int first = 0;
     for (int i = 1; i <= n; i++) {
@@ -210,7 +158,7 @@ static int group_entities(const labelled *items, int n, const char *const *label
             const char *last = get_tag(labels[items[i - 1].label], &last_b);
             if (strcmp(tag, last) == 0 && !is_b) continue;
         }
-        if (emit_group(items + first, i - first, labels, words, out) != 0) return -1;
+        if (emit_group(tok, items + first, i - first, labels, words, out) != 0) return -1;
         first = i;
     }
     return 0;
@@ -218,9 +166,9 @@ static int group_entities(const labelled *items, int n, const char *const *label
 
 /* ---- one window ------------------------------------------------------------------ */
 
-int bert_ner_window_entities(const ner_piece *pieces, int n, const float *logits, int n_labels,
-                        const char *const *labels, bert_aggregation agg, const char *text,
-                        ner_entities *out)
+int bert_ner_window_entities(const bert_tokenizer *tok, const ner_piece *pieces, int n, const float *logits,
+                             int n_labels, const char *const *labels, bert_aggregation agg, const char *text,
+                             size_t text_len, ner_entities *out)
 {
     if (n <= 0) return 0;
     size_t had = out->n;
@@ -240,9 +188,13 @@ int bert_ner_window_entities(const ner_piece *pieces, int n, const float *logits
         for (int l = 0; l < n_labels; l++) sum += (p[l] = exp((double)x[l] - max));
         for (int l = 0; l < n_labels; l++) p[l] /= sum;
     }
-    /* gather_pre_entities: a tokenizer with a continuing-subword prefix
-     * calls a piece a subword when its string and its span of the text
-     * differ in length; [UNK] shows the text itself and starts a word. */
+    /* gather_pre_entities: a tokenizer whose model has a
+     * continuing_subword_prefix (WordPiece's "##") calls a piece a subword
+     * when its string and its span of the text differ in length; any other
+     * (byte-level BPE, Unigram) when neither the character before the piece
+     * nor its first is a space (the pipeline's fallback heuristic).  [UNK]
+     * shows the text itself and starts a word. */
+    int by_length = bert_tokenizer_has_subword_prefix(tok);
     for (int i = 0; i < n; i++) {
         const ner_piece *q = &pieces[i];
         pre[i].scores = probs + (size_t)i * n_labels;
@@ -254,7 +206,11 @@ int bert_ner_window_entities(const ner_piece *pieces, int n, const float *logits
             pre[i].is_subword = 0;
         } else {
             pre[i].word = bert_strdup(q->token);
-            pre[i].is_subword = (int64_t)codepoints(q->token) != q->end - q->start;
+            if (by_length)
+                pre[i].is_subword = (int64_t)codepoints(q->token) != q->end - q->start;
+            else   /* a space is one byte, never part of another character */
+                pre[i].is_subword = q->byte_start > 0 && text[q->byte_start - 1] != ' ' &&
+                                    !(q->byte_start < text_len && text[q->byte_start] == ' ');
         }
         if (!pre[i].word) goto done;
     }
@@ -275,7 +231,7 @@ int bert_ner_window_entities(const ner_piece *pieces, int n, const float *logits
         for (int i = 0; i < n;) {
             int j = i + 1;
             while (j < n && pre[j].is_subword) j++;
-            if (aggregate_word(pre + i, j - i, n_labels, agg, avg, words, &items[n_items]) != 0) goto done;
+            if (aggregate_word(tok, pre + i, j - i, n_labels, agg, avg, words, &items[n_items]) != 0) goto done;
             n_items++;
             i = j;
         }
@@ -290,7 +246,7 @@ int bert_ner_window_entities(const ner_piece *pieces, int n, const float *logits
             if (!e.entity || push(out, &e) != 0) { free(e.entity); goto done; }
             items[i].word = NULL;
         }
-    } else if (group_entities(items, n_items, labels, words, out) != 0) {
+    } else if (group_entities(tok, items, n_items, labels, words, out) != 0) {
         goto done;
     }
     rc = 0;

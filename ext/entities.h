@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tokenizer.h"
+
 typedef enum {
     BERT_AGG_NONE,      /* every piece, with its index */
     BERT_AGG_SIMPLE,    /* pieces grouped by B-/I- tags */
@@ -55,12 +57,14 @@ typedef struct {
 void bert_ner_entities_free(ner_entities *e);
 
 /* Appends the entities of one window to out: pieces[n], logits[n x
- * n_labels] (row i is piece i), the model's labels by id, the text the
- * byte offsets point into.  0, or -1 when out of memory (out keeps what it
- * had). */
-int bert_ner_window_entities(const ner_piece *pieces, int n, const float *logits, int n_labels,
-                        const char *const *labels, bert_aggregation agg, const char *text,
-                        ner_entities *out);
+ * n_labels] (row i is piece i), the model's labels by id, the text (of
+ * text_len bytes) the byte offsets point into.  The tokenizer decides how
+ * pieces form words and turns pieces and words into text (its decoder, as
+ * convert_tokens_to_string).  0, or -1 when out of memory (out keeps what
+ * it had). */
+int bert_ner_window_entities(const bert_tokenizer *tok, const ner_piece *pieces, int n, const float *logits,
+                             int n_labels, const char *const *labels, bert_aggregation agg, const char *text,
+                             size_t text_len, ner_entities *out);
 
 /* aggregate_overlapping_entities: sorted by start (stable); of entities that
  * overlap the one kept before them, the longer stays, at equal length the

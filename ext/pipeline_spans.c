@@ -147,6 +147,7 @@ static void push_n(bert_ids *ids, int32_t v, size_t n)
 typedef struct {
     const bert_model *m;
     const char *text;
+    size_t text_len;
     const span_pieces *p;
     size_t width, stride;
     int32_t cls, sep, unk;
@@ -185,8 +186,8 @@ static int ner_window(bert_entry *e, int w, const float *hidden, int len, void *
         if (!j->window_pieces[i - a].token) j->window_pieces[i - a].token = "";
     }
     const int L = j->m->head.num_labels;
-    if (bert_ner_window_entities(j->window_pieces, (int)(b - a), j->logits + L, L,
-                            (const char *const *)j->m->head.labels, j->agg, j->text, j->out) != 0) {
+    if (bert_ner_window_entities(e->tokenizer, j->window_pieces, (int)(b - a), j->logits + L, L,
+                                 (const char *const *)j->m->head.labels, j->agg, j->text, j->text_len, j->out) != 0) {
         *err = bert_errorf("out of memory grouping the entities of a text");
         return -1;
     }
@@ -210,7 +211,7 @@ int bert_pipeline_ner(bert_entry *e, const char *text, size_t len, ner_entities 
         return -1;
     }
     span_pieces p = {0};
-    ner_job j = {.m = m, .text = text, .p = &p, .agg = e->aggregation, .out = out};
+    ner_job j = {.m = m, .text = text, .text_len = len, .p = &p, .agg = e->aggregation, .out = out};
     out->aggregation = e->aggregation;
     int rc = -1;
     int got = tokenize_pieces(e, text, len, PIPELINE_SPAN_MAX_PIECES, &p, err);

@@ -112,6 +112,8 @@ void tok_bpe_set_options(tok_bpe *b, int32_t unk, int fuse_unk, int byte_fallbac
     b->suffix_len = b->suffix ? strlen(b->suffix) : 0;
 }
 
+int tok_bpe_has_prefix(const tok_bpe *b) { return b->prefix_len > 0; }
+
 void tok_bpe_free(tok_bpe *b)
 {
     if (!b) return;

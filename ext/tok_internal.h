@@ -41,6 +41,8 @@ int wp_encode(const wp_tokenizer *tok, const char *text, size_t len, size_t max_
 int wp_encode_spans(const wp_tokenizer *tok, const char *text, size_t len, size_t max_ids, bert_ids *out,
                     bert_spans *spans, bert_encode_buffers *keep);
 char *wp_decode(const wp_tokenizer *tok, const int32_t *ids, size_t n, int skip_special);
+char *wp_tokens_to_string(const wp_tokenizer *tok, const char *const *tokens, size_t n);
+int wp_has_subword_prefix(const wp_tokenizer *tok);
 size_t wp_vocab_size(const wp_tokenizer *tok);
 const char *wp_token(const wp_tokenizer *tok, int32_t id);
 int32_t wp_find(const wp_tokenizer *tok, const char *token, size_t len);
@@ -118,9 +120,12 @@ typedef struct tok_pipeline tok_pipeline;
  * vocab.json + merges.txt (byte-level BPE as RoBERTa's). */
 int tok_pipeline_load(const char *model_dir, const json_doc *tj, tok_pipeline **out, char **err);
 void tok_pipeline_free(tok_pipeline *p);
+void tok_word_cache_free(tok_word_cache *c);   /* tok_word_cache.c */
 int tok_pipeline_encode(const tok_pipeline *p, const char *text, size_t len, size_t max_ids, bert_ids *out,
-                        bert_spans *spans);
+                        bert_spans *spans, bert_encode_buffers *keep);
 char *tok_pipeline_decode(const tok_pipeline *p, const int32_t *ids, size_t n, int skip_special);
+char *tok_pipeline_tokens_to_string(const tok_pipeline *p, const char *const *tokens, size_t n);
+int tok_pipeline_has_subword_prefix(const tok_pipeline *p);
 size_t tok_pipeline_vocab_size(const tok_pipeline *p);
 const char *tok_pipeline_token(const tok_pipeline *p, int32_t id);
 int32_t tok_pipeline_find(const tok_pipeline *p, const char *token, size_t len);

@@ -150,6 +150,7 @@ typedef struct {
     bert_spans *spans;     /* NULL: no offsets */
     int64_t word;          /* the pre-tokenizer word, counted from 0 */
     tok_pieces pieces;
+    tok_word_cache *cache; /* or NULL */
 } encode_pass;
 
 /* Appends a token spanning original bytes [start, end); the spans hold
@@ -181,8 +182,13 @@ static int encode_piece(encode_pass *e, tok_str *piece)
     for (size_t w = 0; w < words.len && rc == 0; w++) {
         tok_str *word = &words.at[w];
         e->pieces.len = 0;
-        rc = p->bpe ? tok_bpe_tokenize(p->bpe, word->s, word->len, &e->pieces)
-                    : tok_unigram_tokenize(p->unigram, word->s, word->len, &e->pieces);
+        int hit = e->cache ? tok_word_cache_get(e->cache, word->s, word->len, &e->pieces) : 0;
+        if (hit < 0) { rc = -1; break; }
+        if (!hit) {
+            rc = p->bpe ? tok_bpe_tokenize(p->bpe, word->s, word->len, &e->pieces)
+                        : tok_unigram_tokenize(p->unigram, word->s, word->len, &e->pieces);
+            if (rc == 0 && e->cache) tok_word_cache_put(e->cache, word->s, word->len, e->pieces.at, e->pieces.len);
+        }
         for (size_t i = 0; i < e->pieces.len && rc == 0; i++) {
             const tok_piece *t = &e->pieces.at[i];
             rc = push_token(e, t->id, word->al[t->start].start, word->al[t->end - 1].end);
@@ -264,12 +270,26 @@ static int bytes_to_chars(const char *text, size_t len, bert_spans *v, size_t fr
     return 0;
 }
 
+/* The caller's word cache, (re)made for this pipeline; NULL without one
+ * or when out of memory (encoding then goes without). */
+static tok_word_cache *word_cache_of(const tok_pipeline *p, bert_encode_buffers *keep)
+{
+    if (!keep) return NULL;
+    if (keep->words && tok_word_cache_owner(keep->words) != p) {
+        tok_word_cache_free(keep->words);
+        keep->words = NULL;
+    }
+    if (!keep->words) keep->words = tok_word_cache_new(p);
+    return keep->words;
+}
+
 int tok_pipeline_encode(const tok_pipeline *p, const char *text, size_t len, size_t max_ids, bert_ids *out,
-                        bert_spans *spans)
+                        bert_spans *spans, bert_encode_buffers *keep)
 {
     encode_pass e;
     memset(&e, 0, sizeof e);
     e.p = p;
+    e.cache = word_cache_of(p, keep);
     e.out = out;
     e.spans = spans;
     size_t ids_base = out->len, spans_base = spans ? spans->len : 0;
@@ -374,6 +394,13 @@ char *tok_pipeline_decode(const tok_pipeline *p, const int32_t *ids, size_t n, i
     if (text && p->cleanup_spaces) tok_clean_up_spaces(text, strlen(text));
     return text;
 }
+
+char *tok_pipeline_tokens_to_string(const tok_pipeline *p, const char *const *tokens, size_t n)
+{
+    return tok_decode(p->dec, p->has_decoder ? p->n_dec : 0, tokens, n);
+}
+
+int tok_pipeline_has_subword_prefix(const tok_pipeline *p) { return p->bpe && tok_bpe_has_prefix(p->bpe); }
 
 size_t tok_pipeline_vocab_size(const tok_pipeline *p) { return (size_t)p->vocab.count; }
 

@@ -144,6 +144,8 @@ int tok_bpe_add_merge(tok_bpe *b, const char *left, size_t llen, const char *rig
 void tok_bpe_set_options(tok_bpe *b, int32_t unk, int fuse_unk, int byte_fallback, int ignore_merges,
                          const char *prefix, const char *suffix);
 void tok_bpe_free(tok_bpe *b);
+/* 1 when the model has a continuing_subword_prefix. */
+int tok_bpe_has_prefix(const tok_bpe *b);
 int tok_bpe_tokenize(const tok_bpe *b, const char *word, size_t len, tok_pieces *out);
 
 /* Pieces in id order with their scores. */
@@ -153,6 +155,15 @@ void tok_unigram_free(tok_unigram *u);
 int tok_unigram_tokenize(const tok_unigram *u, const char *word, size_t len, tok_pieces *out);
 
 int tok_pieces_push(tok_pieces *p, int32_t id, size_t start, size_t end);
+
+/* tok_word_cache.c: the model's pieces of recent words, for one owner (the
+ * pipeline it was filled by); kept by a caller between encodes, used by one
+ * thread at a time. */
+tok_word_cache *tok_word_cache_new(const void *owner);
+const void *tok_word_cache_owner(const tok_word_cache *c);
+/* 1 with the word's pieces appended to out, 0 when not kept, -1 when out of memory. */
+int tok_word_cache_get(const tok_word_cache *c, const char *w, size_t len, tok_pieces *out);
+void tok_word_cache_put(tok_word_cache *c, const char *w, size_t len, const tok_piece *p, size_t n);
 
 /* ---- decoders ------------------------------------------------------------ */
 

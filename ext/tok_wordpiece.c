@@ -1109,41 +1109,66 @@ static const tok_replacement decoder_cleanup[] = {
     {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"},
 };
 
-char *wp_decode(const wp_tokenizer *tok, const int32_t *ids, size_t n, int skip_special)
+/* The decoder over token strings: WordPiece's ("##" pieces glued, others
+ * after a space, each cleaned alone), or a space between tokens when
+ * tokenizer.json has no decoder.  Appends to b. */
+static void decode_tokens(const wp_tokenizer *tok, const char *const *tokens, size_t n, bert_text *b)
+{
+    for (size_t i = 0; i < n && !b->failed; i++) {
+        const char *token = tokens[i];
+        size_t tl = strlen(token), at = b->len;
+        if (!tok->decoder_wordpiece) {
+            if (i > 0) bert_text_add(b, " ", 1);
+            bert_text_add(b, token, tl);
+            continue;
+        }
+        size_t pl = tok->decoder_prefix_len;
+        if (i == 0) {
+            bert_text_add(b, token, tl);
+        } else if (tl >= pl && memcmp(token, tok->decoder_prefix, pl) == 0) {
+            /* replacen(prefix, "", 1): the first occurrence, here at the start. */
+            bert_text_add(b, token + pl, tl - pl);
+        } else {
+            bert_text_add(b, " ", 1);
+            bert_text_add(b, token, tl);
+        }
+        /* The decoder cleans each token (with its leading space) alone. */
+        if (tok->decoder_cleanup && !b->failed)
+            b->len = tok_replace_all(b->s, at, b->len, decoder_cleanup, sizeof decoder_cleanup / sizeof *decoder_cleanup);
+    }
+}
+
+char *wp_tokens_to_string(const wp_tokenizer *tok, const char *const *tokens, size_t n)
 {
     bert_text b = {0};
     bert_text_add(&b, "", 0);
-    int first = 1;
-    for (size_t i = 0; i < n && !b.failed; i++) {
+    decode_tokens(tok, tokens, n, &b);
+    if (b.failed) { free(b.s); return NULL; }
+    return b.s;
+}
+
+char *wp_decode(const wp_tokenizer *tok, const int32_t *ids, size_t n, int skip_special)
+{
+    const char **tokens = malloc((n ? n : 1) * sizeof *tokens);
+    if (!tokens) return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
         size_t tl;
         const char *token = token_text(tok, ids[i], &tl);
         if (!token || (skip_special && tok->special_id[ids[i]])) continue;
-        size_t at = b.len;
-        if (!tok->decoder_wordpiece) {
-            if (!first) bert_text_add(&b, " ", 1);
-            bert_text_add(&b, token, tl);
-        } else {
-            size_t pl = tok->decoder_prefix_len;
-            if (first) {
-                bert_text_add(&b, token, tl);
-            } else if (tl >= pl && memcmp(token, tok->decoder_prefix, pl) == 0) {
-                /* replacen(prefix, "", 1): the first occurrence, here at the start. */
-                bert_text_add(&b, token + pl, tl - pl);
-            } else {
-                bert_text_add(&b, " ", 1);
-                bert_text_add(&b, token, tl);
-            }
-            /* The decoder cleans each token (with its leading space) alone. */
-            if (tok->decoder_cleanup && !b.failed)
-                b.len = tok_replace_all(b.s, at, b.len, decoder_cleanup, sizeof decoder_cleanup / sizeof *decoder_cleanup);
-        }
-        first = 0;
+        tokens[k++] = token;
     }
+    bert_text b = {0};
+    bert_text_add(&b, "", 0);
+    decode_tokens(tok, tokens, k, &b);
+    free(tokens);
     if (tok->cleanup_spaces && !b.failed)
         b.len = tok_clean_up_spaces(b.s, b.len);
     if (b.failed) { free(b.s); return NULL; }
     return b.s;
 }
+
+int wp_has_subword_prefix(const wp_tokenizer *tok) { return tok->prefix_len > 0; }
 
 /* ---- queries ------------------------------------------------------------- */
 

@@ -76,6 +76,7 @@ void bert_encode_buffers_free(bert_encode_buffers *b)
     free(b->word);
     free(b->marks);
     free(b->normalized);
+    tok_word_cache_free(b->words);
     memset(b, 0, sizeof *b);
 }
 
@@ -202,7 +203,7 @@ int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t le
                           bert_encode_buffers *keep)
 {
     if (tok->wp) return wp_encode(tok->wp, text, len, max_ids, out, keep);
-    return tok_pipeline_encode(tok->pipe, text, len, max_ids, out, NULL);
+    return tok_pipeline_encode(tok->pipe, text, len, max_ids, out, NULL, keep);
 }
 
 /* The post-processor's trim_offsets (RobertaProcessing, ByteLevel): a
@@ -244,7 +245,7 @@ int bert_tokenizer_encode_spans(const bert_tokenizer *tok, const char *text, siz
 {
     if (tok->wp) return wp_encode_spans(tok->wp, text, len, max_ids, out, spans, keep);
     size_t from = out->len, span_from = spans->len;
-    if (tok_pipeline_encode(tok->pipe, text, len, max_ids, out, spans) != 0) return -1;
+    if (tok_pipeline_encode(tok->pipe, text, len, max_ids, out, spans, keep) != 0) return -1;
     if (tok->post.trim_offsets) trim_offsets(tok, out, from, spans, span_from);
     return 0;
 }
@@ -252,6 +253,16 @@ int bert_tokenizer_encode_spans(const bert_tokenizer *tok, const char *text, siz
 char *bert_tokenizer_decode(const bert_tokenizer *tok, const int32_t *ids, size_t n, int skip_special)
 {
     return tok->wp ? wp_decode(tok->wp, ids, n, skip_special) : tok_pipeline_decode(tok->pipe, ids, n, skip_special);
+}
+
+char *bert_tokenizer_tokens_to_string(const bert_tokenizer *tok, const char *const *tokens, size_t n)
+{
+    return tok->wp ? wp_tokens_to_string(tok->wp, tokens, n) : tok_pipeline_tokens_to_string(tok->pipe, tokens, n);
+}
+
+int bert_tokenizer_has_subword_prefix(const bert_tokenizer *tok)
+{
+    return tok->wp ? wp_has_subword_prefix(tok->wp) : tok_pipeline_has_subword_prefix(tok->pipe);
 }
 
 size_t bert_tokenizer_vocab_size(const bert_tokenizer *tok)

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 typedef struct bert_tokenizer bert_tokenizer;
+typedef struct tok_word_cache tok_word_cache;
 
 /* A growable array of token ids. Zero-initialise, then push; free when done. */
 typedef struct {
@@ -54,6 +55,9 @@ typedef struct {
     size_t marks_cap;
     char *normalized;
     size_t normalized_cap;
+    /* BPE and Unigram: the pieces of recent words (bounded), for the
+     * tokenizer that filled it; another tokenizer starts it afresh. */
+    tok_word_cache *words;
 } bert_encode_buffers;
 void bert_encode_buffers_free(bert_encode_buffers *b);
 
@@ -114,6 +118,18 @@ void bert_text_char_bytes(const char *text, size_t len, int64_t *byte_start, int
  * skip_special is set, applies clean_up_tokenization_spaces when the
  * tokenizer config asks for it (the default).  Returns a malloc'd string. */
 char *bert_tokenizer_decode(const bert_tokenizer *tok, const int32_t *ids, size_t n, int skip_special);
+
+/* transformers' convert_tokens_to_string for a fast tokenizer: the
+ * tokenizer's decoder alone over token strings (which need not be
+ * vocabulary entries), without clean_up_tokenization_spaces; tokens
+ * joined by spaces when there is no decoder.  A malloc'd string, or NULL
+ * when out of memory. */
+char *bert_tokenizer_tokens_to_string(const bert_tokenizer *tok, const char *const *tokens, size_t n);
+
+/* 1 when the tokenizer's model has a continuing_subword_prefix (WordPiece's
+ * "##"; a BPE that sets one), 0 otherwise (byte-level BPE, Unigram): the
+ * token-classification pipeline finds words differently for each. */
+int bert_tokenizer_has_subword_prefix(const bert_tokenizer *tok);
 
 /* The post-processor of tokenizer.json (BertProcessing, RobertaProcessing,
  * TemplateProcessing; BERT's when there is none, RoBERTa's for a directory

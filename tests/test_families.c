@@ -84,7 +84,18 @@ static int sql_line(sqlite3 *db, const json_doc *d, int line, double *worst, cha
     for (int i = 0; i < n; i++)
         sqlite3_bind_text(st, i + 1, bert_json_str(d, t_json_child(d, args, i), ""), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, n + 1, model, -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(st) != SQLITE_ROW) {
+    int want_error = bert_json_member(d, line, "error");
+    int rc = sqlite3_step(st);
+    if (want_error >= 0) {
+        /* Where the pipeline raises: an SQL error holding every phrase. */
+        const char *msg = rc == SQLITE_ROW ? NULL : sqlite3_errmsg(db);
+        ok = msg != NULL;
+        for (int i = 0; ok && i < bert_json_length(d, want_error); i++)
+            ok = strstr(msg, bert_json_str(d, t_json_child(d, want_error, i), "")) != NULL;
+        if (!ok)
+            snprintf(why, why_size, "%s: %s, not an error naming the problem and the fix", sql,
+                     msg ? msg : "a result");
+    } else if (rc != SQLITE_ROW) {
         snprintf(why, why_size, "%s: %s", sql, sqlite3_errmsg(db));
     } else {
         const char *text = (const char *)sqlite3_column_text(st, 0);

@@ -5,10 +5,13 @@
 //
 //   node hf_offsets.js TOKENIZER_JSON < requests.json > answers.json
 //
-// requests: {"encode": [{"a": text, "b": text or null}], "decode": [[id, ...]]}
+// requests: {"encode": [{"a": text, "b": text or null}], "decode": [[id, ...]],
+//            "tokens_to_string": [[token string, ...]]}
 // answers:  {"encode": [{"ids", "tokens", "offsets", "word_ids", "sequence_ids",
 //                        "special_tokens_mask", "type_ids"}],
-//            "decode": [text, ...]}   (the WordPiece decoder on the ids' tokens)
+//            "decode": [text, ...],   (the tokenizer's decode of the ids)
+//            "tokens_to_string": [text, ...]}   (its decoder alone on the strings,
+//            as transformers' convert_tokens_to_string of a fast tokenizer)
 //
 // Offsets are [start, end) in code points of the text they belong to (the
 // question or the context for a pair): what Python's str slicing and
@@ -23,7 +26,7 @@
 
 require('./hf_local.js').serve('hf_offsets.js', 'npm install --ignore-scripts tokenizers', async (tok, req) => {
     tok.disableTruncation();
-    const out = { encode: [], decode: [] };
+    const out = { encode: [], decode: [], tokens_to_string: [] };
     for (const r of req.encode || []) {
         const e = await tok.encode(r.a, r.b ?? null);
         out.encode.push({
@@ -33,5 +36,8 @@ require('./hf_local.js').serve('hf_offsets.js', 'npm install --ignore-scripts to
         });
     }
     for (const ids of req.decode || []) out.decode.push(await tok.decode(ids, false));
+    const decoder = tok.getDecoder();
+    for (const tokens of req.tokens_to_string || [])
+        out.tokens_to_string.push(decoder ? decoder.decode(tokens) : tokens.join(' '));
     return out;
 });

@@ -14,8 +14,8 @@
 #     on the Hugging Face hub (google-bert/bert-base-uncased)
 #   - FAMILY_TOKENIZER_JSON: the tokenizer.json of
 #     sentence-transformers/all-mpnet-base-v2, whose vocabulary the MPNet
-#     test models and the RoBERTa token classifier carry; the other RoBERTa
-#     and XLM-RoBERTa models carry their own tokenizer.json (make_family_goldens.py)
+#     test models carry; the RoBERTa and XLM-RoBERTa models carry their own
+#     tokenizer.json (make_family_goldens.py)
 #
 #   TOKENIZER_JSON=/path/to/tokenizer.json FAMILY_TOKENIZER_JSON=/path/to/mpnet/tokenizer.json \
 #   NODE_PATH=/path/to/node_modules tests/golden/make_goldens.sh

@@ -101,8 +101,9 @@ def QA_WINDOW(max_length):
     return max_seq_len, min(max_seq_len // 2, 128)
 
 
-def hf_run(tokenizer_json, encode=(), decode=()):
-    return node_json("hf_offsets.js", tokenizer_json, {"encode": list(encode), "decode": list(decode)})
+def hf_run(tokenizer_json, encode=(), decode=(), tokens_to_string=()):
+    return node_json("hf_offsets.js", tokenizer_json, {"encode": list(encode), "decode": list(decode),
+                                                       "tokens_to_string": list(tokens_to_string)})
 
 
 def windows(n, width, stride):
@@ -154,13 +155,41 @@ def get_tag(name):
     return "I", name
 
 
-def ner_window(sentence, toks, scores, id2label, agg, index_base):
+class PipelineTokenizer:
+    """What the token-classification pipeline reads from a fast tokenizer:
+    by_length, whether its model has a continuing_subword_prefix (then a
+    piece is a subword when its string and its span differ in length; else
+    the fallback heuristic of the spaces around it decides); to_string,
+    convert_tokens_to_string (the tokenizer's decoder on token strings);
+    vocab and unk_id, for convert_ids_to_tokens and the unknown token's id
+    (the Rust encoding's token strings are a Unigram's pieces of text, not
+    the vocabulary's "<unk>"); without a vocab, WordPiece's token strings
+    are the vocabulary's and "[UNK]" is the unknown one."""
+
+    def __init__(self, by_length, to_string, vocab=None, unk_id=None):
+        self.by_length, self.to_string, self.vocab, self.unk_id = by_length, to_string, vocab, unk_id
+
+    def piece(self, enc, k):
+        """(convert_ids_to_tokens, is the unknown token) of piece k."""
+        if self.vocab is None:
+            return enc["tokens"][k], enc["tokens"][k] == "[UNK]"
+        return self.vocab[enc["ids"][k]], enc["ids"][k] == self.unk_id
+
+
+WORDPIECE = PipelineTokenizer(True, convert_tokens_to_string)
+
+
+def ner_window(sentence, toks, scores, id2label, agg, index_base, tok=WORDPIECE):
     """postprocess of one window.  toks: [(token, start, end, is_unk)] of the
     window's pieces (no specials); scores [n x labels]."""
     pre = []
     for i, (token, start, end, is_unk) in enumerate(toks):
         word_ref = sentence[start:end]
-        word, is_subword = token, len(token) != len(word_ref)
+        if tok.by_length:
+            is_subword = len(token) != len(word_ref)
+        else:
+            is_subword = start > 0 and " " not in sentence[start - 1:start + 1]
+        word = token
         if is_unk:
             word, is_subword = word_ref, False
         pre.append({"word": word, "scores": scores[i], "start": start, "end": end,
@@ -179,18 +208,18 @@ def ner_window(sentence, toks, scores, id2label, agg, index_base):
             elif p["is_subword"]:
                 group.append(p)
             else:
-                entities.append(aggregate_word(group, agg, id2label))
+                entities.append(aggregate_word(group, agg, id2label, tok))
                 group = [p]
         if group is not None:
-            entities.append(aggregate_word(group, agg, id2label))
+            entities.append(aggregate_word(group, agg, id2label, tok))
     if agg != "none":
-        entities = group_entities(entities)
+        entities = group_entities(entities, tok)
     key = "entity" if agg == "none" else "entity_group"
     return [e for e in entities if e[key] != "O"]
 
 
-def aggregate_word(group, agg, id2label):
-    word = convert_tokens_to_string([p["word"] for p in group])
+def aggregate_word(group, agg, id2label, tok):
+    word = tok.to_string([p["word"] for p in group])
     if agg == "first":
         scores = group[0]["scores"]
         idx = int(scores.argmax())
@@ -208,14 +237,14 @@ def aggregate_word(group, agg, id2label):
             "start": group[0]["start"], "end": group[-1]["end"]}
 
 
-def group_sub_entities(group):
+def group_sub_entities(group, tok):
     return {"entity_group": group[0]["entity"].split("-", 1)[-1],
             "score": float(np.mean([e["score"] for e in group])),
-            "word": convert_tokens_to_string([e["word"] for e in group]),
+            "word": tok.to_string([e["word"] for e in group]),
             "start": group[0]["start"], "end": group[-1]["end"]}
 
 
-def group_entities(entities):
+def group_entities(entities, tok):
     groups, disagg = [], []
     for e in entities:
         if not disagg:
@@ -226,10 +255,10 @@ def group_entities(entities):
         if tag == last_tag and bi != "B":
             disagg.append(e)
         else:
-            groups.append(group_sub_entities(disagg))
+            groups.append(group_sub_entities(disagg, tok))
             disagg = [e]
     if disagg:
-        groups.append(group_sub_entities(disagg))
+        groups.append(group_sub_entities(disagg, tok))
     return groups
 
 
@@ -250,7 +279,7 @@ def aggregate_overlapping_entities(entities):
     return out
 
 
-def ner_text(m, text, enc, logits_of, agg):
+def ner_text(m, text, enc, logits_of, agg, tok=WORDPIECE):
     """The pipeline over every window of text; logits_of(ids) -> [seq x labels]."""
     n = len(enc["ids"]) - 2
     content = list(range(1, n + 1))
@@ -260,9 +289,9 @@ def ner_text(m, text, enc, logits_of, agg):
     for (a, b) in spans:
         ids = [enc["ids"][0]] + [enc["ids"][k] for k in content[a:b]] + [enc["ids"][-1]]
         scores = softmax_rows(logits_of(ids))[1:-1]
-        toks = [(enc["tokens"][k], enc["offsets"][k][0], enc["offsets"][k][1], enc["tokens"][k] == "[UNK]")
+        toks = [(tok.piece(enc, k)[0], enc["offsets"][k][0], enc["offsets"][k][1], tok.piece(enc, k)[1])
                 for k in content[a:b]]
-        found.extend(ner_window(text, toks, scores, id2label, agg, 1 + a))
+        found.extend(ner_window(text, toks, scores, id2label, agg, 1 + a, tok))
     if len(spans) > 1:
         found = aggregate_overlapping_entities(found)
     return found, len(spans)

@@ -209,11 +209,20 @@ use_tokenizer "$new/xlmr-e5" unigram-xlmr XLMRobertaTokenizer 128
     --dtype bf16 --num-labels 3 --labels negative,neutral,positive
 use_tokenizer "$new/xlmr-cls-bf16" unigram-xlmr XLMRobertaTokenizer 128
 
-# RobertaForTokenClassification, max_length 64 so that long texts need windows;
-# WordPiece (the NER golden's word grouping follows BERT's "##" continuation).
-"$gen" "$new/roberta-ner" --vocab "$vocab" --seed 209 --model-type roberta --arch token \
+# RobertaForTokenClassification, max_length 64 so that long texts need
+# windows; byte-level BPE, whose words the token-classification pipeline finds
+# by the spaces of the text (no continuing_subword_prefix).
+"$gen" "$new/roberta-ner" --vocab "$new/vocab-bpe.txt" --seed 209 --model-type roberta --arch token \
     --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 66 --model-max-length 64 \
     --dtype f32 --num-labels 5 --labels O,B-PER,I-PER,B-LOC,I-LOC --first-label-bias 2
+use_tokenizer "$new/roberta-ner" bpe-bytelevel RobertaTokenizer 64
+
+# XLMRobertaForTokenClassification like the xlm-roberta NER models, max_length
+# 64; Unigram (Metaspace: words found by the spaces of the text, as above).
+"$gen" "$new/xlmr-ner" --vocab "$new/vocab-unigram.txt" --seed 223 --model-type xlm-roberta --arch token \
+    --layers 2 --hidden 64 --heads 2 --intermediate 256 --max-positions 66 --model-max-length 64 \
+    --dtype f32 --num-labels 5 --labels O,B-PER,I-PER,B-LOC,I-LOC --first-label-bias 2
+use_tokenizer "$new/xlmr-ner" unigram-xlmr XLMRobertaTokenizer 64
 
 # RobertaForQuestionAnswering, max_length 96: windows of 96 tokens, doc_stride 48;
 # byte-level BPE.
