@@ -66,7 +66,7 @@ ln -s "$root/build/models" "$tree/build/models"
 
 # Without PKG_CONFIG_LIBDIR pkg-config would hand over the x86-64 OpenBLAS headers.
 PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig \
-    make -s -C "$tree" CC=aarch64-linux-gnu-gcc build/run_tests
+    make -s -j2 -C "$tree" CC=aarch64-linux-gnu-gcc build/run_tests
 echo "arm64: cross-built in $(( $(date +%s) - started )) s"
 
 # One emulated run: CPU SUITE, with the features /proc/cpuinfo would list
