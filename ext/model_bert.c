@@ -71,27 +71,18 @@ static int bind_classifier(binder *b, bert_model *m)
  * the word embeddings when absent, and cls.seq_relationship. */
 static int bind_pretraining_heads(binder *b, bert_model *m)
 {
-    const int H = m->cfg.hidden_size, V = m->cfg.vocab_size;
-    static const char *const mlm[] = {
+    const int H = m->cfg.hidden_size;
+    /* The output bias may be saved under the decoder's name too; the
+     * decoder is absent when tied to the word embeddings (save_pretrained
+     * drops it). */
+    static const char *const mlm[7] = {
         "cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias",
-        "cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias", NULL};
-    const char *bias = bert_bind_lookup(b, "cls.predictions.bias", 0) ? "cls.predictions.bias"
-                     : bert_bind_lookup(b, "cls.predictions.decoder.bias", 0) ? "cls.predictions.decoder.bias"
-                     : NULL;
-    if (bias && bert_bind_all_present(b, mlm, 0)) {
-        if (bert_bind(b, &m->mlm_dense_w, mlm[0], 0, 1, H, H, "hidden_size x hidden_size") ||
-            bert_bind(b, &m->mlm_dense_b, mlm[1], 0, 1, H, 0, "hidden_size") ||
-            bert_bind(b, &m->mlm_ln_w, mlm[2], 0, 1, H, 0, "hidden_size") ||
-            bert_bind(b, &m->mlm_ln_b, mlm[3], 0, 1, H, 0, "hidden_size") ||
-            bert_bind(b, &m->mlm_bias, bias, 0, 1, V, 0, "vocab_size"))
-            return -1;
-        /* Absent when tied to the word embeddings (save_pretrained drops it). */
-        if (bert_bind(b, &m->mlm_decoder_w, "cls.predictions.decoder.weight", 0, 0, V, H,
-                      "vocab_size x hidden_size") < 0)
-            return -1;
-        /* BertPredictionHeadTransform uses config.hidden_act. */
-        m->mlm_act = m->cfg.hidden_act;
-    }
+        "cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias",
+        "cls.predictions.bias", "cls.predictions.decoder.bias", "cls.predictions.decoder.weight"};
+    int bound = bert_bind_mlm_head(b, m, mlm);
+    if (bound < 0) return -1;
+    /* BertPredictionHeadTransform uses config.hidden_act. */
+    if (bound) m->mlm_act = m->cfg.hidden_act;
     static const char *const nsp[] = {"cls.seq_relationship.weight", "cls.seq_relationship.bias", NULL};
     if (bert_bind_all_present(b, nsp, 0) &&
         (bert_bind(b, &m->nsp_w, nsp[0], 0, 1, 2, H, "2 x hidden_size") ||

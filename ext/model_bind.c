@@ -170,6 +170,22 @@ int bert_bind_label_rows(binder *b, bert_model *m, const char *weight, const cha
     return 0;
 }
 
+int bert_bind_mlm_head(binder *b, bert_model *m, const char *const names[7])
+{
+    const int H = m->cfg.hidden_size, V = m->cfg.vocab_size;
+    const char *const transform[] = {names[0], names[1], names[2], names[3], NULL};
+    const char *bias = bert_bind_lookup(b, names[4], 0) ? names[4] : bert_bind_lookup(b, names[5], 0) ? names[5] : NULL;
+    if (!bias || !bert_bind_all_present(b, transform, 0)) return 0;
+    if (bert_bind(b, &m->mlm_dense_w, names[0], 0, 1, H, H, "hidden_size x hidden_size") ||
+        bert_bind(b, &m->mlm_dense_b, names[1], 0, 1, H, 0, "hidden_size") ||
+        bert_bind(b, &m->mlm_ln_w, names[2], 0, 1, H, 0, "hidden_size") ||
+        bert_bind(b, &m->mlm_ln_b, names[3], 0, 1, H, 0, "hidden_size") ||
+        bert_bind(b, &m->mlm_bias, bias, 0, 1, V, 0, "vocab_size"))
+        return -1;
+    if (bert_bind(b, &m->mlm_decoder_w, names[6], 0, 0, V, H, "vocab_size x hidden_size") < 0) return -1;
+    return 1;
+}
+
 int bert_bind_qa(binder *b, bert_model *m)
 {
     static const char *const qa[] = {"qa_outputs.weight", "qa_outputs.bias", NULL};

@@ -90,6 +90,14 @@ int bert_bind_pooler(binder *b, bert_model *m);
 int bert_bind_label_rows(binder *b, bert_model *m, const char *weight, const char *bias, const float **w,
                          const float **bias_dst);
 
+/* A masked-LM head (BertLMPredictionHead, RobertaLMHead, MPNetLMHead)
+ * under its family's names: names[0..3] the transform's dense weight and
+ * bias and LayerNorm weight and bias, names[4] and names[5] the two names
+ * save_pretrained may give the output bias, names[6] the decoder weight
+ * (absent when tied to the word embeddings).  Bound whole or not at all:
+ * 1 bound, 0 absent, or -1 with *b->err.  The caller sets mlm_act. */
+int bert_bind_mlm_head(binder *b, bert_model *m, const char *const names[7]);
+
 /* The question-answering head (qa_outputs.*), when present. */
 int bert_bind_qa(binder *b, bert_model *m);
 

@@ -13,24 +13,14 @@
 /* RobertaLMHead / MPNetLMHead. */
 static int bind_lm_head(binder *b, bert_model *m)
 {
-    const int H = m->cfg.hidden_size, V = m->cfg.vocab_size;
-    static const char *const lm[] = {"lm_head.dense.weight", "lm_head.dense.bias", "lm_head.layer_norm.weight",
-                                     "lm_head.layer_norm.bias", NULL};
     /* The bias is lm_head.bias, which save_pretrained may also write as
-     * the decoder's (the two are one parameter). */
-    const char *bias = bert_bind_lookup(b, "lm_head.bias", 0) ? "lm_head.bias"
-                     : bert_bind_lookup(b, "lm_head.decoder.bias", 0) ? "lm_head.decoder.bias"
-                     : NULL;
-    if (!bias || !bert_bind_all_present(b, lm, 0)) return 0;
-    if (bert_bind(b, &m->mlm_dense_w, lm[0], 0, 1, H, H, "hidden_size x hidden_size") ||
-        bert_bind(b, &m->mlm_dense_b, lm[1], 0, 1, H, 0, "hidden_size") ||
-        bert_bind(b, &m->mlm_ln_w, lm[2], 0, 1, H, 0, "hidden_size") ||
-        bert_bind(b, &m->mlm_ln_b, lm[3], 0, 1, H, 0, "hidden_size") ||
-        bert_bind(b, &m->mlm_bias, bias, 0, 1, V, 0, "vocab_size"))
-        return -1;
-    /* Absent when tied to the word embeddings. */
-    if (bert_bind(b, &m->mlm_decoder_w, "lm_head.decoder.weight", 0, 0, V, H, "vocab_size x hidden_size") < 0)
-        return -1;
+     * the decoder's (the two are one parameter); the decoder is absent
+     * when tied to the word embeddings. */
+    static const char *const lm[7] = {"lm_head.dense.weight", "lm_head.dense.bias", "lm_head.layer_norm.weight",
+                                      "lm_head.layer_norm.bias", "lm_head.bias", "lm_head.decoder.bias",
+                                      "lm_head.decoder.weight"};
+    int bound = bert_bind_mlm_head(b, m, lm);
+    if (bound <= 0) return bound;
     /* The head calls gelu() itself, whatever config.hidden_act says. */
     m->mlm_act = BERT_ACT_GELU;
     return 0;
