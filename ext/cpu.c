@@ -9,6 +9,11 @@
 
 #ifdef BERT_X86_KERNELS
 #include <cpuid.h>
+#include <stdint.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #endif
 #ifdef BERT_ARM64_KERNELS
 #include <sys/auxv.h>
@@ -31,6 +36,34 @@ static bert_isa best_isa = BERT_ISA_BASE;
 static unsigned best_extensions;
 static pthread_once_t detected = PTHREAD_ONCE_INIT;
 
+#ifdef BERT_X86_KERNELS
+/* The OS's enabled state components (XCR0); OSXSAVE is implied by the
+ * AVX checks that come first. */
+static uint64_t enabled_state(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (uint64_t)hi << 32 | lo;
+}
+
+/* AMX tiles need the OS to save their 8 KB of state: XCR0's XTILECFG and
+ * XTILEDATA bits, and on Linux the process's permission, asked for once
+ * (it is process-wide, so helper threads have it too).  Linux refuses it
+ * when a thread's alternate signal stack is too small for the larger
+ * signal frame; the int8 kernels then stay on AVX-512 VNNI. */
+static int amx_usable(void)
+{
+    const uint64_t tile_state = (uint64_t)3 << 17;
+    if ((enabled_state() & tile_state) != tile_state) return 0;
+#if defined(__linux__) && defined(SYS_arch_prctl)
+    enum { ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18 };
+    return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
+#else
+    return 0;
+#endif
+}
+#endif
+
 static void detect(void)
 {
 #ifdef BERT_X86_KERNELS
@@ -44,13 +77,15 @@ static void detect(void)
      * saving the checks above established. */
     unsigned a, b, c, d;
     if (best_isa == BERT_ISA_BASE || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return;
-    unsigned leaf7_ecx = c, leaf7_max = a;
+    unsigned leaf7_ecx = c, leaf7_edx = d, leaf7_max = a;
     unsigned leaf71_eax = 0;
     if (leaf7_max >= 1 && __get_cpuid_count(7, 1, &a, &b, &c, &d)) leaf71_eax = a;
     if (leaf71_eax & (1u << 4)) best_extensions |= BERT_CPU_AVX_VNNI;
     if (best_isa == BERT_ISA_AVX512) {
         if (leaf71_eax & (1u << 5)) best_extensions |= BERT_CPU_AVX512_BF16;
         if ((leaf7_ecx & (1u << 11)) && __builtin_cpu_supports("avx512bw")) best_extensions |= BERT_CPU_AVX512_VNNI;
+        /* AMX-TILE and AMX-INT8; the kernel's finishing code is AVX-512. */
+        if ((leaf7_edx & (3u << 24)) == (3u << 24) && amx_usable()) best_extensions |= BERT_CPU_AMX_INT8;
     }
     /* vpdpbf16ps is used with AVX-512BW's masked 16-bit loads as well. */
     if (!__builtin_cpu_supports("avx512bw")) best_extensions &= ~(unsigned)BERT_CPU_AVX512_BF16;
@@ -91,6 +126,7 @@ unsigned bert_cpu_extensions(void)
     pthread_once(&detected, detect);
     if (capped_at("base") || capped_at("avx2") || capped_at("avx512") || capped_at("neon")) return 0;
     if (capped_at("dotprod")) return best_extensions & BERT_CPU_DOTPROD;
+    if (capped_at("vnni")) return best_extensions & ~(unsigned)BERT_CPU_AMX_INT8;
     return best_extensions;
 }
 
@@ -103,6 +139,7 @@ const char *bert_cpu_extension_name(unsigned flag)
     case BERT_CPU_DOTPROD: return "dotprod";
     case BERT_CPU_I8MM: return "i8mm";
     case BERT_CPU_BF16: return "bf16";
+    case BERT_CPU_AMX_INT8: return "amx_int8";
     default: return "";
     }
 }

@@ -96,7 +96,7 @@ typedef struct {
  * has. */
 static void few_rows(const linear_job *j, int i0, int i1, int r0, int r1)
 {
-    bert_matrix w = {BERT_PRECISION_FLOAT32, j->w, NULL, NULL, NULL, NULL, j->packed};
+    bert_matrix w = {BERT_PRECISION_FLOAT32, j->w, NULL, NULL, NULL, NULL, j->packed, NULL};
     bert_kernel_args args = {&w, j->in, NULL, NULL, NULL, j->b, j->out, j->n, j->rows, j->cols};
     /* The panel kernels take slabs of their own. */
     if (is_packed(j->kernel)) {
@@ -149,7 +149,7 @@ int bert_linear_with_packed(bert_linear_kernel kernel, bert_workers *workers, in
         bert_linear_plan plan = bert_linear_plan_for(bert_cpu_isa());
         plan.workers = workers;
         plan.threads = threads;
-        bert_matrix m = {BERT_PRECISION_FLOAT32, w, NULL, NULL, NULL, NULL, packed};
+        bert_matrix m = {BERT_PRECISION_FLOAT32, w, NULL, NULL, NULL, NULL, packed, NULL};
         return bert_linear_matrix(&plan, out, in, &m, b, n, rows, cols) == 0 ? 1 : -1;
     }
     const bert_kernel *e = entry_of(kernel);

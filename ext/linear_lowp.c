@@ -107,6 +107,27 @@ void bert_int8_quantize_rows(int8_t *q, float *scale, int32_t *row_sum, const fl
         scale[r] = quantize_row(q + (size_t)r * cols, w + (size_t)r * cols, cols, &row_sum[r]);
 }
 
+size_t bert_i8_tiles_bytes(int rows, int cols)
+{
+    return (size_t)((rows + BERT_PANEL - 1) / BERT_PANEL) * BERT_PANEL * (size_t)bert_tile_cols(cols);
+}
+
+void bert_i8_tiles_pack(int8_t *tiles, const int8_t *q, int rows, int cols)
+{
+    const int blocks = bert_tile_cols(cols) / BERT_TILE_K;
+    const size_t tile_bytes = (size_t)BERT_PANEL * BERT_TILE_K;
+    memset(tiles, 0, bert_i8_tiles_bytes(rows, cols));
+    for (int r = 0; r < rows; r++) {
+        int8_t *panel = tiles + (size_t)(r / BERT_PANEL) * blocks * tile_bytes;
+        const int e = r % BERT_PANEL;
+        for (int c = 0; c < cols; c++) {
+            const int k = c % BERT_TILE_K;
+            panel[(size_t)(c / BERT_TILE_K) * tile_bytes + (size_t)(k / 4) * BERT_TILE_K + 4 * e + k % 4] =
+                q[(size_t)r * cols + c];
+        }
+    }
+}
+
 void bert_linear_scratch_free(bert_linear_scratch *s)
 {
     if (!s) return;
@@ -187,14 +208,22 @@ static const bert_kernel *entry_of(bert_lowp_kernel k, bert_precision p)
     return NULL;
 }
 
+/* Input rows from which the AMX kernel takes a product of W packed as
+ * tiles: below, its blocks of 32 rows are mostly padding, and W's bytes,
+ * which every kernel reads once, bound both. */
+#define AMX_ROWS_MIN 8
+
 /* The fastest kernel for precision p on such a CPU: the first of the
- * table's that runs (the portable kernels come last).  Batched, bfloat16
- * runs at 1.7-2.1 times OpenBLAS's float32 sgemm on AVX-512, so widening W
- * for sgemm could only lose. */
-static const bert_kernel *kernel_for(bert_precision p, bert_isa isa, unsigned ext)
+ * table's that runs (the portable kernels come last), those on W packed at
+ * load only for W so packed and n rows enough.  Batched, bfloat16 runs at
+ * 1.7-2.1 times OpenBLAS's float32 sgemm on AVX-512, so widening W for
+ * sgemm could only lose. */
+static const bert_kernel *kernel_for(bert_precision p, bert_isa isa, unsigned ext, const bert_matrix *w, int n)
 {
+    const int tiles = w && w->i8_tiles && n >= AMX_ROWS_MIN;
     for (const bert_kernel *e = bert_kernels_table; e->run; e++)
-        if (e->precision == p && e->id != BERT_LOWP_AUTO && bert_kernel_runs(e, isa, ext)) return e;
+        if (e->precision == p && e->id != BERT_LOWP_AUTO && bert_kernel_runs(e, isa, ext) && (!e->packed || tiles))
+            return e;
     return NULL; /* not reached: the portable kernels run anywhere */
 }
 
@@ -248,6 +277,13 @@ static float quantize_input(const bert_kernel *k, int8_t *q, const float *v, int
     return quantize_row(q, v, cols, NULL);
 }
 
+/* The AMX kernel's span: every row of it at once, in its own blocks. */
+static void tiles_run(void *ctx, int i0, int i1, int r0, int r1)
+{
+    const lowp_job *j = ctx;
+    j->run(&j->args, i0, i1, r0, r1);
+}
+
 /* Prepares the input rows in scratch and runs the product: 0, or -1 when
  * memory ran out. */
 static int matrix_run(const bert_kernel *kernel, bert_workers *workers, int threads, bert_linear_scratch *scratch,
@@ -255,12 +291,21 @@ static int matrix_run(const bert_kernel *kernel, bert_workers *workers, int thre
 {
     lowp_job job = {kernel->run, {w, NULL, NULL, NULL, NULL, b, out, n, rows, cols}};
     void *owned = NULL;
+    const int tiles = kernel->id == BERT_LOWP_INT8_AMX;
     if (w->precision == BERT_PRECISION_INT8) {
+        /* The AMX kernel's rows: whole tiles long, and rows past the last
+         * for its last block (zero, so that nothing reads undefined bytes). */
+        const int stride = tiles ? bert_tile_cols(cols) : cols, stored = tiles ? n + BERT_AMX_ROWS_PAST : n;
         /* The scales first, so that they stay aligned for floats. */
-        float *xscale = scratch_get(scratch, (size_t)n * sizeof(float) + (size_t)n * cols, &owned);
+        float *xscale = scratch_get(scratch, (size_t)n * sizeof(float) + (size_t)stored * stride, &owned);
         if (!xscale) return -1;
         int8_t *qx = (int8_t *)(xscale + n);
-        for (int i = 0; i < n; i++) xscale[i] = quantize_input(kernel, qx + (size_t)i * cols, in + (size_t)i * cols, cols);
+        for (int i = 0; i < n; i++) {
+            int8_t *row = qx + (size_t)i * stride;
+            xscale[i] = quantize_input(kernel, row, in + (size_t)i * cols, cols);
+            memset(row + cols, 0, (size_t)(stride - cols));
+        }
+        memset(qx + (size_t)n * stride, 0, (size_t)(stored - n) * stride);
         job.args.x_i8 = qx;
         job.args.x_scale = xscale;
     } else {
@@ -271,7 +316,8 @@ static int matrix_run(const bert_kernel *kernel, bert_workers *workers, int thre
     }
     /* Shared out as linear.c's products are. */
     bert_split split = {n, rows, cols, n > BERT_FEW_ROWS ? BERT_SPAN_INPUT_ROWS : BERT_SPAN_WEIGHT_ROWS, LEAST_ROWS, 1};
-    bert_workers_split(workers, threads, &split, kernel_run, &job);
+    if (tiles) split.least = 64; /* whole blocks of 32 rows, and pairs of panels */
+    bert_workers_split(workers, threads, &split, tiles ? tiles_run : kernel_run, &job);
     free(owned);
     return 0;
 }
@@ -284,14 +330,14 @@ int bert_linear_matrix(const bert_linear_plan *plan, float *out, const float *in
         bert_linear_f32(plan, out, in, w, b, n, rows, cols);
         return 0;
     }
-    const bert_kernel *kernel = kernel_for(w->precision, plan->isa, plan->extensions);
+    const bert_kernel *kernel = kernel_for(w->precision, plan->isa, plan->extensions, w, n);
     return matrix_run(kernel, plan->workers, plan->threads, plan->scratch, out, in, w, b, n, rows, cols);
 }
 
 const char *bert_linear_kernel_chosen(const bert_linear_plan *plan, bert_precision p, int n, int cols)
 {
     if (p == BERT_PRECISION_FLOAT32) return bert_linear_f32_kernel_name(plan, n, cols, 0);
-    return kernel_for(p, plan->isa, plan->extensions)->name;
+    return kernel_for(p, plan->isa, plan->extensions, NULL, n)->name;
 }
 
 const char *bert_lowp_kernel_name(bert_lowp_kernel kernel)
@@ -308,8 +354,19 @@ int bert_linear_matrix_with(bert_lowp_kernel kernel, bert_workers *workers, int 
     bert_isa isa = bert_cpu_isa();
     unsigned ext = bert_cpu_extensions();
     if (w->precision == BERT_PRECISION_FLOAT32) return 0;
-    const bert_kernel *k = kernel == BERT_LOWP_AUTO ? kernel_for(w->precision, isa, ext) : entry_of(kernel, w->precision);
+    const bert_kernel *k = kernel == BERT_LOWP_AUTO ? kernel_for(w->precision, isa, ext, w, n)
+                                                    : entry_of(kernel, w->precision);
     if (!k || !bert_kernel_runs(k, isa, ext)) return 0; /* another precision's kernel, or not on this CPU */
     if (n < 1 || rows < 1 || cols < 1) return 1;
-    return matrix_run(k, workers, threads, NULL, out, in, w, b, n, rows, cols) == 0 ? 1 : -1;
+    if (k->id != BERT_LOWP_INT8_AMX || w->i8_tiles)
+        return matrix_run(k, workers, threads, NULL, out, in, w, b, n, rows, cols) == 0 ? 1 : -1;
+    /* W not packed as tiles: packed for the call. */
+    int8_t *tiles = malloc(bert_i8_tiles_bytes(rows, cols));
+    if (!tiles) return -1;
+    bert_i8_tiles_pack(tiles, w->i8, rows, cols);
+    bert_matrix packed = *w;
+    packed.i8_tiles = tiles;
+    int ran = matrix_run(k, workers, threads, NULL, out, in, &packed, b, n, rows, cols) == 0 ? 1 : -1;
+    free(tiles);
+    return ran;
 }

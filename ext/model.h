@@ -173,8 +173,8 @@ typedef struct bert_model {
     size_t file_size;                    /* bytes of model.safetensors, or of every shard */
     size_t converted_bytes;              /* bytes allocated for tensors converted to float32 */
     size_t reduced_bytes;                /* bytes allocated for bfloat16 / int8 projections */
-    size_t packed_bytes;                 /* bytes allocated for float32 projections packed
-                                          * for the panel kernels (linear.h, BERT_PANEL) */
+    size_t packed_bytes;                 /* bytes allocated for projections packed at load: float32
+                                          * panels (linear.h, BERT_PANEL), int8 AMX tiles */
     void *priv;                          /* mapping and owned buffers */
 } bert_model;
 

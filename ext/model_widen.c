@@ -11,7 +11,9 @@
  * also packed once into that block (linear.h, BERT_PANEL), which the panel
  * kernels of products of many rows stream; the few-rows kernels of a
  * sentence still read the mapping, so the packed block is memory of its
- * own, the size of the projections (bert-base: 340 MB).
+ * own, the size of the projections (bert-base: 340 MB).  Likewise at int8
+ * on a CPU with AMX, the projections are also laid out as AMX tiles (bert-base:
+ * 85 MB more).
  */
 #include "model_bind.h"
 #include "cpu.h"
@@ -122,22 +124,36 @@ static int packs_f32(void)
 #endif
 }
 
+/* 1 when int8 projections are also laid out as AMX tiles: the CPU (within
+ * SQLITE_BERT_ISA) has AMX-INT8 and SQLITE_BERT_PACK is not "0".  The
+ * tiles are a second copy of the int8 weights (bert-base: 85 MB): the
+ * kernels of a product of a few rows read W row by row. */
+static int packs_i8_tiles(void)
+{
+    const char *pack = getenv("SQLITE_BERT_PACK");
+    return (bert_cpu_extensions() & BERT_CPU_AMX_INT8) && !(pack && strcmp(pack, "0") == 0);
+}
+
 /* Bytes of the reduced block that tensor t takes at precision p: at
- * float32, its packed panels (when `pack`). */
+ * float32, its packed panels (when `pack`); at int8, its tiles too (when
+ * `pack`). */
 static size_t reduced_size(const st_tensor *t, bert_precision p, int pack)
 {
     size_t rows = (size_t)t->shape[0], count = t->count;
+    int cols = (int)t->shape[1];
     if (p == BERT_PRECISION_FLOAT32)
-        return pack && in_place(t) ? align_up(bert_f32_packed_floats((int)rows, (int)t->shape[1]) * sizeof(float)) : 0;
+        return pack && in_place(t) ? align_up(bert_f32_packed_floats((int)rows, cols) * sizeof(float)) : 0;
     if (p == BERT_PRECISION_BFLOAT16) return bf16_in_place(t) ? 0 : align_up(count * sizeof(uint16_t));
     if (p == BERT_PRECISION_INT8)
-        return align_up(count) + align_up(rows * sizeof(float)) + align_up(rows * sizeof(int32_t));
+        return align_up(count) + align_up(rows * sizeof(float)) + align_up(rows * sizeof(int32_t)) +
+               (pack ? align_up(bert_i8_tiles_bytes((int)rows, cols)) : 0);
     return 0;
 }
 
 /* Fills *mat with tensor t at precision p, carving its arrays from *next
- * (reduced_size(t, p) bytes) and converting row by row through row_buf. */
-static void reduce(const st_tensor *t, bert_precision p, unsigned char **next, float *row_buf, bert_matrix *mat)
+ * (reduced_size(t, p, pack) bytes) and converting row by row through row_buf. */
+static void reduce(const st_tensor *t, bert_precision p, int pack, unsigned char **next, float *row_buf,
+                   bert_matrix *mat)
 {
     size_t rows = (size_t)t->shape[0], cols = (size_t)t->shape[1];
     mat->precision = p;
@@ -164,6 +180,12 @@ static void reduce(const st_tensor *t, bert_precision p, unsigned char **next, f
     mat->i8 = q;
     mat->scale = scale;
     mat->row_sum = row_sum;
+    if (pack) {
+        int8_t *tiles = (int8_t *)(void *)*next;
+        *next += align_up(bert_i8_tiles_bytes((int)rows, (int)cols));
+        bert_i8_tiles_pack(tiles, q, (int)rows, (int)cols);
+        mat->i8_tiles = tiles;
+    }
 }
 
 /* Points every bound weight at its data: float32 in place, else converted
@@ -173,7 +195,7 @@ static void reduce(const st_tensor *t, bert_precision p, unsigned char **next, f
 int bert_bind_materialize(binder *b, model_priv *priv, bert_model *m)
 {
     const bert_precision p = m->precision;
-    const int pack = p == BERT_PRECISION_FLOAT32 && packs_f32();
+    const int pack = p == BERT_PRECISION_FLOAT32 ? packs_f32() : p == BERT_PRECISION_INT8 && packs_i8_tiles();
     size_t floats = 0, reduced = 0, cols_max = 0;
     for (int i = 0; i < b->count; i++) {
         const st_tensor *t = b->list[i].t;
@@ -213,7 +235,7 @@ int bert_bind_materialize(binder *b, model_priv *priv, bert_model *m)
         bert_matrix *mat = b->list[i].matrix;
         mapped |= used_in_place(t, mat, p);
         if (mat && p != BERT_PRECISION_FLOAT32) {
-            reduce(t, p, &next_reduced, row_buf, mat);
+            reduce(t, p, pack, &next_reduced, row_buf, mat);
             continue;
         }
         const float *data;
@@ -239,8 +261,16 @@ int bert_bind_materialize(binder *b, model_priv *priv, bert_model *m)
     }
     free(row_buf);
     m->converted_bytes = floats * sizeof(float);
-    m->reduced_bytes = pack ? 0 : reduced;
-    m->packed_bytes = pack ? reduced : 0;
+    /* The packed copies (float32 panels, int8 tiles) apart from the
+     * projections at their precision. */
+    size_t packed = 0;
+    for (int i = 0; pack && i < b->count; i++)
+        if (b->list[i].matrix)
+            packed += p == BERT_PRECISION_FLOAT32
+                          ? reduced_size(b->list[i].t, p, pack)
+                          : align_up(bert_i8_tiles_bytes((int)b->list[i].t->shape[0], (int)b->list[i].t->shape[1]));
+    m->reduced_bytes = reduced - packed;
+    m->packed_bytes = packed;
     if (!mapped) {
         bert_safetensors_close(priv->st);
         priv->st = NULL;

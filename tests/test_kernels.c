@@ -193,7 +193,7 @@ static void check_plan_limits(void)
     if (!T_CHECK(panels, "out of memory")) goto done;
     bert_f32_pack(panels, w, ROWS, COLS);
     /* W packed too, with the panel kernel's row range cut at each limit. */
-    bert_matrix packed = {BERT_PRECISION_FLOAT32, w, NULL, NULL, NULL, NULL, panels};
+    bert_matrix packed = {BERT_PRECISION_FLOAT32, w, NULL, NULL, NULL, NULL, panels, NULL};
     for (size_t l = 0; l < sizeof limits / sizeof *limits; l++)
         for (size_t k = 0; k < sizeof ns / sizeof *ns; k++)
             for (int threads = 1; threads <= 4; threads++) {

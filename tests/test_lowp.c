@@ -253,7 +253,7 @@ static void weights_free(weights *w)
 
 static bert_matrix matrix_of(const weights *w, bert_precision p)
 {
-    bert_matrix m = {p, w->f32, w->bf16, w->i8, w->scale, w->row_sum, NULL};
+    bert_matrix m = {p, w->f32, w->bf16, w->i8, w->scale, w->row_sum, NULL, NULL};
     return m;
 }
 
@@ -491,7 +491,7 @@ static void check_int8_extremes(void)
             w[r * COLS + c] = r == 0 ? 1.0f : r == 1 ? -1.0f : r % 2 ? (c % 2 ? -1.0f : 1.0f) : (c % 4 < 2 ? 1.0f : -1.0f);
     }
     bert_int8_quantize_rows(q, scale, row_sum, w, ROWS, COLS);
-    bert_matrix m = {BERT_PRECISION_INT8, NULL, NULL, q, scale, row_sum, NULL};
+    bert_matrix m = {BERT_PRECISION_INT8, NULL, NULL, q, scale, row_sum, NULL, NULL};
     T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, ref, in, &m, NULL, N, ROWS, COLS) == 1, "portable failed");
     /* Row 0 of the input against weight row 0: 96 products of -127 * 127. */
     T_CHECK(fabsf(ref[0] + COLS) < 1e-3f, "portable: %g, not %d", ref[0], -COLS);
@@ -521,7 +521,7 @@ static void check_kernel_outcomes(void)
     for (int i = 0; i < N * COLS; i++) in[i] = (float)(i % 7) - 3.0f;
     for (int i = 0; i < ROWS * COLS; i++) w[i] = (float)(i % 5) - 2.0f;
     bert_int8_quantize_rows(q, scale, row_sum, w, ROWS, COLS);
-    bert_matrix m = {BERT_PRECISION_INT8, NULL, NULL, q, scale, row_sum, NULL};
+    bert_matrix m = {BERT_PRECISION_INT8, NULL, NULL, q, scale, row_sum, NULL, NULL};
     T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) == 1,
             "the portable kernel did not run");
     T_CHECK(bert_linear_matrix_with(BERT_LOWP_BF16_AVX2, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) == 0,
@@ -553,7 +553,7 @@ static void check_input_rounding(void)
     bert_bf16_from_f32(rounded, in, N * COLS);
     for (int r = 0; r < COLS; r++)
         for (int c = 0; c < COLS; c++) eye[r * COLS + c] = r == c ? 0x3f80 : 0;
-    bert_matrix m = {BERT_PRECISION_BFLOAT16, NULL, eye, NULL, NULL, NULL, NULL};
+    bert_matrix m = {BERT_PRECISION_BFLOAT16, NULL, eye, NULL, NULL, NULL, NULL, NULL};
     for (int k = BERT_LOWP_PORTABLE; k < BERT_LOWP_KERNELS; k++) {
         if (bert_linear_matrix_with((bert_lowp_kernel)k, NULL, 1, out, in, &m, NULL, N, COLS, COLS) != 1) continue;
         int wrong = 0;

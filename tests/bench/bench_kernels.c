@@ -38,6 +38,8 @@ typedef struct {
     int8_t *i8;
     float *scale;
     int32_t *row_sum;
+    int8_t *tiles; /* i8 as AMX tiles, copy by copy */
+    size_t tiles_count; /* bytes a copy */
 } pool;
 
 static int pool_make(pool *p, int rows, int cols)
@@ -54,7 +56,9 @@ static int pool_make(pool *p, int rows, int cols)
     p->i8 = malloc(all);
     p->scale = malloc((size_t)rows * p->copies * sizeof *p->scale);
     p->row_sum = malloc((size_t)rows * p->copies * sizeof *p->row_sum);
-    if (!p->f32 || !p->packed || !p->bf16 || !p->i8 || !p->scale || !p->row_sum) return -1;
+    p->tiles_count = bert_i8_tiles_bytes(rows, cols);
+    p->tiles = malloc(p->tiles_count * p->copies);
+    if (!p->f32 || !p->packed || !p->bf16 || !p->i8 || !p->scale || !p->row_sum || !p->tiles) return -1;
     uint32_t seed = 1;
     for (size_t i = 0; i < all; i++) {
         seed = seed * 1664525u + 1013904223u;
@@ -65,6 +69,7 @@ static int pool_make(pool *p, int rows, int cols)
     for (int c = 0; c < p->copies; c++)
         bert_int8_quantize_rows(p->i8 + c * p->count, p->scale + (size_t)c * rows, p->row_sum + (size_t)c * rows,
                                 p->f32 + c * p->count, rows, cols);
+    for (int c = 0; c < p->copies; c++) bert_i8_tiles_pack(p->tiles + c * p->tiles_count, p->i8 + c * p->count, rows, cols);
     return 0;
 }
 
@@ -76,6 +81,7 @@ static void pool_free(pool *p)
     free(p->i8);
     free(p->scale);
     free(p->row_sum);
+    free(p->tiles);
 }
 
 /* What one measurement runs: a float32 kernel, or a reduced-precision one. */
@@ -104,7 +110,8 @@ static double measure(const column *col, const pool *p, int n, int rows, int col
                       ? 0 : -1;
         } else {
             bert_matrix m = {col->precision, NULL, p->bf16 + copy * p->count, p->i8 + copy * p->count,
-                             p->scale + (size_t)copy * rows, p->row_sum + (size_t)copy * rows, NULL};
+                             p->scale + (size_t)copy * rows, p->row_sum + (size_t)copy * rows, NULL,
+                             p->tiles + copy * p->tiles_count};
             got = bert_linear_matrix_with(col->lowp, NULL, 1, out, in, &m, b, n, rows, cols) == 1 ? 0 : -1;
         }
         if (got != 0) return -1;
@@ -124,7 +131,7 @@ int main(int argc, char **argv)
     }
     openblas_set_num_threads(1);
     bert_isa isa = bert_cpu_isa();
-    column cols_all[17];
+    column cols_all[18];
     int ncol = 0;
     cols_all[ncol++] = (column){"f32-ours", 1, isa == BERT_ISA_AVX512 ? BERT_LINEAR_AVX512 : BERT_LINEAR_AVX2, 0, 0};
     cols_all[ncol++] = (column){"f32-packed", 1,
@@ -132,7 +139,7 @@ int main(int argc, char **argv)
     cols_all[ncol++] = (column){"f32-blas", 1, BERT_LINEAR_BLAS, 0, 0};
     /* "auto": bert_linear_matrix's choice for the shape. */
     static const bert_lowp_kernel lowp[] = {BERT_LOWP_AUTO, BERT_LOWP_BF16_DP512, BERT_LOWP_BF16_AVX512,
-                                            BERT_LOWP_BF16_AVX2, BERT_LOWP_AUTO, BERT_LOWP_INT8_VNNI512,
+                                            BERT_LOWP_BF16_AVX2, BERT_LOWP_AUTO, BERT_LOWP_INT8_AMX, BERT_LOWP_INT8_VNNI512,
                                             BERT_LOWP_INT8_AVXVNNI, BERT_LOWP_INT8_AVX2};
     int f32_only = argc > 2 && strcmp(argv[2], "float32") == 0;
     for (size_t k = 0; !f32_only && k < sizeof lowp / sizeof *lowp; k++) {
@@ -145,7 +152,7 @@ int main(int argc, char **argv)
     static const int ns[] = {1, 16, 48, 128, 512};
     printf("GFLOP/s, one thread (rows x cols = W's shape, n input rows); CPU: %s", bert_cpu_isa_name(isa));
     unsigned ext = bert_cpu_extensions();
-    for (unsigned f = 1; f <= BERT_CPU_AVX_VNNI; f <<= 1)
+    for (unsigned f = 1; f <= BERT_CPU_AMX_INT8; f <<= 1)
         if (ext & f) printf(" %s", bert_cpu_extension_name(f));
     printf("; OpenBLAS %s\n\n", openblas_get_corename());
     printf("%-11s %4s", "rows x cols", "n");

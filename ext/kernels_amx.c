@@ -1,0 +1,101 @@
+/*
+ * kernels_amx.c - the int8 projection kernel on AMX tiles (kernels.h):
+ *
+ *   bert_int8_amx   tdpbusd (AMX-INT8): 32 input rows x 32 weight rows a
+ *                   block, four tiles of int32 sums, W packed at load as
+ *                   tiles (linear.h, bert_i8_tiles_pack)
+ *
+ * One tdpbusd multiplies a tile of 16 input rows by 64 unsigned bytes with
+ * a tile of 64 x 16 signed bytes of W: 16,384 multiply-adds, where
+ * AVX-512 VNNI's vpdpbusd does 64.  Its input rows are the quantized rows
+ * plus 128 (unsigned bytes), each bert_tile_cols(cols) long and followed by
+ * rows enough for a whole block (linear_lowp.c lays them out so); the sums
+ * are exact, so the result is every other int8 kernel's to the bit.
+ *
+ * Tiles are per-thread state: each call configures them and releases them
+ * at the end, so that a thread that has finished its products does not
+ * carry 8 KB of tile state through every context switch.
+ */
+#include "kernels.h"
+
+#ifdef BERT_X86_KERNELS
+#include <immintrin.h>
+#include <string.h>
+
+#define TARGET __attribute__((target("amx-tile,amx-int8,avx512f")))
+
+/* Tiles 0-3: the block's sums (rows 0-15 and 16-31 by panels 0 and 1);
+ * 4-5: its two slices of 16 input rows; 6-7: the two panels of W. */
+enum { TILE_ROWS = 16, BLOCK = 32, TILE_BYTES = TILE_ROWS * BERT_TILE_K };
+
+/* The layout LDTILECFG loads: palette 1, every tile 16 rows of 64 bytes. */
+typedef struct {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t bytes_per_row[16];
+    uint8_t rows[16];
+} tile_config;
+
+/* out for input rows i..i_end and weight rows r..r_end from the block's
+ * sums, laid out [BLOCK][BLOCK] from input row i and weight row r_block. */
+TARGET static void finish(const bert_kernel_args *a, const int32_t *sums, int i, int i_end, int r_block, int r,
+                          int r_end)
+{
+    for (int y = i; y < i_end; y++) {
+        const int32_t *row = sums + (size_t)(y - i) * BLOCK - r_block;
+        float *out = a->out + (size_t)y * a->rows;
+        for (int e = r; e < r_end; e++)
+            out[e] = bert_int8_output(row[e] - 128 * a->w->row_sum[e], a->x_scale[y], a->w->scale[e], a->b, e);
+    }
+}
+
+/* Input rows i0..i1 against weight rows r0..r1.  The pair of panels is the
+ * outer loop: its tiles (2 KB a block of columns) stay in L1 while the
+ * span's input rows, from L2, pass through it. */
+TARGET void bert_int8_amx(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
+{
+    const int stride = bert_tile_cols(a->cols), blocks = stride / BERT_TILE_K;
+    const size_t panel_bytes = (size_t)blocks * TILE_BYTES;
+    tile_config config;
+    memset(&config, 0, sizeof config);
+    config.palette = 1;
+    for (int t = 0; t < 8; t++) {
+        config.rows[t] = TILE_ROWS;
+        config.bytes_per_row[t] = BERT_TILE_K;
+    }
+    _tile_loadconfig(&config);
+    int32_t sums[BLOCK * BLOCK] __attribute__((aligned(64)));
+    const int last_panel = (r1 - 1) / BERT_PANEL;
+    for (int p = r0 / BERT_PANEL; p <= last_panel; p += 2) {
+        /* A lone last panel is multiplied twice; the second half is not written. */
+        const int8_t *w0 = a->w->i8_tiles + (size_t)p * panel_bytes;
+        const int8_t *w1 = p + 1 <= last_panel ? w0 + panel_bytes : w0;
+        const int r_block = p * BERT_PANEL;
+        const int r = r_block > r0 ? r_block : r0, r_end = r_block + BLOCK < r1 ? r_block + BLOCK : r1;
+        for (int i = i0; i < i1; i += BLOCK) {
+            /* Rows past i1 are read (the layout has them) and not written. */
+            const uint8_t *x = (const uint8_t *)a->x_i8 + (size_t)i * stride;
+            _tile_zero(0);
+            _tile_zero(1);
+            _tile_zero(2);
+            _tile_zero(3);
+            for (int kb = 0; kb < blocks; kb++) {
+                _tile_loadd(4, x + (size_t)kb * BERT_TILE_K, stride);
+                _tile_loadd(5, x + (size_t)TILE_ROWS * stride + (size_t)kb * BERT_TILE_K, stride);
+                _tile_loadd(6, w0 + (size_t)kb * TILE_BYTES, BERT_TILE_K);
+                _tile_loadd(7, w1 + (size_t)kb * TILE_BYTES, BERT_TILE_K);
+                _tile_dpbusd(0, 4, 6);
+                _tile_dpbusd(1, 4, 7);
+                _tile_dpbusd(2, 5, 6);
+                _tile_dpbusd(3, 5, 7);
+            }
+            const int row_bytes = BLOCK * (int)sizeof(int32_t);
+            _tile_stored(0, sums, row_bytes);
+            _tile_stored(1, sums + TILE_ROWS, row_bytes);
+            _tile_stored(2, sums + TILE_ROWS * BLOCK, row_bytes);
+            _tile_stored(3, sums + TILE_ROWS * BLOCK + TILE_ROWS, row_bytes);
+            finish(a, sums, i, i + BLOCK < i1 ? i + BLOCK : i1, r_block, r, r_end);
+        }
+    }
+    _tile_release();
+}
+#endif
