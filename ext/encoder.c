@@ -200,30 +200,47 @@ BERT_INLINE float exp_poly(float x)
     return p * scale;
 }
 
+/* Eight floats as one value, for the running max and sum of a softmax
+ * row: GCC and clang compile these to the vector registers of whichever
+ * instruction set the body is built for.  Loops over lanes of an array
+ * stay scalar (a chain of dependent max instructions took half of a
+ * 450-token text's softmax), since a max or sum reduction may not be
+ * reordered for the compiler without fast-math. */
+typedef float lanes8 __attribute__((vector_size(32)));
+typedef int32_t mask8 __attribute__((vector_size(32)));
+
 /* Row by row, max subtracted.  Sums in float over 8 lanes: a row is at
  * most 512 positive terms, each at most 1. */
 BERT_INLINE void softmax_rows_body(float *x, int n, int dim)
 {
     for (int i = 0; i < n; i++) {
         float *r = x + (size_t)i * dim;
+        const int body = dim - dim % 8;
         float max = r[0];
-        for (int j = 1; j < dim; j++) max = r[j] > max ? r[j] : max;
-        float lane[8] = {0};
-        int j = 0;
-        for (; j + 8 <= dim; j += 8)
-            for (int l = 0; l < 8; l++) {
-                float e = exp_poly(r[j + l] - max);
-                r[j + l] = e;
-                lane[l] += e;
+        if (body) {
+            lanes8 lane_max;
+            memcpy(&lane_max, r, sizeof lane_max);
+            for (int j = 8; j < body; j += 8) {
+                lanes8 v;
+                memcpy(&v, r + j, sizeof v);
+                mask8 greater = v > lane_max;
+                lane_max = (lanes8)(((mask8)v & greater) | ((mask8)lane_max & ~greater));
             }
-        float sum = 0.0f;
-        for (; j < dim; j++) {
-            r[j] = exp_poly(r[j] - max);
-            sum += r[j];
+            for (int l = 0; l < 8; l++) max = lane_max[l] > max ? lane_max[l] : max;
         }
-        for (int l = 0; l < 8; l++) sum += lane[l];
+        for (int j = body; j < dim; j++) max = r[j] > max ? r[j] : max;
+        for (int j = 0; j < dim; j++) r[j] = exp_poly(r[j] - max);
+        lanes8 lane_sum = {0};
+        for (int j = 0; j < body; j += 8) {
+            lanes8 v;
+            memcpy(&v, r + j, sizeof v);
+            lane_sum += v;
+        }
+        float sum = 0.0f;
+        for (int j = body; j < dim; j++) sum += r[j];
+        for (int l = 0; l < 8; l++) sum += lane_sum[l];
         float inv = 1.0f / sum;
-        for (j = 0; j < dim; j++) r[j] *= inv;
+        for (int j = 0; j < dim; j++) r[j] *= inv;
     }
 }
 BERT_MULTIVERSION(softmax_rows, (float *x, int n, int dim), (x, n, dim))
