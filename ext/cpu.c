@@ -84,8 +84,12 @@ static void detect(void)
     if (best_isa == BERT_ISA_AVX512) {
         if (leaf71_eax & (1u << 5)) best_extensions |= BERT_CPU_AVX512_BF16;
         if ((leaf7_ecx & (1u << 11)) && __builtin_cpu_supports("avx512bw")) best_extensions |= BERT_CPU_AVX512_VNNI;
-        /* AMX-TILE and AMX-INT8; the kernel's finishing code is AVX-512. */
-        if ((leaf7_edx & (3u << 24)) == (3u << 24) && amx_usable()) best_extensions |= BERT_CPU_AMX_INT8;
+        /* AMX-TILE with AMX-INT8 (bit 25) and AMX-BF16 (bit 22); the
+         * kernels' finishing code is AVX-512. */
+        if ((leaf7_edx & (1u << 24)) && (leaf7_edx & (9u << 22)) && amx_usable()) {
+            if (leaf7_edx & (1u << 25)) best_extensions |= BERT_CPU_AMX_INT8;
+            if (leaf7_edx & (1u << 22)) best_extensions |= BERT_CPU_AMX_BF16;
+        }
     }
     /* vpdpbf16ps is used with AVX-512BW's masked 16-bit loads as well. */
     if (!__builtin_cpu_supports("avx512bw")) best_extensions &= ~(unsigned)BERT_CPU_AVX512_BF16;
@@ -126,7 +130,7 @@ unsigned bert_cpu_extensions(void)
     pthread_once(&detected, detect);
     if (capped_at("base") || capped_at("avx2") || capped_at("avx512") || capped_at("neon")) return 0;
     if (capped_at("dotprod")) return best_extensions & BERT_CPU_DOTPROD;
-    if (capped_at("vnni")) return best_extensions & ~(unsigned)BERT_CPU_AMX_INT8;
+    if (capped_at("vnni")) return best_extensions & ~(unsigned)(BERT_CPU_AMX_INT8 | BERT_CPU_AMX_BF16);
     return best_extensions;
 }
 
@@ -140,6 +144,7 @@ const char *bert_cpu_extension_name(unsigned flag)
     case BERT_CPU_I8MM: return "i8mm";
     case BERT_CPU_BF16: return "bf16";
     case BERT_CPU_AMX_INT8: return "amx_int8";
+    case BERT_CPU_AMX_BF16: return "amx_bf16";
     default: return "";
     }
 }

@@ -82,18 +82,19 @@ enum {
     BERT_CPU_DOTPROD = 1 << 3,     /* arm64 SDOT (HWCAP_ASIMDDP) */
     BERT_CPU_I8MM = 1 << 4,        /* arm64 SMMLA (HWCAP2_I8MM) */
     BERT_CPU_BF16 = 1 << 5,        /* arm64 BFDOT and BFMMLA (HWCAP2_BF16) */
-    BERT_CPU_AMX_INT8 = 1 << 6     /* x86 AMX tiles with tdpbusd, the OS granting their state */
+    BERT_CPU_AMX_INT8 = 1 << 6,    /* x86 AMX tiles with tdpbusd, the OS granting their state */
+    BERT_CPU_AMX_BF16 = 1 << 7     /* x86 AMX tiles with tdpbf16ps, likewise */
 };
 
 /* The extensions this CPU and its OS support, within what SQLITE_BERT_ISA
  * allows: "avx512" rules them all out (AVX-512F and AVX2 kernels only),
- * "avx2" and "base" too, "vnni" keeps all but AMX; on arm64 "neon" rules
+ * "avx2" and "base" too, "vnni" keeps all but AMX's; on arm64 "neon" rules
  * them all out and "dotprod" keeps SDOT alone.  Reads the environment, as bert_cpu_isa does:
  * once per plan (bert_linear_plan_for), not per product. */
 unsigned bert_cpu_extensions(void);
 
-/* "avx512_bf16", "avx512_vnni", "avx_vnni", "dotprod", "i8mm", "bf16" or
- * "amx_int8" for one flag; "" else. */
+/* "avx512_bf16", "avx512_vnni", "avx_vnni", "dotprod", "i8mm", "bf16",
+ * "amx_int8" or "amx_bf16" for one flag; "" else. */
 const char *bert_cpu_extension_name(unsigned flag);
 
 #endif

@@ -21,6 +21,8 @@ const bert_kernel bert_kernels_table[] = {
      * row count from 1 (768x768, GFLOP/s at 1 / 2 / 16 rows: int8 VNNI 49 /
      * 103 / 244 against AVX2's 42 / 76 / 103; bfloat16 vdpbf16ps 20 / 40 /
      * 164 against 18 / 35 / 69). */
+    {BERT_LOWP_BF16_AMX, BERT_LINEAR_AUTO, "bf16-amx", BERT_PRECISION_BFLOAT16, BERT_ISA_AVX512, BERT_CPU_AMX_BF16, 0, 1,
+     bert_bf16_amx},
     {BERT_LOWP_BF16_DP512, BERT_LINEAR_AUTO, "bf16-avx512bf16", BERT_PRECISION_BFLOAT16, BERT_ISA_AVX512,
      BERT_CPU_AVX512_BF16, 0, 0, bert_bf16_avx512bf16},
     {BERT_LOWP_BF16_AVX512, BERT_LINEAR_AUTO, "bf16-avx512", BERT_PRECISION_BFLOAT16, BERT_ISA_AVX512, 0, 0, 0,

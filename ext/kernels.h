@@ -56,7 +56,7 @@ typedef struct {
     bert_isa isa;              /* the instruction set it needs, at least */
     unsigned extensions;       /* BERT_CPU_* flags it needs besides */
     int input_offset;          /* int8: added to the quantized input (128: unsigned bytes) */
-    int packed;                /* 1: reads W as packed at load (f32_packed, i8_tiles) */
+    int packed;                /* 1: reads W as packed at load (f32_packed, tiles) */
     bert_kernel_fn run;
 } bert_kernel;
 
@@ -102,8 +102,8 @@ static inline int32_t bert_tail_int(const bert_kernel_args *a, int i, int r, int
     return sum;
 }
 
-/* The AMX kernel reads whole blocks of 32 input rows: up to this many
- * rows past the product's last, which its input layout must hold. */
+/* The AMX kernels read whole blocks of 32 input rows: up to this many
+ * rows past the product's last, which their input layout must hold. */
 #define BERT_AMX_ROWS_PAST 31
 
 /* Weight blocks between the one computed and the one fetched. */
@@ -171,6 +171,7 @@ void bert_bf16_avx512(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
 void bert_bf16_avx512bf16(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_int8_avx512vnni(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_int8_amx(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_bf16_amx(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_f32_packed_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_f32_packed_avx512(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 #endif

@@ -129,7 +129,7 @@ typedef struct {
     const float *scale;     /* INT8: [rows] */
     const int32_t *row_sum; /* INT8: [rows] */
     const float *f32_packed; /* FLOAT32: f32 packed (bert_f32_pack), or NULL */
-    const int8_t *i8_tiles;  /* INT8: i8 as AMX tiles (bert_i8_tiles_pack), or NULL */
+    const void *tiles;       /* INT8, BFLOAT16: i8 or bf16 as AMX tiles (bert_tiles_pack), or NULL */
 } bert_matrix;
 
 /* bert_linear for any precision: out[n x rows] = in[n x cols] W^T + b.
@@ -150,7 +150,8 @@ typedef enum {
     BERT_LOWP_INT8_AVX2,    /* vpmaddubsw with the sign trick, 256-bit */
     BERT_LOWP_INT8_AVXVNNI, /* vpdpbusd, 256-bit (AVX-VNNI) */
     BERT_LOWP_INT8_VNNI512, /* vpdpbusd, 512-bit (AVX512_VNNI) */
-    BERT_LOWP_INT8_AMX,     /* tdpbusd on AMX tiles (AMX-INT8), W as bert_i8_tiles_pack lays it out */
+    BERT_LOWP_INT8_AMX,     /* tdpbusd on AMX tiles (AMX-INT8), W as bert_tiles_pack lays it out */
+    BERT_LOWP_BF16_AMX,     /* tdpbf16ps on AMX tiles (AMX-BF16), likewise */
     BERT_LOWP_BF16_NEON,    /* arm64: bfloat16 widened to float32 in registers, FMA */
     BERT_LOWP_BF16_BFDOT,   /* arm64: BFDOT (bf16) */
     BERT_LOWP_BF16_BFMMLA,  /* arm64: BFMMLA, a lone row through BFDOT (bf16) */
@@ -200,24 +201,34 @@ void bert_bf16_from_f32(uint16_t *out, const float *in, size_t n);
 /* Quantizes W [rows x cols] as above into q, scale and row_sum. */
 void bert_int8_quantize_rows(int8_t *q, float *scale, int32_t *row_sum, const float *w, int rows, int cols);
 
-/* ---- int8 weights as AMX tiles -------------------------------------------------
+/* ---- int8 and bfloat16 weights as AMX tiles ----------------------------------
  *
- * An AMX tile multiply (tdpbusd) takes W as a tile of 16 rows of 64 bytes
- * in which row k/4 holds, for 16 weight rows e, the 4 bytes of columns
- * k..k+3 side by side: W[e][k + j] at (k / 4) * 64 + 4 * e + j.  Packed
- * once at load, panel p of BERT_PANEL weight rows holds, for each block of
- * BERT_TILE_K columns kb, one such tile of 1 KB at (p * blocks + kb) KB;
- * columns past cols (up to a whole block) and rows past rows are zero. */
-#define BERT_TILE_K 64
+ * An AMX tile multiply (tdpbusd for int8, tdpbf16ps for bfloat16) takes W
+ * as a tile of 16 rows of BERT_TILE_BYTES bytes in which each row holds,
+ * for 16 weight rows e, a group of 4 bytes of consecutive columns side by
+ * side: 4 int8 or 2 bfloat16 values.  With g values a group, W[e][k + j] is
+ * at byte (k / g) * 64 + 4 * e + j * (4 / g).  Packed once at load, panel p
+ * of BERT_PANEL weight rows holds, for each block of columns kb (64 int8 or
+ * 32 bfloat16), one such tile of 1 KB at (p * blocks + kb) KB; columns past
+ * cols (up to a whole block) and rows past rows are zero. */
+#define BERT_TILE_BYTES 64
 
-/* Columns rounded up to whole tiles: the row length of the packed tiles and
- * of the input rows the AMX kernel reads. */
-static inline int bert_tile_cols(int cols) { return (cols + BERT_TILE_K - 1) / BERT_TILE_K * BERT_TILE_K; }
+/* Bytes a value of precision p (int8: 1, bfloat16: 2). */
+static inline int bert_tile_value_bytes(bert_precision p) { return p == BERT_PRECISION_INT8 ? 1 : 2; }
 
-/* Bytes that W [rows x cols] takes as tiles. */
-size_t bert_i8_tiles_bytes(int rows, int cols);
+/* Columns rounded up to whole tiles: the row length, in values, of the
+ * packed tiles and of the input rows the AMX kernels read. */
+static inline int bert_tile_cols(int cols, bert_precision p)
+{
+    const int per_tile = BERT_TILE_BYTES / bert_tile_value_bytes(p);
+    return (cols + per_tile - 1) / per_tile * per_tile;
+}
 
-/* Lays out the int8 W [rows x cols] (bert_int8_quantize_rows's q) as tiles. */
-void bert_i8_tiles_pack(int8_t *tiles, const int8_t *q, int rows, int cols);
+/* Bytes that W [rows x cols] of precision p takes as tiles. */
+size_t bert_tiles_bytes(int rows, int cols, bert_precision p);
+
+/* Lays out W [rows x cols] (int8: bert_int8_quantize_rows's q; bfloat16:
+ * bit patterns) as tiles. */
+void bert_tiles_pack(void *tiles, const void *w, int rows, int cols, bert_precision p);
 
 #endif

@@ -107,23 +107,27 @@ void bert_int8_quantize_rows(int8_t *q, float *scale, int32_t *row_sum, const fl
         scale[r] = quantize_row(q + (size_t)r * cols, w + (size_t)r * cols, cols, &row_sum[r]);
 }
 
-size_t bert_i8_tiles_bytes(int rows, int cols)
+size_t bert_tiles_bytes(int rows, int cols, bert_precision p)
 {
-    return (size_t)((rows + BERT_PANEL - 1) / BERT_PANEL) * BERT_PANEL * (size_t)bert_tile_cols(cols);
+    return (size_t)((rows + BERT_PANEL - 1) / BERT_PANEL) * BERT_PANEL * (size_t)bert_tile_cols(cols, p) *
+           (size_t)bert_tile_value_bytes(p);
 }
 
-void bert_i8_tiles_pack(int8_t *tiles, const int8_t *q, int rows, int cols)
+void bert_tiles_pack(void *tiles, const void *w, int rows, int cols, bert_precision p)
 {
-    const int blocks = bert_tile_cols(cols) / BERT_TILE_K;
-    const size_t tile_bytes = (size_t)BERT_PANEL * BERT_TILE_K;
-    memset(tiles, 0, bert_i8_tiles_bytes(rows, cols));
+    const int size = bert_tile_value_bytes(p), per_tile = BERT_TILE_BYTES / size, group = 4 / size;
+    const int blocks = bert_tile_cols(cols, p) / per_tile;
+    const size_t tile_bytes = (size_t)BERT_PANEL * BERT_TILE_BYTES;
+    const unsigned char *from = w;
+    memset(tiles, 0, bert_tiles_bytes(rows, cols, p));
     for (int r = 0; r < rows; r++) {
-        int8_t *panel = tiles + (size_t)(r / BERT_PANEL) * blocks * tile_bytes;
+        unsigned char *panel = (unsigned char *)tiles + (size_t)(r / BERT_PANEL) * blocks * tile_bytes;
         const int e = r % BERT_PANEL;
         for (int c = 0; c < cols; c++) {
-            const int k = c % BERT_TILE_K;
-            panel[(size_t)(c / BERT_TILE_K) * tile_bytes + (size_t)(k / 4) * BERT_TILE_K + 4 * e + k % 4] =
-                q[(size_t)r * cols + c];
+            const int k = c % per_tile;
+            memcpy(panel + (size_t)(c / per_tile) * tile_bytes + (size_t)(k / group) * BERT_TILE_BYTES + 4 * e +
+                       (size_t)(k % group) * size,
+                   from + ((size_t)r * cols + c) * size, (size_t)size);
         }
     }
 }
@@ -208,8 +212,8 @@ static const bert_kernel *entry_of(bert_lowp_kernel k, bert_precision p)
     return NULL;
 }
 
-/* Input rows from which the AMX kernel takes a product of W packed as
- * tiles: below, its blocks of 32 rows are mostly padding, and W's bytes,
+/* Input rows from which the AMX kernels take a product of W packed as
+ * tiles: below, their blocks of 32 rows are mostly padding, and W's bytes,
  * which every kernel reads once, bound both. */
 #define AMX_ROWS_MIN 8
 
@@ -220,7 +224,7 @@ static const bert_kernel *entry_of(bert_lowp_kernel k, bert_precision p)
  * sgemm could only lose. */
 static const bert_kernel *kernel_for(bert_precision p, bert_isa isa, unsigned ext, const bert_matrix *w, int n)
 {
-    const int tiles = w && w->i8_tiles && n >= AMX_ROWS_MIN;
+    const int tiles = w && w->tiles && n >= AMX_ROWS_MIN;
     for (const bert_kernel *e = bert_kernels_table; e->run; e++)
         if (e->precision == p && e->id != BERT_LOWP_AUTO && bert_kernel_runs(e, isa, ext) && (!e->packed || tiles))
             return e;
@@ -291,11 +295,11 @@ static int matrix_run(const bert_kernel *kernel, bert_workers *workers, int thre
 {
     lowp_job job = {kernel->run, {w, NULL, NULL, NULL, NULL, b, out, n, rows, cols}};
     void *owned = NULL;
-    const int tiles = kernel->id == BERT_LOWP_INT8_AMX;
+    /* The AMX kernels' rows: whole tiles long, and rows past the last for
+     * their last block (zero, so that nothing reads undefined bytes). */
+    const int tiles = kernel->packed;
+    const int stride = tiles ? bert_tile_cols(cols, w->precision) : cols, stored = tiles ? n + BERT_AMX_ROWS_PAST : n;
     if (w->precision == BERT_PRECISION_INT8) {
-        /* The AMX kernel's rows: whole tiles long, and rows past the last
-         * for its last block (zero, so that nothing reads undefined bytes). */
-        const int stride = tiles ? bert_tile_cols(cols) : cols, stored = tiles ? n + BERT_AMX_ROWS_PAST : n;
         /* The scales first, so that they stay aligned for floats. */
         float *xscale = scratch_get(scratch, (size_t)n * sizeof(float) + (size_t)stored * stride, &owned);
         if (!xscale) return -1;
@@ -309,9 +313,17 @@ static int matrix_run(const bert_kernel *kernel, bert_workers *workers, int thre
         job.args.x_i8 = qx;
         job.args.x_scale = xscale;
     } else {
-        uint16_t *xb = scratch_get(scratch, (size_t)n * cols * sizeof *xb, &owned);
+        uint16_t *xb = scratch_get(scratch, (size_t)stored * stride * sizeof *xb, &owned);
         if (!xb) return -1;
-        bf16_rows(kernel->isa, xb, in, (size_t)n * cols);
+        if (stride == cols) {
+            bf16_rows(kernel->isa, xb, in, (size_t)n * cols);
+        } else {
+            for (int i = 0; i < n; i++) {
+                bf16_rows(kernel->isa, xb + (size_t)i * stride, in + (size_t)i * cols, (size_t)cols);
+                memset(xb + (size_t)i * stride + cols, 0, (size_t)(stride - cols) * sizeof *xb);
+            }
+        }
+        memset(xb + (size_t)n * stride, 0, (size_t)(stored - n) * stride * sizeof *xb);
         job.args.x_bf16 = xb;
     }
     /* Shared out as linear.c's products are. */
@@ -358,14 +370,14 @@ int bert_linear_matrix_with(bert_lowp_kernel kernel, bert_workers *workers, int 
                                                     : entry_of(kernel, w->precision);
     if (!k || !bert_kernel_runs(k, isa, ext)) return 0; /* another precision's kernel, or not on this CPU */
     if (n < 1 || rows < 1 || cols < 1) return 1;
-    if (k->id != BERT_LOWP_INT8_AMX || w->i8_tiles)
-        return matrix_run(k, workers, threads, NULL, out, in, w, b, n, rows, cols) == 0 ? 1 : -1;
+    if (!k->packed || w->tiles) return matrix_run(k, workers, threads, NULL, out, in, w, b, n, rows, cols) == 0 ? 1 : -1;
     /* W not packed as tiles: packed for the call. */
-    int8_t *tiles = malloc(bert_i8_tiles_bytes(rows, cols));
+    void *tiles = malloc(bert_tiles_bytes(rows, cols, w->precision));
     if (!tiles) return -1;
-    bert_i8_tiles_pack(tiles, w->i8, rows, cols);
+    bert_tiles_pack(tiles, w->precision == BERT_PRECISION_INT8 ? (const void *)w->i8 : (const void *)w->bf16, rows,
+                    cols, w->precision);
     bert_matrix packed = *w;
-    packed.i8_tiles = tiles;
+    packed.tiles = tiles;
     int ran = matrix_run(k, workers, threads, NULL, out, in, &packed, b, n, rows, cols) == 0 ? 1 : -1;
     free(tiles);
     return ran;

@@ -12,8 +12,8 @@
  * kernels of products of many rows stream; the few-rows kernels of a
  * sentence still read the mapping, so the packed block is memory of its
  * own, the size of the projections (bert-base: 340 MB).  Likewise at int8
- * on a CPU with AMX, the projections are also laid out as AMX tiles (bert-base:
- * 85 MB more).
+ * and bfloat16 on a CPU with AMX, the projections are also laid out as AMX
+ * tiles (bert-base: 85 and 170 MB more).
  */
 #include "model_bind.h"
 #include "cpu.h"
@@ -124,29 +124,31 @@ static int packs_f32(void)
 #endif
 }
 
-/* 1 when int8 projections are also laid out as AMX tiles: the CPU (within
- * SQLITE_BERT_ISA) has AMX-INT8 and SQLITE_BERT_PACK is not "0".  The
- * tiles are a second copy of the int8 weights (bert-base: 85 MB): the
- * kernels of a product of a few rows read W row by row. */
-static int packs_i8_tiles(void)
+/* 1 when int8 or bfloat16 projections are also laid out as AMX tiles: the
+ * CPU (within SQLITE_BERT_ISA) has AMX for precision p and SQLITE_BERT_PACK
+ * is not "0".  The tiles are a second copy of the projections at their
+ * precision (bert-base: 85 MB at int8, 170 MB at bfloat16): the kernels of
+ * a product of a few rows read W row by row. */
+static int packs_tiles(bert_precision p)
 {
     const char *pack = getenv("SQLITE_BERT_PACK");
-    return (bert_cpu_extensions() & BERT_CPU_AMX_INT8) && !(pack && strcmp(pack, "0") == 0);
+    unsigned need = p == BERT_PRECISION_INT8 ? BERT_CPU_AMX_INT8 : p == BERT_PRECISION_BFLOAT16 ? BERT_CPU_AMX_BF16 : 0;
+    return need && (bert_cpu_extensions() & need) && !(pack && strcmp(pack, "0") == 0);
 }
 
 /* Bytes of the reduced block that tensor t takes at precision p: at
- * float32, its packed panels (when `pack`); at int8, its tiles too (when
- * `pack`). */
+ * float32, its packed panels (when `pack`); at int8 and bfloat16, its
+ * tiles too (when `pack`). */
 static size_t reduced_size(const st_tensor *t, bert_precision p, int pack)
 {
     size_t rows = (size_t)t->shape[0], count = t->count;
     int cols = (int)t->shape[1];
     if (p == BERT_PRECISION_FLOAT32)
         return pack && in_place(t) ? align_up(bert_f32_packed_floats((int)rows, cols) * sizeof(float)) : 0;
-    if (p == BERT_PRECISION_BFLOAT16) return bf16_in_place(t) ? 0 : align_up(count * sizeof(uint16_t));
+    size_t tiles = pack ? align_up(bert_tiles_bytes((int)rows, cols, p)) : 0;
+    if (p == BERT_PRECISION_BFLOAT16) return (bf16_in_place(t) ? 0 : align_up(count * sizeof(uint16_t))) + tiles;
     if (p == BERT_PRECISION_INT8)
-        return align_up(count) + align_up(rows * sizeof(float)) + align_up(rows * sizeof(int32_t)) +
-               (pack ? align_up(bert_i8_tiles_bytes((int)rows, cols)) : 0);
+        return align_up(count) + align_up(rows * sizeof(float)) + align_up(rows * sizeof(int32_t)) + tiles;
     return 0;
 }
 
@@ -160,31 +162,34 @@ static void reduce(const st_tensor *t, bert_precision p, int pack, unsigned char
     if (p == BERT_PRECISION_BFLOAT16) {
         if (bf16_in_place(t)) {
             mat->bf16 = (const uint16_t *)(const void *)t->data;
-            return;
+        } else {
+            uint16_t *out = (uint16_t *)(void *)*next;
+            *next += align_up(t->count * sizeof(uint16_t));
+            for (size_t r = 0; r < rows; r++)
+                bert_bf16_from_f32(out + r * cols, float_row(t, r, cols, row_buf), cols);
+            mat->bf16 = out;
         }
-        uint16_t *out = (uint16_t *)(void *)*next;
-        *next += align_up(t->count * sizeof(uint16_t));
-        for (size_t r = 0; r < rows; r++) bert_bf16_from_f32(out + r * cols, float_row(t, r, cols, row_buf), cols);
-        mat->bf16 = out;
-        return;
+    } else {
+        int8_t *q = (int8_t *)(void *)*next;
+        *next += align_up(t->count);
+        float *scale = (float *)(void *)*next;
+        *next += align_up(rows * sizeof(float));
+        int32_t *row_sum = (int32_t *)(void *)*next;
+        *next += align_up(rows * sizeof(int32_t));
+        /* One row at a time: a row's scale depends on that row alone. */
+        for (size_t r = 0; r < rows; r++)
+            bert_int8_quantize_rows(q + r * cols, scale + r, row_sum + r, float_row(t, r, cols, row_buf), 1,
+                                    (int)cols);
+        mat->i8 = q;
+        mat->scale = scale;
+        mat->row_sum = row_sum;
     }
-    int8_t *q = (int8_t *)(void *)*next;
-    *next += align_up(t->count);
-    float *scale = (float *)(void *)*next;
-    *next += align_up(rows * sizeof(float));
-    int32_t *row_sum = (int32_t *)(void *)*next;
-    *next += align_up(rows * sizeof(int32_t));
-    /* One row at a time: a row's scale depends on that row alone. */
-    for (size_t r = 0; r < rows; r++)
-        bert_int8_quantize_rows(q + r * cols, scale + r, row_sum + r, float_row(t, r, cols, row_buf), 1, (int)cols);
-    mat->i8 = q;
-    mat->scale = scale;
-    mat->row_sum = row_sum;
     if (pack) {
-        int8_t *tiles = (int8_t *)(void *)*next;
-        *next += align_up(bert_i8_tiles_bytes((int)rows, (int)cols));
-        bert_i8_tiles_pack(tiles, q, (int)rows, (int)cols);
-        mat->i8_tiles = tiles;
+        void *tiles = *next;
+        *next += align_up(bert_tiles_bytes((int)rows, (int)cols, p));
+        bert_tiles_pack(tiles, p == BERT_PRECISION_INT8 ? (const void *)mat->i8 : (const void *)mat->bf16, (int)rows,
+                        (int)cols, p);
+        mat->tiles = tiles;
     }
 }
 
@@ -195,7 +200,7 @@ static void reduce(const st_tensor *t, bert_precision p, int pack, unsigned char
 int bert_bind_materialize(binder *b, model_priv *priv, bert_model *m)
 {
     const bert_precision p = m->precision;
-    const int pack = p == BERT_PRECISION_FLOAT32 ? packs_f32() : p == BERT_PRECISION_INT8 && packs_i8_tiles();
+    const int pack = p == BERT_PRECISION_FLOAT32 ? packs_f32() : packs_tiles(p);
     size_t floats = 0, reduced = 0, cols_max = 0;
     for (int i = 0; i < b->count; i++) {
         const st_tensor *t = b->list[i].t;
@@ -268,7 +273,7 @@ int bert_bind_materialize(binder *b, model_priv *priv, bert_model *m)
         if (b->list[i].matrix)
             packed += p == BERT_PRECISION_FLOAT32
                           ? reduced_size(b->list[i].t, p, pack)
-                          : align_up(bert_i8_tiles_bytes((int)b->list[i].t->shape[0], (int)b->list[i].t->shape[1]));
+                          : align_up(bert_tiles_bytes((int)b->list[i].t->shape[0], (int)b->list[i].t->shape[1], p));
     m->reduced_bytes = reduced - packed;
     m->packed_bytes = packed;
     if (!mapped) {

@@ -129,12 +129,12 @@ static void float32_packed_at_load(void)
     free(saved);
 }
 
-/* At int8 on a CPU with AMX, the projections are also laid out as AMX tiles
- * (linear.h, bert_i8_tiles_pack) at load; SQLITE_BERT_ISA=vnni (AMX ruled
- * out) and SQLITE_BERT_PACK=0 leave them out. */
-static void int8_tiles_at_load(void)
+/* At int8 and bfloat16 on a CPU with AMX for it, the projections are also
+ * laid out as AMX tiles (linear.h, bert_tiles_pack) at load;
+ * SQLITE_BERT_ISA=vnni (AMX ruled out) and SQLITE_BERT_PACK=0 leave them out. */
+static void tiles_at_load(void)
 {
-    t_case("loader: int8 projections are laid out as AMX tiles at load where the CPU has AMX");
+    t_case("loader: int8 and bfloat16 projections are laid out as AMX tiles at load where the CPU has AMX");
     const char *dir = "build/models/bert-plain-f32";
     if (!t_exists(dir)) {
         t_skip("model missing: run make test");
@@ -142,55 +142,65 @@ static void int8_tiles_at_load(void)
     }
     const char *saved_env = getenv("SQLITE_BERT_ISA");
     char *saved = saved_env ? strdup(saved_env) : NULL;
-    int amx = (bert_cpu_extensions() & BERT_CPU_AMX_INT8) != 0;
-    printf("loader: AMX-INT8 %s\n", amx ? "present: tiles checked" : "absent: only their absence checked");
-    for (int run = 0; run < 3; run++) {
-        bert_model *m = NULL;
-        char *err = NULL;
-        if (run == 1) setenv("SQLITE_BERT_ISA", "vnni", 1);
-        if (run == 2) {
-            if (saved) setenv("SQLITE_BERT_ISA", saved, 1);
-            else unsetenv("SQLITE_BERT_ISA");
-            setenv("SQLITE_BERT_PACK", "0", 1);
-        }
-        int tiled = run == 0 && amx;
-        if (T_CHECK(bert_model_load_precision(dir, BERT_PRECISION_INT8, &m, &err) == 0, "rejected: %s",
-                    err ? err : "?")) {
-            const int hid = m->cfg.hidden_size, F = m->cfg.intermediate_size, layers = m->cfg.num_layers;
-            if (tiled) {
-                size_t want = 0;
-                for (int l = 0; l < layers; l++)
-                    want += 4 * bert_i8_tiles_bytes(hid, hid) + bert_i8_tiles_bytes(F, hid) + bert_i8_tiles_bytes(hid, F);
-                T_CHECK(m->packed_bytes >= want && m->packed_bytes < want + 6 * (size_t)layers * 64,
-                        "tiles take %zu bytes, want %zu", m->packed_bytes, want);
-                const bert_matrix *w = &m->layers[layers - 1].ff_out_w; /* [hid x F] */
-                if (T_CHECK(w->i8_tiles != NULL, "ff_out_w has no tiles")) {
-                    const int blocks = bert_tile_cols(F) / BERT_TILE_K, tile = BERT_PANEL * BERT_TILE_K;
-                    int wrong = 0;
-                    for (int r = 0; r < (hid + BERT_PANEL - 1) / BERT_PANEL * BERT_PANEL; r++)
-                        for (int c = 0; c < bert_tile_cols(F); c++) {
-                            int k = c % BERT_TILE_K;
-                            int8_t got = w->i8_tiles[((size_t)(r / BERT_PANEL) * blocks + c / BERT_TILE_K) * tile +
-                                                     (k / 4) * BERT_TILE_K + 4 * (r % BERT_PANEL) + k % 4];
-                            wrong += got != (r < hid && c < F ? w->i8[(size_t)r * F + c] : 0);
-                        }
-                    T_CHECK(wrong == 0, "%d tile bytes differ from W", wrong);
-                }
-            } else {
-                T_CHECK(m->packed_bytes == 0 && m->layers[0].q_w.i8_tiles == NULL, "%zu bytes of tiles (run %d)",
-                        m->packed_bytes, run);
+    for (int pi = 0; pi < 2; pi++) {
+        const bert_precision p = pi ? BERT_PRECISION_BFLOAT16 : BERT_PRECISION_INT8;
+        const unsigned need = pi ? BERT_CPU_AMX_BF16 : BERT_CPU_AMX_INT8;
+        int amx = (bert_cpu_extensions() & need) != 0;
+        printf("loader: AMX for %s %s\n", bert_precision_name(p), amx ? "present: tiles checked" : "absent: only their absence checked");
+        for (int run = 0; run < 3; run++) {
+            bert_model *m = NULL;
+            char *err = NULL;
+            if (run == 1) setenv("SQLITE_BERT_ISA", "vnni", 1);
+            if (run == 2) {
+                if (saved) setenv("SQLITE_BERT_ISA", saved, 1);
+                else unsetenv("SQLITE_BERT_ISA");
+                setenv("SQLITE_BERT_PACK", "0", 1);
             }
+            int tiled = run == 0 && amx;
+            if (T_CHECK(bert_model_load_precision(dir, p, &m, &err) == 0, "rejected: %s", err ? err : "?")) {
+                const int hid = m->cfg.hidden_size, F = m->cfg.intermediate_size, layers = m->cfg.num_layers;
+                if (tiled) {
+                    size_t want = 0;
+                    for (int l = 0; l < layers; l++)
+                        want += 4 * bert_tiles_bytes(hid, hid, p) + bert_tiles_bytes(F, hid, p) +
+                                bert_tiles_bytes(hid, F, p);
+                    T_CHECK(m->packed_bytes >= want && m->packed_bytes < want + 6 * (size_t)layers * 64,
+                            "%s: tiles take %zu bytes, want %zu", bert_precision_name(p), m->packed_bytes, want);
+                    const bert_matrix *w = &m->layers[layers - 1].ff_out_w; /* [hid x F] */
+                    if (T_CHECK(w->tiles != NULL, "%s: ff_out_w has no tiles", bert_precision_name(p))) {
+                        const int size = bert_tile_value_bytes(p), per_tile = BERT_TILE_BYTES / size, group = 4 / size;
+                        const int blocks = bert_tile_cols(F, p) / per_tile, tile = BERT_PANEL * BERT_TILE_BYTES;
+                        const unsigned char *tiles = w->tiles;
+                        int wrong = 0;
+                        for (int r = 0; r < (hid + BERT_PANEL - 1) / BERT_PANEL * BERT_PANEL; r++)
+                            for (int c = 0; c < bert_tile_cols(F, p); c++) {
+                                int k = c % per_tile;
+                                const unsigned char *at = tiles + ((size_t)(r / BERT_PANEL) * blocks + c / per_tile) * tile +
+                                                          (k / group) * BERT_TILE_BYTES + 4 * (r % BERT_PANEL) +
+                                                          (k % group) * size;
+                                int got = size == 1 ? (int)(int8_t)at[0] : (int)(uint16_t)(at[0] | at[1] << 8);
+                                int want_v = r >= hid || c >= F ? 0
+                                             : size == 1 ? (int)w->i8[(size_t)r * F + c]
+                                                         : (int)w->bf16[(size_t)r * F + c];
+                                wrong += got != want_v;
+                            }
+                        T_CHECK(wrong == 0, "%s: %d tile values differ from W", bert_precision_name(p), wrong);
+                    }
+                } else {
+                    T_CHECK(m->packed_bytes == 0 && m->layers[0].q_w.tiles == NULL, "%s: %zu bytes of tiles (run %d)",
+                            bert_precision_name(p), m->packed_bytes, run);
+                }
+            }
+            bert_model_free(m);
+            free(err);
+            unsetenv("SQLITE_BERT_PACK");
         }
-        bert_model_free(m);
-        free(err);
-        unsetenv("SQLITE_BERT_PACK");
+        if (saved) setenv("SQLITE_BERT_ISA", saved, 1);
+        else unsetenv("SQLITE_BERT_ISA");
     }
-    if (saved) setenv("SQLITE_BERT_ISA", saved, 1);
-    else unsetenv("SQLITE_BERT_ISA");
     free(saved);
 }
 
-/* Missing, misshapen and integer tensors, each named in the error. */
 static void refusals_name_the_tensor(void)
 {
     bert_model *m = NULL;
@@ -335,7 +345,7 @@ void suite_loader(void)
 {
     float32_in_place();
     float32_packed_at_load();
-    int8_tiles_at_load();
+    tiles_at_load();
     refusals_name_the_tensor();
     extras_and_incomplete_heads();
     missing_weights_file();

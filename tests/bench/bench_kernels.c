@@ -40,6 +40,8 @@ typedef struct {
     int32_t *row_sum;
     int8_t *tiles; /* i8 as AMX tiles, copy by copy */
     size_t tiles_count; /* bytes a copy */
+    uint16_t *bf16_tiles; /* bf16 as AMX tiles, copy by copy */
+    size_t bf16_tiles_count; /* bytes a copy */
 } pool;
 
 static int pool_make(pool *p, int rows, int cols)
@@ -56,9 +58,12 @@ static int pool_make(pool *p, int rows, int cols)
     p->i8 = malloc(all);
     p->scale = malloc((size_t)rows * p->copies * sizeof *p->scale);
     p->row_sum = malloc((size_t)rows * p->copies * sizeof *p->row_sum);
-    p->tiles_count = bert_i8_tiles_bytes(rows, cols);
+    p->tiles_count = bert_tiles_bytes(rows, cols, BERT_PRECISION_INT8);
     p->tiles = malloc(p->tiles_count * p->copies);
-    if (!p->f32 || !p->packed || !p->bf16 || !p->i8 || !p->scale || !p->row_sum || !p->tiles) return -1;
+    p->bf16_tiles_count = bert_tiles_bytes(rows, cols, BERT_PRECISION_BFLOAT16);
+    p->bf16_tiles = malloc(p->bf16_tiles_count * p->copies);
+    if (!p->f32 || !p->packed || !p->bf16 || !p->i8 || !p->scale || !p->row_sum || !p->tiles || !p->bf16_tiles)
+        return -1;
     uint32_t seed = 1;
     for (size_t i = 0; i < all; i++) {
         seed = seed * 1664525u + 1013904223u;
@@ -69,7 +74,11 @@ static int pool_make(pool *p, int rows, int cols)
     for (int c = 0; c < p->copies; c++)
         bert_int8_quantize_rows(p->i8 + c * p->count, p->scale + (size_t)c * rows, p->row_sum + (size_t)c * rows,
                                 p->f32 + c * p->count, rows, cols);
-    for (int c = 0; c < p->copies; c++) bert_i8_tiles_pack(p->tiles + c * p->tiles_count, p->i8 + c * p->count, rows, cols);
+    for (int c = 0; c < p->copies; c++) {
+        bert_tiles_pack(p->tiles + c * p->tiles_count, p->i8 + c * p->count, rows, cols, BERT_PRECISION_INT8);
+        bert_tiles_pack((char *)p->bf16_tiles + c * p->bf16_tiles_count, p->bf16 + c * p->count, rows, cols,
+                        BERT_PRECISION_BFLOAT16);
+    }
     return 0;
 }
 
@@ -82,6 +91,7 @@ static void pool_free(pool *p)
     free(p->scale);
     free(p->row_sum);
     free(p->tiles);
+    free(p->bf16_tiles);
 }
 
 /* What one measurement runs: a float32 kernel, or a reduced-precision one. */
@@ -111,7 +121,9 @@ static double measure(const column *col, const pool *p, int n, int rows, int col
         } else {
             bert_matrix m = {col->precision, NULL, p->bf16 + copy * p->count, p->i8 + copy * p->count,
                              p->scale + (size_t)copy * rows, p->row_sum + (size_t)copy * rows, NULL,
-                             p->tiles + copy * p->tiles_count};
+                             col->precision == BERT_PRECISION_INT8
+                                 ? (const void *)(p->tiles + copy * p->tiles_count)
+                                 : (const void *)((const char *)p->bf16_tiles + copy * p->bf16_tiles_count)};
             got = bert_linear_matrix_with(col->lowp, NULL, 1, out, in, &m, b, n, rows, cols) == 1 ? 0 : -1;
         }
         if (got != 0) return -1;
@@ -131,19 +143,19 @@ int main(int argc, char **argv)
     }
     openblas_set_num_threads(1);
     bert_isa isa = bert_cpu_isa();
-    column cols_all[18];
+    column cols_all[19];
     int ncol = 0;
     cols_all[ncol++] = (column){"f32-ours", 1, isa == BERT_ISA_AVX512 ? BERT_LINEAR_AVX512 : BERT_LINEAR_AVX2, 0, 0};
     cols_all[ncol++] = (column){"f32-packed", 1,
                                 isa == BERT_ISA_AVX512 ? BERT_LINEAR_PACKED_AVX512 : BERT_LINEAR_PACKED_AVX2, 0, 0};
     cols_all[ncol++] = (column){"f32-blas", 1, BERT_LINEAR_BLAS, 0, 0};
     /* "auto": bert_linear_matrix's choice for the shape. */
-    static const bert_lowp_kernel lowp[] = {BERT_LOWP_AUTO, BERT_LOWP_BF16_DP512, BERT_LOWP_BF16_AVX512,
+    static const bert_lowp_kernel lowp[] = {BERT_LOWP_AUTO, BERT_LOWP_BF16_AMX, BERT_LOWP_BF16_DP512, BERT_LOWP_BF16_AVX512,
                                             BERT_LOWP_BF16_AVX2, BERT_LOWP_AUTO, BERT_LOWP_INT8_AMX, BERT_LOWP_INT8_VNNI512,
                                             BERT_LOWP_INT8_AVXVNNI, BERT_LOWP_INT8_AVX2};
     int f32_only = argc > 2 && strcmp(argv[2], "float32") == 0;
     for (size_t k = 0; !f32_only && k < sizeof lowp / sizeof *lowp; k++) {
-        bert_precision p = k < 4 ? BERT_PRECISION_BFLOAT16 : BERT_PRECISION_INT8;
+        bert_precision p = k < 5 ? BERT_PRECISION_BFLOAT16 : BERT_PRECISION_INT8;
         const char *name = lowp[k] != BERT_LOWP_AUTO ? bert_lowp_kernel_name(lowp[k])
                            : p == BERT_PRECISION_INT8 ? "int8-auto" : "bf16-auto";
         cols_all[ncol++] = (column){name, 0, 0, lowp[k], p};
@@ -152,7 +164,7 @@ int main(int argc, char **argv)
     static const int ns[] = {1, 16, 48, 128, 512};
     printf("GFLOP/s, one thread (rows x cols = W's shape, n input rows); CPU: %s", bert_cpu_isa_name(isa));
     unsigned ext = bert_cpu_extensions();
-    for (unsigned f = 1; f <= BERT_CPU_AMX_INT8; f <<= 1)
+    for (unsigned f = 1; f <= BERT_CPU_AMX_BF16; f <<= 1)
         if (ext & f) printf(" %s", bert_cpu_extension_name(f));
     printf("; OpenBLAS %s\n\n", openblas_get_corename());
     printf("%-11s %4s", "rows x cols", "n");
