@@ -7,6 +7,8 @@
  *                       (vpmaddubsw with the sign trick; vpdpbusd with AVX-VNNI)
  *   kernels_avx512.c    AVX-512 (F and BW): float32, bfloat16 (widened;
  *                       vdpbf16ps with AVX512_BF16), int8 (vpdpbusd, AVX512_VNNI)
+ *   kernels_amx.c       AMX tiles: int8 (tdpbusd) and bfloat16 (tdpbf16ps) on W
+ *                       packed at load as tiles, for products of many rows
  *   kernels_neon.c      arm64: float32 (NEON FMA), bfloat16 (widened; BFDOT,
  *                       BFMMLA), int8 (widening multiplies; SDOT, SMMLA)
  *
@@ -15,7 +17,7 @@
  * kernels.c) that says which precision it computes and what the CPU must
  * have; linear.c and linear_lowp.c choose from the table.
  *
- * Every vector kernel has one shape, whatever the precision: a block of
+ * Every vector kernel but AMX's has one shape, whatever the precision: a block of
  * input rows against a block of weight rows, one accumulator a pair held
  * in a register, dot products of contiguous rows summed across the vector
  * at the end, the columns past the last whole vector summed in plain C

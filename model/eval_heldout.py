@@ -6,7 +6,13 @@
 The held-out documents (never trained on, see prep_corpus.py) are packed into
 sequences as in training; 15% of the pieces of each, chosen with a fixed seed,
 are replaced by [MASK], and the model's top-1 and top-5 predictions at those
-positions are compared with the original pieces."""
+positions are compared with the original pieces.
+
+With --nsp, next-sentence prediction instead: the held-out documents cut into
+sentence pairs as in training (build_examples with every chunk a pair),
+half of the second sentences following the first and half from another
+document; prints the accuracy and the mean probability of "follows" for
+each half."""
 import argparse
 import json
 import math
@@ -42,9 +48,12 @@ def main():
     ap.add_argument("--data", default=os.path.join(HERE, "work", "heldout.bin"))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-len", type=int, default=128)
+    ap.add_argument("--nsp", action="store_true", help="measure next-sentence prediction instead")
     args = ap.parse_args()
     torch.set_num_threads(1)
     model = load_model(args.model)
+    if args.nsp:
+        return eval_nsp(model, args)
     rng = np.random.default_rng(args.seed)
     ex = build_examples(data_units(args.data), rng, args.max_len, 0.0)
     gen = torch.Generator().manual_seed(args.seed)
@@ -75,6 +84,33 @@ def main():
     print(f"held-out masked pieces: {n} in {len(ex)} sequences")
     print(f"top-1 accuracy {100 * top1 / n:.2f}%  top-5 accuracy {100 * top5 / n:.2f}%  "
           f"loss {nll / n:.3f}  perplexity {math.exp(nll / n):.1f}")
+
+
+def eval_nsp(model, args):
+    rng = np.random.default_rng(args.seed)
+    pairs = [e for e in build_examples(data_units(args.data), rng, args.max_len, 1.0) if e[1] is not None]
+    right = 0
+    prob = {0: [], 1: []}
+    with torch.no_grad():
+        for i in range(0, len(pairs), 32):
+            batch = pairs[i:i + 32]
+            rows = [([CLS, *a.tolist(), SEP, *b.tolist(), SEP], len(a) + 2) for a, b, _ in batch]
+            t = max(len(r) for r, _ in rows)
+            ids = torch.zeros((len(rows), t), dtype=torch.long)
+            types = torch.zeros_like(ids)
+            attn = torch.zeros_like(ids)
+            for r, (row, first) in enumerate(rows):
+                ids[r, :len(row)] = torch.tensor(row)
+                types[r, first:len(row)] = 1
+                attn[r, :len(row)] = 1
+            follows = F.softmax(model.nsp_logits(model.encode(ids, types, attn)), dim=-1)[:, 0]
+            for (_, _, label), p in zip(batch, follows.tolist()):
+                prob[label].append(p)
+                right += (p > 0.5) == (label == 0)
+    n = len(pairs)
+    print(f"held-out sentence pairs: {n} ({len(prob[0])} following, {len(prob[1])} from another document)")
+    print(f"next-sentence accuracy {100 * right / n:.2f}%  mean P(follows): following {np.mean(prob[0]):.3f}, "
+          f"other document {np.mean(prob[1]):.3f}")
 
 
 if __name__ == "__main__":
