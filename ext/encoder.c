@@ -313,6 +313,63 @@ static void attention_block(bert_isa isa, float *ctx, const float *q, const floa
                 1.0f, scores, len, v + h * dh, H, 0.0f, ctx + (size_t)q0 * H + h * dh, H);
 }
 
+/* A chunk's memory for attention on AMX tiles (bert_bf16_tiles_product):
+ * the head's keys and values as tiles, the block's queries and
+ * probabilities as the kernel reads them, and the block's context. */
+typedef struct {
+    void *keys, *values;
+    uint16_t *queries, *probs;
+    float *context;
+} tile_buffers;
+
+static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+/* Bytes of a chunk's tile_buffers for heads of dh columns and sequences of
+ * up to `longest` tokens; lays them out from `at` when it is not NULL. */
+static size_t tile_buffers_at(unsigned char *at, int longest, int dh, tile_buffers *b)
+{
+    const bert_precision p = BERT_PRECISION_BFLOAT16;
+    const size_t sizes[] = {
+        bert_tiles_bytes(longest, dh, p),
+        bert_tiles_bytes(dh, longest, p),
+        (size_t)(QUERY_BLOCK + BERT_AMX_ROWS_PAST) * (size_t)bert_tile_cols(dh, p) * sizeof(uint16_t),
+        (size_t)(QUERY_BLOCK + BERT_AMX_ROWS_PAST) * (size_t)bert_tile_cols(longest, p) * sizeof(uint16_t),
+        (size_t)QUERY_BLOCK * (size_t)dh * sizeof(float),
+    };
+    void **slots[] = {&b->keys, &b->values, (void **)&b->queries, (void **)&b->probs, (void **)&b->context};
+    size_t total = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        if (at) *slots[i] = at + total;
+        total += align64(sizes[i]);
+    }
+    return total;
+}
+
+/* attention_block with both products on AMX tiles, in bfloat16 with
+ * float32 sums, the head's keys and values already laid out in b. */
+static void attention_block_tiles(bert_isa isa, float *ctx, const float *q, const tile_buffers *b, float *scores,
+                                  int len, int H, int dh, int h, int q0, int q1, const float *rel, int longest)
+{
+    assert(0 <= q0 && q0 < q1 && q1 <= len && q1 - q0 <= QUERY_BLOCK);
+    assert(0 <= h && dh > 0 && (h + 1) * dh <= H);
+    assert(!rel || len <= longest);
+    int m = q1 - q0;
+    bert_bf16_tile_rows(b->queries, q + (size_t)q0 * H + h * dh, H, m, dh, 1.0f / sqrtf((float)dh));
+    int ran = bert_bf16_tiles_product(scores, b->queries, b->keys, m, len, dh);
+    assert(ran);
+    (void)ran;
+    if (rel) {
+        const float *centre = rel + (size_t)h * (2 * longest - 1) + (longest - 1);
+        for (int i = q0; i < q1; i++)
+            for (int j = 0; j < len; j++) scores[(size_t)(i - q0) * len + j] += centre[j - i];
+    }
+    softmax_rows(isa, scores, m, len);
+    bert_bf16_tile_rows(b->probs, scores, len, m, len, 1.0f);
+    bert_bf16_tiles_product(b->context, b->probs, b->values, m, dh, len);
+    for (int i = 0; i < m; i++)
+        memcpy(ctx + (size_t)(q0 + i) * H + h * dh, b->context + (size_t)i * dh, (size_t)dh * sizeof *ctx);
+}
+
 /* Every sequence's attention as work items: one per sequence, head and
  * block of QUERY_BLOCK query rows, numbered sequence by sequence, head by
  * head, so that a run of items reuses one head's keys and values.  A
@@ -328,6 +385,10 @@ typedef struct {
     int items;     /* all sequences' */
     const float *rel;   /* MPNet's relative position bias, or NULL */
     int longest;
+    /* At a reduced precision on a CPU with AMX-BF16: each chunk's
+     * tile_buffers, tiles_size bytes a chunk from tiles; else NULL. */
+    unsigned char *tiles;
+    size_t tiles_size;
 } attention_job;
 
 static int blocks_of(int len) { return (len + QUERY_BLOCK - 1) / QUERY_BLOCK; }
@@ -338,6 +399,8 @@ static void attention_chunk(void *p, int chunk, int chunks)
     int first = (int)((long long)j->items * chunk / chunks), last = (int)((long long)j->items * (chunk + 1) / chunks);
     float *scores = j->scores + (size_t)chunk * j->scores_size;
     int dh = j->H / j->heads;
+    tile_buffers tb = {NULL, NULL, NULL, NULL, NULL};
+    if (j->tiles) tile_buffers_at(j->tiles + (size_t)chunk * j->tiles_size, j->longest, dh, &tb);
     size_t t0 = 0;
     int item = 0; /* the first item of sequence s */
     for (int s = 0; s < j->n_seqs && item < last; t0 += (size_t)j->lengths[s], s++) {
@@ -348,11 +411,22 @@ static void attention_chunk(void *p, int chunk, int chunks)
         }
         size_t off = t0 * (size_t)j->H;
         int from = first > item ? first - item : 0, to = last - item < count ? last - item : count;
+        int laid_out = -1; /* the head whose keys and values the tiles hold */
         for (int it = from; it < to; it++) {
             int h = it / blocks, q0 = it % blocks * QUERY_BLOCK;
             int q1 = q0 + QUERY_BLOCK < len ? q0 + QUERY_BLOCK : len;
-            attention_block(j->isa, j->ctx + off, j->q + off, j->k + off, j->v + off, scores, len, j->H, dh, h,
-                            q0, q1, j->rel, j->longest);
+            if (!j->tiles) {
+                attention_block(j->isa, j->ctx + off, j->q + off, j->k + off, j->v + off, scores, len, j->H, dh, h,
+                                q0, q1, j->rel, j->longest);
+                continue;
+            }
+            if (h != laid_out) {
+                bert_bf16_tiles_from_rows(tb.keys, j->k + off + (size_t)h * dh, j->H, len, dh);
+                bert_bf16_tiles_from_columns(tb.values, j->v + off + (size_t)h * dh, j->H, dh, len);
+                laid_out = h;
+            }
+            attention_block_tiles(j->isa, j->ctx + off, j->q + off, &tb, scores, len, j->H, dh, h, q0, q1, j->rel,
+                                  j->longest);
         }
         item += count;
     }
@@ -495,7 +569,13 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
      * q doubles as the output buffer of both sublayers once it is free. */
     size_t th = total * (size_t)H, sq = (size_t)QUERY_BLOCK * longest;
     size_t rel_size = m->rel_bias ? (2 * (size_t)longest - 1) * (size_t)c->num_heads : 0;
-    size_t need = 5 * th + total * (size_t)FF + (size_t)att_chunks * sq + rel_size;
+    /* Attention on AMX tiles at a reduced precision: the float32 products
+     * would take longer than the layer's projections (AMX too). */
+    const int dh = H / c->num_heads;
+    const int tiled = m->precision != BERT_PRECISION_FLOAT32 && (plan->extensions & BERT_CPU_AMX_BF16);
+    const size_t tiles_bytes = tiled ? tile_buffers_at(NULL, longest, dh, &(tile_buffers){0}) : 0;
+    const size_t tiles_floats = (size_t)att_chunks * ((tiles_bytes + sizeof(float) - 1) / sizeof(float));
+    size_t need = 5 * th + total * (size_t)FF + (size_t)att_chunks * sq + rel_size + tiles_floats;
     if (reserve(&s->work, &s->work_cap, need) != 0) {
         *err = bert_errorf("out of memory: encoding %zu tokens needs %zu MB of scratch", total,
                            need * sizeof(float) >> 20);
@@ -505,7 +585,9 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
     float *f = a + th, *scores = f + total * (size_t)FF;
     float *rel = m->rel_bias ? scores + (size_t)att_chunks * sq : NULL;
     if (rel) relative_bias_table(m, longest, rel);
-    attention_job att = {s->plan.isa, a, q, k, v, scores, sq, lengths, n_seqs, H, c->num_heads, att_items, rel, longest};
+    unsigned char *tiles = tiled ? (unsigned char *)(scores + (size_t)att_chunks * sq + rel_size) : NULL;
+    attention_job att = {s->plan.isa, a, q, k, v, scores, sq, lengths, n_seqs, H, c->num_heads, att_items, rel,
+                         longest, tiles, (tiles_bytes + sizeof(float) - 1) / sizeof(float) * sizeof(float)};
 
     /* Embeddings: positions restart in every sequence, at 0 (BERT) or past
      * padding_idx, where pad tokens stay (create_position_ids_from_input_ids). */

@@ -104,10 +104,6 @@ static inline int32_t bert_tail_int(const bert_kernel_args *a, int i, int r, int
     return sum;
 }
 
-/* The AMX kernels read whole blocks of 32 input rows: up to this many
- * rows past the product's last, which their input layout must hold. */
-#define BERT_AMX_ROWS_PAST 31
-
 /* Weight blocks between the one computed and the one fetched. */
 #define PREFETCH_AHEAD 2
 

@@ -213,6 +213,10 @@ void bert_int8_quantize_rows(int8_t *q, float *scale, int32_t *row_sum, const fl
  * cols (up to a whole block) and rows past rows are zero. */
 #define BERT_TILE_BYTES 64
 
+/* The AMX kernels read whole blocks of 32 input rows: up to this many
+ * rows past the product's last, which their input layout must hold. */
+#define BERT_AMX_ROWS_PAST 31
+
 /* Bytes a value of precision p (int8: 1, bfloat16: 2). */
 static inline int bert_tile_value_bytes(bert_precision p) { return p == BERT_PRECISION_INT8 ? 1 : 2; }
 
@@ -230,5 +234,29 @@ size_t bert_tiles_bytes(int rows, int cols, bert_precision p);
 /* Lays out W [rows x cols] (int8: bert_int8_quantize_rows's q; bfloat16:
  * bit patterns) as tiles. */
 void bert_tiles_pack(void *tiles, const void *w, int rows, int cols, bert_precision p);
+
+/* ---- attention's products on AMX tiles ------------------------------------------
+ *
+ * At a reduced precision, on a CPU with AMX-BF16, the encoder multiplies
+ * attention's queries by keys and probabilities by values as bfloat16
+ * products summed in float32 (encoder.c): a head's keys and values laid out
+ * as tiles once, then each block of query rows. */
+
+/* W [rows x cols] = src's rows (leading dimension ld), rounded to bfloat16,
+ * as tiles (bert_tiles_bytes(rows, cols, BERT_PRECISION_BFLOAT16) bytes). */
+void bert_bf16_tiles_from_rows(void *tiles, const float *src, int ld, int rows, int cols);
+
+/* The same with W the transpose of src: W[r][c] = src[c * ld + r]. */
+void bert_bf16_tiles_from_columns(void *tiles, const float *src, int ld, int rows, int cols);
+
+/* n rows of src (leading dimension ld) times scale, rounded to bfloat16, as
+ * the AMX kernel reads its input: bert_tile_cols(cols, BERT_PRECISION_BFLOAT16)
+ * values a row, the padding zero, and BERT_AMX_ROWS_PAST zero rows after. */
+void bert_bf16_tile_rows(uint16_t *x, const float *src, int ld, int n, int cols, float scale);
+
+/* out [n x rows] = x W^T, x from bert_bf16_tile_rows and W as tiles, on the
+ * calling thread: 1; 0 (nothing written) when this CPU (within
+ * SQLITE_BERT_ISA) lacks AMX-BF16 or this build has no x86 kernels. */
+int bert_bf16_tiles_product(float *out, const uint16_t *x, const void *tiles, int n, int rows, int cols);
 
 #endif

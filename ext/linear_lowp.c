@@ -34,19 +34,22 @@ static uint32_t f32_bits(float f)
     return u;
 }
 
-/* Without branches, so that the compiler vectorizes it. */
+/* float32 -> bfloat16, without branches, so that loops of it vectorize. */
+static inline uint16_t bf16_of(float f)
+{
+    uint32_t u = f32_bits(f);
+    /* Round to nearest, ties to the even upper half; a carry out of the
+     * mantissa steps the exponent, up to infinity, as it should.  A NaN
+     * whose payload sits in the low half would round to infinity: it
+     * keeps its sign and gets the quiet bit instead. */
+    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    uint32_t quiet = (u >> 16) | 0x0040u;
+    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
+}
+
 BERT_INLINE void bf16_rows_body(uint16_t *out, const float *in, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        uint32_t u = f32_bits(in[i]);
-        /* Round to nearest, ties to the even upper half; a carry out of the
-         * mantissa steps the exponent, up to infinity, as it should.  A NaN
-         * whose payload sits in the low half would round to infinity: it
-         * keeps its sign and gets the quiet bit instead. */
-        uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-        uint32_t quiet = (u >> 16) | 0x0040u;
-        out[i] = (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
-    }
+    for (size_t i = 0; i < n; i++) out[i] = bf16_of(in[i]);
 }
 
 BERT_MULTIVERSION(bf16_rows, (uint16_t *out, const float *in, size_t n), (out, in, n))
@@ -130,6 +133,74 @@ void bert_tiles_pack(void *tiles, const void *w, int rows, int cols, bert_precis
                    from + ((size_t)r * cols + c) * size, (size_t)size);
         }
     }
+}
+
+/* Bfloat16 tiles (linear.h): values a tile row holds (32), and a tile's. */
+enum { TILE_ROW_VALUES = BERT_TILE_BYTES / 2, TILE_VALUES = BERT_PANEL * TILE_ROW_VALUES };
+
+void bert_bf16_tiles_from_rows(void *tiles, const float *src, int ld, int rows, int cols)
+{
+    uint16_t *t = tiles;
+    const int blocks = bert_tile_cols(cols, BERT_PRECISION_BFLOAT16) / TILE_ROW_VALUES;
+    memset(tiles, 0, bert_tiles_bytes(rows, cols, BERT_PRECISION_BFLOAT16));
+    for (int r = 0; r < rows; r++) {
+        /* Row r's pairs of values, one group of 4 bytes in each tile row. */
+        uint16_t *panel = t + (size_t)(r / BERT_PANEL) * blocks * TILE_VALUES + 2 * (r % BERT_PANEL);
+        const float *row = src + (size_t)r * ld;
+        for (int c = 0; c < cols; c++)
+            panel[(size_t)(c / TILE_ROW_VALUES) * TILE_VALUES + (size_t)(c % TILE_ROW_VALUES / 2) * TILE_ROW_VALUES +
+                  c % 2] = bf16_of(row[c]);
+    }
+}
+
+void bert_bf16_tiles_from_columns(void *tiles, const float *src, int ld, int rows, int cols)
+{
+    uint16_t *t = tiles;
+    const int blocks = bert_tile_cols(cols, BERT_PRECISION_BFLOAT16) / TILE_ROW_VALUES;
+    memset(tiles, 0, bert_tiles_bytes(rows, cols, BERT_PRECISION_BFLOAT16));
+    for (int c = 0; c < cols; c++) {
+        /* Column c of W is row c of src: its values go 2 apart along a tile row. */
+        uint16_t *at = t + (size_t)(c / TILE_ROW_VALUES) * TILE_VALUES +
+                       (size_t)(c % TILE_ROW_VALUES / 2) * TILE_ROW_VALUES + c % 2;
+        const float *row = src + (size_t)c * ld;
+        for (int r = 0; r < rows; r++)
+            at[(size_t)(r / BERT_PANEL) * blocks * TILE_VALUES + 2 * (r % BERT_PANEL)] = bf16_of(row[r]);
+    }
+}
+
+/* n values times scale, rounded to bfloat16. */
+BERT_INLINE void bf16_scaled_body(uint16_t *out, const float *in, size_t n, float scale)
+{
+    for (size_t i = 0; i < n; i++) out[i] = bf16_of(in[i] * scale);
+}
+
+BERT_MULTIVERSION(bf16_scaled, (uint16_t *out, const float *in, size_t n, float scale), (out, in, n, scale))
+
+void bert_bf16_tile_rows(uint16_t *x, const float *src, int ld, int n, int cols, float scale)
+{
+    const int stride = bert_tile_cols(cols, BERT_PRECISION_BFLOAT16);
+    /* Called where AMX runs, so AVX-512 is there. */
+    const bert_isa isa = BERT_ISA_AVX512;
+    for (int i = 0; i < n; i++) {
+        uint16_t *row = x + (size_t)i * stride;
+        bf16_scaled(isa, row, src + (size_t)i * ld, (size_t)cols, scale);
+        memset(row + cols, 0, (size_t)(stride - cols) * sizeof *row);
+    }
+    memset(x + (size_t)n * stride, 0, (size_t)BERT_AMX_ROWS_PAST * stride * sizeof *x);
+}
+
+int bert_bf16_tiles_product(float *out, const uint16_t *x, const void *tiles, int n, int rows, int cols)
+{
+#ifdef BERT_X86_KERNELS
+    if (!(bert_cpu_extensions() & BERT_CPU_AMX_BF16)) return 0;
+    bert_matrix w = {BERT_PRECISION_BFLOAT16, NULL, NULL, NULL, NULL, NULL, NULL, tiles};
+    bert_kernel_args args = {&w, NULL, x, NULL, NULL, NULL, out, n, rows, cols};
+    bert_bf16_amx(&args, 0, n, 0, rows);
+    return 1;
+#else
+    (void)out, (void)x, (void)tiles, (void)n, (void)rows, (void)cols;
+    return 0;
+#endif
 }
 
 void bert_linear_scratch_free(bert_linear_scratch *s)

@@ -621,6 +621,74 @@ done:
     free(out);
 }
 
+/* Attention's products on AMX tiles (linear.h): keys laid out from rows,
+ * values from columns, queries and probabilities as the kernel reads them,
+ * against a double-precision product of the same bfloat16-rounded values,
+ * on head widths and lengths that leave every remainder of tiles. */
+static void check_attention_tiles(void)
+{
+    t_case("attention's products on AMX tiles match a double-precision product");
+    static const int lens[] = {1, 15, 16, 33, 100, 450};
+    static const int dhs[] = {24, 32, 64};
+    uint32_t seed = 4242;
+    int ran = 0;
+    for (size_t d = 0; d < sizeof dhs / sizeof *dhs; d++)
+        for (size_t l = 0; l < sizeof lens / sizeof *lens; l++) {
+            const int dh = dhs[d], len = lens[l], ld = 3 * dh + 5, m = len < 64 ? len : 64;
+            const bert_precision p = BERT_PRECISION_BFLOAT16;
+            float *src = random_floats((size_t)len * ld, 1.0f, &seed);
+            float *scores = malloc((size_t)m * len * sizeof *scores), *ctx = malloc((size_t)m * dh * sizeof *ctx);
+            void *keys = malloc(bert_tiles_bytes(len, dh, p)), *values = malloc(bert_tiles_bytes(dh, len, p));
+            uint16_t *xq = malloc((size_t)(m + BERT_AMX_ROWS_PAST) * bert_tile_cols(dh, p) * sizeof *xq);
+            uint16_t *xp = malloc((size_t)(m + BERT_AMX_ROWS_PAST) * bert_tile_cols(len, p) * sizeof *xp);
+            if (!T_CHECK(src && scores && ctx && keys && values && xq && xp, "out of memory")) goto next;
+            /* Queries, keys and values: three column ranges of the same rows, as in the encoder. */
+            const float *q = src, *k = src + dh, *v = src + 2 * dh, scale = 0.125f;
+            bert_bf16_tiles_from_rows(keys, k, ld, len, dh);
+            bert_bf16_tiles_from_columns(values, v, ld, dh, len);
+            bert_bf16_tile_rows(xq, q, ld, m, dh, scale);
+            if (!bert_bf16_tiles_product(scores, xq, keys, m, len, dh)) goto next;
+            ran++;
+            double worst = 0;
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < len; j++) {
+                    double want = 0, size = 0;
+                    for (int c = 0; c < dh; c++) {
+                        uint16_t a, b;
+                        float qs = q[(size_t)i * ld + c] * scale;
+                        bert_bf16_from_f32(&a, &qs, 1);
+                        bert_bf16_from_f32(&b, &k[(size_t)j * ld + c], 1);
+                        double t = (double)bert_f32_from_bf16(a) * bert_f32_from_bf16(b);
+                        want += t;
+                        size += fabs(t);
+                    }
+                    double e = fabs(scores[(size_t)i * len + j] - want) / (size > 0 ? size : 1);
+                    if (e > worst) worst = e;
+                }
+            /* The scores as probabilities: any values do for the product. */
+            bert_bf16_tile_rows(xp, scores, len, m, len, 1.0f);
+            T_CHECK(bert_bf16_tiles_product(ctx, xp, values, m, dh, len) == 1, "the second product did not run");
+            for (int i = 0; i < m; i++)
+                for (int c = 0; c < dh; c++) {
+                    double want = 0, size = 0;
+                    for (int j = 0; j < len; j++) {
+                        uint16_t a, b;
+                        bert_bf16_from_f32(&a, &scores[(size_t)i * len + j], 1);
+                        bert_bf16_from_f32(&b, &v[(size_t)j * ld + c], 1);
+                        double t = (double)bert_f32_from_bf16(a) * bert_f32_from_bf16(b);
+                        want += t;
+                        size += fabs(t);
+                    }
+                    double e = fabs(ctx[(size_t)i * dh + c] - want) / (size > 0 ? size : 1);
+                    if (e > worst) worst = e;
+                }
+            T_CHECK(worst < 4e-6, "dh %d, %d tokens: relative error %.3g", dh, len, worst);
+        next:
+            free(src), free(scores), free(ctx), free(keys), free(values), free(xq), free(xp);
+        }
+    if (!ran) t_skip("this CPU lacks the instructions (AMX-BF16)");
+}
+
 void suite_lowp(void)
 {
     check_names();
@@ -634,4 +702,5 @@ void suite_lowp(void)
     check_input_rounding();
     check_kernel_outcomes();
     check_isa_levels();
+    check_attention_tiles();
 }
