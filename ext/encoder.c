@@ -345,6 +345,12 @@ static size_t tile_buffers_at(unsigned char *at, int longest, int dh, tile_buffe
     return total;
 }
 
+/* Tokens from which a sequence's attention goes to AMX tiles: below, laying
+ * out a head's keys and values costs more than the float32 products. */
+#ifndef TILES_ATTENTION_MIN
+#define TILES_ATTENTION_MIN 64
+#endif
+
 /* attention_block with both products on AMX tiles, in bfloat16 with
  * float32 sums, the head's keys and values already laid out in b. */
 static void attention_block_tiles(bert_isa isa, float *ctx, const float *q, const tile_buffers *b, float *scores,
@@ -415,7 +421,7 @@ static void attention_chunk(void *p, int chunk, int chunks)
         for (int it = from; it < to; it++) {
             int h = it / blocks, q0 = it % blocks * QUERY_BLOCK;
             int q1 = q0 + QUERY_BLOCK < len ? q0 + QUERY_BLOCK : len;
-            if (!j->tiles) {
+            if (!j->tiles || len < TILES_ATTENTION_MIN) {
                 attention_block(j->isa, j->ctx + off, j->q + off, j->k + off, j->v + off, scores, len, j->H, dh, h,
                                 q0, q1, j->rel, j->longest);
                 continue;
