@@ -11,6 +11,7 @@
  */
 #include "test.h"
 #include "../ext/internal.h"
+#include "../ext/cpu.h"
 #include "../ext/model.h"
 
 #include <fcntl.h>
@@ -633,6 +634,65 @@ done:
     sqlite3_close(db);
 }
 
+/* At a reduced precision on a CPU with AMX-BF16, the attention of a
+ * sequence of 64 tokens or more runs on tiles in bfloat16 (encoder.c).
+ * Texts of 6 sentences (about 90 tokens) against the same model with
+ * attention in float32 (SQLITE_BERT_ISA=vnni, under which int8's
+ * projections give the same bits). */
+static void check_tiled_attention(const lines *texts)
+{
+    t_case("precision: attention on AMX tiles against float32 attention, texts of about 90 tokens");
+    if (!(bert_cpu_extensions() & BERT_CPU_AMX_BF16)) {
+        t_skip("this CPU lacks the instructions (AMX-BF16)");
+        return;
+    }
+    if (!t_exists(DEMO)) {
+        t_skip("model missing: run make test (or git lfs pull for model/demo)");
+        return;
+    }
+    enum { PER_TEXT = 6 };
+    lines longs;
+    memset(&longs, 0, sizeof longs);
+    size_t bytes = 1;
+    for (int i = 0; i < texts->n; i++) bytes += strlen(texts->line[i]) + 1;
+    longs.buf = malloc(bytes);
+    enum { CAP = MAX_TEXTS * 1024 };
+    float *got[2] = {malloc(CAP * sizeof(float)), malloc(CAP * sizeof(float))};
+    if (!T_CHECK(longs.buf && got[0] && got[1], "out of memory")) goto done;
+    char *at = longs.buf;
+    for (int i = 0; i + PER_TEXT <= texts->n; i += PER_TEXT) {
+        longs.line[longs.n++] = at;
+        for (int j = i; j < i + PER_TEXT; j++) at += sprintf(at, "%s%s", j > i ? " " : "", texts->line[j]);
+        *at++ = '\0';
+    }
+    static const char *const options[] = {"{\"precision\": \"int8\"}", "{\"precision\": \"bfloat16\"}"};
+    for (int p = 0; p < 2; p++) {
+        int dim[2] = {0, 0};
+        for (int run = 0; run < 2; run++) {
+            if (run) setenv("SQLITE_BERT_ISA", "vnni", 1);
+            else unsetenv("SQLITE_BERT_ISA");
+            sqlite3 *db = t_open();
+            char *res = t_query(db, "SELECT bert_load('m', ?1, ?2)", DEMO, options[p], NULL);
+            T_CHECK(strcmp(res, "m") == 0, "bert_load: %s", res);
+            free(res);
+            dim[run] = embed_rows(db, "m", &longs, got[run], CAP);
+            sqlite3_close(db);
+        }
+        unsetenv("SQLITE_BERT_ISA");
+        if (!T_CHECK(dim[0] > 0 && dim[0] == dim[1], "embeddings failed")) continue;
+        cos_stats c = compare(got[1], got[0], longs.n, dim[0]);
+        printf("precision: demo %s, %d texts of %d sentences, tiled attention against float32: min cos %.7f\n",
+               p ? "bfloat16" : "int8", longs.n, PER_TEXT, c.min);
+        T_CHECK(c.min >= 0.9999, "%s: min cosine %.6f below 0.9999", p ? "bfloat16" : "int8", c.min);
+        T_CHECK(c.min < 1.0 || longs.n == 0, "%s: the same embeddings: the tiled attention did not run",
+                p ? "bfloat16" : "int8");
+    }
+done:
+    free(longs.buf);
+    free(got[0]);
+    free(got[1]);
+}
+
 void suite_precision(void)
 {
     check_option();
@@ -664,6 +724,7 @@ void suite_precision(void)
          * portable ones, which every other run checks. */
         if (models[i].base_too && !t_light()) check_embeddings(models[i].label, models[i].dir, "base", &texts);
     }
+    check_tiled_attention(&texts);
     check_fill_mask(NULL);
     if (!t_light()) check_fill_mask("base");
     free_lines(&texts);
