@@ -284,6 +284,15 @@ static void relative_bias_table(const bert_model *m, int longest, float *out)
  * one thread), and float32 alike. */
 #define QUERY_BLOCK 64
 
+/* Adds MPNet's relative position bias of head h (relative_bias_table) to
+ * the scores of query rows q0..q1 against a sequence of len tokens. */
+static void add_relative_bias(float *scores, const float *rel, int h, int longest, int q0, int q1, int len)
+{
+    const float *centre = rel + (size_t)h * (2 * longest - 1) + (longest - 1);
+    for (int i = q0; i < q1; i++)
+        for (int j = 0; j < len; j++) scores[(size_t)(i - q0) * len + j] += centre[j - i];
+}
+
 /* Self-attention of one sequence of `len` tokens, one head, query rows
  * q0..q1.  q, k, v and ctx point at the sequence's first row of [* x H]
  * matrices; head h is columns h*dh .. h*dh+dh-1, read in place through the
@@ -303,11 +312,7 @@ static void attention_block(bert_isa isa, float *ctx, const float *q, const floa
     int m = q1 - q0;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, len, dh,
                 scale, q + (size_t)q0 * H + h * dh, H, k + h * dh, H, 0.0f, scores, len);
-    if (rel) {
-        const float *centre = rel + (size_t)h * (2 * longest - 1) + (longest - 1);
-        for (int i = q0; i < q1; i++)
-            for (int j = 0; j < len; j++) scores[(size_t)(i - q0) * len + j] += centre[j - i];
-    }
+    if (rel) add_relative_bias(scores, rel, h, longest, q0, q1, len);
     softmax_rows(isa, scores, m, len);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh, len,
                 1.0f, scores, len, v + h * dh, H, 0.0f, ctx + (size_t)q0 * H + h * dh, H);
@@ -347,9 +352,7 @@ static size_t tile_buffers_at(unsigned char *at, int longest, int dh, tile_buffe
 
 /* Tokens from which a sequence's attention goes to AMX tiles: below, laying
  * out a head's keys and values costs more than the float32 products. */
-#ifndef TILES_ATTENTION_MIN
 #define TILES_ATTENTION_MIN 64
-#endif
 
 /* attention_block with both products on AMX tiles, in bfloat16 with
  * float32 sums, the head's keys and values already laid out in b. */
@@ -364,11 +367,7 @@ static void attention_block_tiles(bert_isa isa, float *ctx, const float *q, cons
     int ran = bert_bf16_tiles_product(scores, b->queries, b->keys, m, len, dh);
     assert(ran);
     (void)ran;
-    if (rel) {
-        const float *centre = rel + (size_t)h * (2 * longest - 1) + (longest - 1);
-        for (int i = q0; i < q1; i++)
-            for (int j = 0; j < len; j++) scores[(size_t)(i - q0) * len + j] += centre[j - i];
-    }
+    if (rel) add_relative_bias(scores, rel, h, longest, q0, q1, len);
     softmax_rows(isa, scores, m, len);
     bert_bf16_tile_rows(b->probs, scores, len, m, len, 1.0f);
     bert_bf16_tiles_product(b->context, b->probs, b->values, m, dh, len);
