@@ -50,7 +50,7 @@ static uint64_t enabled_state(void)
  * XTILEDATA bits, and on Linux the process's permission, asked for once
  * (it is process-wide, so helper threads have it too).  Linux refuses it
  * when a thread's alternate signal stack is too small for the larger
- * signal frame; the int8 kernels then stay on AVX-512 VNNI. */
+ * signal frame; the int8 and bfloat16 kernels then stay on VNNI and BF16. */
 static int amx_usable(void)
 {
     const uint64_t tile_state = (uint64_t)3 << 17;
