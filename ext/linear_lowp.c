@@ -179,8 +179,7 @@ BERT_MULTIVERSION(bf16_scaled, (uint16_t *out, const float *in, size_t n, float 
 void bert_bf16_tile_rows(uint16_t *x, const float *src, int ld, int n, int cols, float scale)
 {
     const int stride = bert_tile_cols(cols, BERT_PRECISION_BFLOAT16);
-    /* Called where AMX runs, so AVX-512 is there. */
-    const bert_isa isa = BERT_ISA_AVX512;
+    const bert_isa isa = bert_cpu_isa();
     for (int i = 0; i < n; i++) {
         uint16_t *row = x + (size_t)i * stride;
         bf16_scaled(isa, row, src + (size_t)i * ld, (size_t)cols, scale);
