@@ -255,8 +255,9 @@ void bert_bf16_tiles_from_columns(void *tiles, const float *src, int ld, int row
 void bert_bf16_tile_rows(uint16_t *x, const float *src, int ld, int n, int cols, float scale);
 
 /* out [n x rows] = x W^T, x from bert_bf16_tile_rows and W as tiles, on the
- * calling thread: 1; 0 (nothing written) when this CPU (within
- * SQLITE_BERT_ISA) lacks AMX-BF16 or this build has no x86 kernels. */
+ * calling thread: 1; 0 (nothing written) when this build has no x86
+ * kernels.  Only where bert_cpu_extensions() has BERT_CPU_AMX_BF16 (the
+ * caller asks once, not per product). */
 int bert_bf16_tiles_product(float *out, const uint16_t *x, const void *tiles, int n, int rows, int cols);
 
 #endif

@@ -191,7 +191,6 @@ void bert_bf16_tile_rows(uint16_t *x, const float *src, int ld, int n, int cols,
 int bert_bf16_tiles_product(float *out, const uint16_t *x, const void *tiles, int n, int rows, int cols)
 {
 #ifdef BERT_X86_KERNELS
-    if (!(bert_cpu_extensions() & BERT_CPU_AMX_BF16)) return 0;
     bert_matrix w = {BERT_PRECISION_BFLOAT16, NULL, NULL, NULL, NULL, NULL, NULL, tiles};
     bert_kernel_args args = {&w, NULL, x, NULL, NULL, NULL, out, n, rows, cols};
     bert_bf16_amx(&args, 0, n, 0, rows);
