@@ -118,20 +118,21 @@ size_t bert_tiles_bytes(int rows, int cols, bert_precision p)
 
 void bert_tiles_pack(void *tiles, const void *w, int rows, int cols, bert_precision p)
 {
-    const int size = bert_tile_value_bytes(p), per_tile = BERT_TILE_BYTES / size, group = 4 / size;
-    const int blocks = bert_tile_cols(cols, p) / per_tile;
-    const size_t tile_bytes = (size_t)BERT_PANEL * BERT_TILE_BYTES;
-    const unsigned char *from = w;
+    /* Byte b of a row goes to tile b / 64 of its panel, tile row b % 64 / 4,
+     * byte b % 4 of the row's group: the groups of 4 bytes stay whole. */
+    const size_t row_bytes = (size_t)cols * (size_t)bert_tile_value_bytes(p);
+    const size_t blocks = (size_t)bert_tile_cols(cols, p) * (size_t)bert_tile_value_bytes(p) / BERT_TILE_BYTES;
+    const size_t tile_bytes = (size_t)BERT_PANEL * BERT_TILE_BYTES, whole = row_bytes / 4 * 4;
     memset(tiles, 0, bert_tiles_bytes(rows, cols, p));
     for (int r = 0; r < rows; r++) {
-        unsigned char *panel = (unsigned char *)tiles + (size_t)(r / BERT_PANEL) * blocks * tile_bytes;
-        const int e = r % BERT_PANEL;
-        for (int c = 0; c < cols; c++) {
-            const int k = c % per_tile;
-            memcpy(panel + (size_t)(c / per_tile) * tile_bytes + (size_t)(k / group) * BERT_TILE_BYTES + 4 * e +
-                       (size_t)(k % group) * size,
-                   from + ((size_t)r * cols + c) * size, (size_t)size);
-        }
+        unsigned char *panel = (unsigned char *)tiles + (size_t)(r / BERT_PANEL) * blocks * tile_bytes +
+                               4 * (size_t)(r % BERT_PANEL);
+        const unsigned char *from = (const unsigned char *)w + (size_t)r * row_bytes;
+        for (size_t b = 0; b < whole; b += 4)
+            memcpy(panel + b / BERT_TILE_BYTES * tile_bytes + b % BERT_TILE_BYTES / 4 * BERT_TILE_BYTES, from + b, 4);
+        if (whole < row_bytes)
+            memcpy(panel + whole / BERT_TILE_BYTES * tile_bytes + whole % BERT_TILE_BYTES / 4 * BERT_TILE_BYTES,
+                   from + whole, row_bytes - whole);
     }
 }
 
