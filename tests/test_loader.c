@@ -77,6 +77,20 @@ static void float32_in_place(void)
     free(err);
 }
 
+/* The environment of run `run` of a check of what loading packs: run 1
+ * under SQLITE_BERT_ISA=level (which rules the packing out), run 2 under
+ * the suite's own SQLITE_BERT_ISA (`saved`, or unset) with
+ * SQLITE_BERT_PACK=0; run 0 as it was. */
+static void packing_run_env(int run, const char *level, const char *saved)
+{
+    if (run == 1) setenv("SQLITE_BERT_ISA", level, 1);
+    if (run == 2) {
+        if (saved) setenv("SQLITE_BERT_ISA", saved, 1);
+        else unsetenv("SQLITE_BERT_ISA");
+        setenv("SQLITE_BERT_PACK", "0", 1);
+    }
+}
+
 /* float32 projections are packed once at load for the panel kernels (on
  * a CPU that has them), panel p holding W[16 p + e][c] at [p][c][e], the
  * rows past the last zero; under SQLITE_BERT_ISA=base or SQLITE_BERT_PACK=0
@@ -89,12 +103,7 @@ static void float32_packed_at_load(void)
     for (int run = 0; run < 3; run++) {
         bert_model *m = NULL;
         char *err = NULL;
-        if (run == 1) setenv("SQLITE_BERT_ISA", "base", 1);
-        if (run == 2) {
-            if (saved) setenv("SQLITE_BERT_ISA", saved, 1);
-            else unsetenv("SQLITE_BERT_ISA");
-            setenv("SQLITE_BERT_PACK", "0", 1);
-        }
+        packing_run_env(run, "base", saved);
         int packs = run == 0 && (bert_cpu_isa() == BERT_ISA_AVX2 || bert_cpu_isa() == BERT_ISA_AVX512);
         if (T_CHECK(ckpt_load_edited("f32", NULL, &m, &err) == 0, "rejected: %s", err ? err : "?")) {
             const bert_matrix *w = &m->layers[L - 1].ff_in_w; /* [FF x H] */
@@ -150,12 +159,7 @@ static void tiles_at_load(void)
         for (int run = 0; run < 3; run++) {
             bert_model *m = NULL;
             char *err = NULL;
-            if (run == 1) setenv("SQLITE_BERT_ISA", "vnni", 1);
-            if (run == 2) {
-                if (saved) setenv("SQLITE_BERT_ISA", saved, 1);
-                else unsetenv("SQLITE_BERT_ISA");
-                setenv("SQLITE_BERT_PACK", "0", 1);
-            }
+            packing_run_env(run, "vnni", saved);
             int tiled = run == 0 && amx;
             if (T_CHECK(bert_model_load_precision(dir, p, &m, &err) == 0, "rejected: %s", err ? err : "?")) {
                 const int hid = m->cfg.hidden_size, F = m->cfg.intermediate_size, layers = m->cfg.num_layers;

@@ -621,6 +621,25 @@ done:
     free(out);
 }
 
+/* |got - the dot product of n values of a (every a_step-th, times scale) and
+ * of b (every b_step-th), each rounded to bfloat16, summed in double|
+ * relative to the sum of the products' magnitudes. */
+static double bf16_dot_error(float got, const float *a, size_t a_step, float scale, const float *b, size_t b_step,
+                             int n)
+{
+    double want = 0, size = 0;
+    for (int t = 0; t < n; t++) {
+        uint16_t ra, rb;
+        float as = a[t * a_step] * scale;
+        bert_bf16_from_f32(&ra, &as, 1);
+        bert_bf16_from_f32(&rb, &b[t * b_step], 1);
+        double product = (double)bert_f32_from_bf16(ra) * bert_f32_from_bf16(rb);
+        want += product;
+        size += fabs(product);
+    }
+    return fabs(got - want) / (size > 0 ? size : 1);
+}
+
 /* Attention's products on AMX tiles (linear.h): keys laid out from rows,
  * values from columns, queries and probabilities as the kernel reads them,
  * against a double-precision product of the same bfloat16-rounded values,
@@ -656,17 +675,8 @@ static void check_attention_tiles(void)
             double worst = 0;
             for (int i = 0; i < m; i++)
                 for (int j = 0; j < len; j++) {
-                    double want = 0, size = 0;
-                    for (int c = 0; c < dh; c++) {
-                        uint16_t a, b;
-                        float qs = q[(size_t)i * ld + c] * scale;
-                        bert_bf16_from_f32(&a, &qs, 1);
-                        bert_bf16_from_f32(&b, &k[(size_t)j * ld + c], 1);
-                        double t = (double)bert_f32_from_bf16(a) * bert_f32_from_bf16(b);
-                        want += t;
-                        size += fabs(t);
-                    }
-                    double e = fabs(scores[(size_t)i * len + j] - want) / (size > 0 ? size : 1);
+                    double e = bf16_dot_error(scores[(size_t)i * len + j], q + (size_t)i * ld, 1, scale,
+                                              k + (size_t)j * ld, 1, dh);
                     if (e > worst) worst = e;
                 }
             /* The scores as probabilities: any values do for the product. */
@@ -674,16 +684,8 @@ static void check_attention_tiles(void)
             T_CHECK(bert_bf16_tiles_product(ctx, xp, values, m, dh, len) == 1, "the second product did not run");
             for (int i = 0; i < m; i++)
                 for (int c = 0; c < dh; c++) {
-                    double want = 0, size = 0;
-                    for (int j = 0; j < len; j++) {
-                        uint16_t a, b;
-                        bert_bf16_from_f32(&a, &scores[(size_t)i * len + j], 1);
-                        bert_bf16_from_f32(&b, &v[(size_t)j * ld + c], 1);
-                        double t = (double)bert_f32_from_bf16(a) * bert_f32_from_bf16(b);
-                        want += t;
-                        size += fabs(t);
-                    }
-                    double e = fabs(ctx[(size_t)i * dh + c] - want) / (size > 0 ? size : 1);
+                    double e = bf16_dot_error(ctx[(size_t)i * dh + c], scores + (size_t)i * len, 1, 1.0f, v + c, ld,
+                                              len);
                     if (e > worst) worst = e;
                 }
             T_CHECK(worst < 4e-6, "dh %d, %d tokens: relative error %.3g", dh, len, worst);
