@@ -14,8 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Tokens packed into one encoder call (several windows of one text). */
-#define SPAN_BATCH_TOKENS 4096
+/* Tokens packed into one encoder call (several windows of one text): as
+ * pipeline.c's BATCH_TOKENS, larger calls only push activations out of cache. */
+#define SPAN_BATCH_TOKENS 512
 
 /* ---- pieces with offsets --------------------------------------------------------- */
 
