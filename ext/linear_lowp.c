@@ -116,56 +116,106 @@ size_t bert_tiles_bytes(int rows, int cols, bert_precision p)
            (size_t)bert_tile_value_bytes(p);
 }
 
+/* Where the tiles keep W's group g (4 bytes of a row: 4 int8 or 2 bfloat16
+ * values) of row r, in groups of 4 bytes from the first, for W of `groups`
+ * groups a row once padded to whole tiles: panel r / BERT_PANEL, then tile
+ * row g (a tile row holds one group of each of the panel's rows), then the
+ * panel's row. */
+static inline size_t tile_group(int r, int g, int groups)
+{
+    return ((size_t)(r / BERT_PANEL) * (size_t)groups + (size_t)g) * BERT_PANEL + (size_t)(r % BERT_PANEL);
+}
+
+/* Groups of 4 bytes in a row of W [* x cols] laid out as tiles. */
+static int tile_groups(int cols, bert_precision p)
+{
+    return bert_tile_cols(cols, p) * bert_tile_value_bytes(p) / 4;
+}
+
 void bert_tiles_pack(void *tiles, const void *w, int rows, int cols, bert_precision p)
 {
-    /* Byte b of a row goes to tile b / 64 of its panel, tile row b % 64 / 4,
-     * byte b % 4 of the row's group: the groups of 4 bytes stay whole. */
     const size_t row_bytes = (size_t)cols * (size_t)bert_tile_value_bytes(p);
-    const size_t blocks = (size_t)bert_tile_cols(cols, p) * (size_t)bert_tile_value_bytes(p) / BERT_TILE_BYTES;
-    const size_t tile_bytes = (size_t)BERT_PANEL * BERT_TILE_BYTES, whole = row_bytes / 4 * 4;
+    const int groups = tile_groups(cols, p), whole = (int)(row_bytes / 4);
+    uint32_t *t = tiles;
     memset(tiles, 0, bert_tiles_bytes(rows, cols, p));
     for (int r = 0; r < rows; r++) {
-        unsigned char *panel = (unsigned char *)tiles + (size_t)(r / BERT_PANEL) * blocks * tile_bytes +
-                               4 * (size_t)(r % BERT_PANEL);
         const unsigned char *from = (const unsigned char *)w + (size_t)r * row_bytes;
-        for (size_t b = 0; b < whole; b += 4)
-            memcpy(panel + b / BERT_TILE_BYTES * tile_bytes + b % BERT_TILE_BYTES / 4 * BERT_TILE_BYTES, from + b, 4);
-        if (whole < row_bytes)
-            memcpy(panel + whole / BERT_TILE_BYTES * tile_bytes + whole % BERT_TILE_BYTES / 4 * BERT_TILE_BYTES,
-                   from + whole, row_bytes - whole);
+        for (int g = 0; g < whole; g++) memcpy(t + tile_group(r, g, groups), from + 4 * (size_t)g, 4);
+        if ((size_t)whole * 4 < row_bytes)
+            memcpy(t + tile_group(r, whole, groups), from + 4 * (size_t)whole, row_bytes - (size_t)whole * 4);
     }
 }
 
-/* Bfloat16 tiles (linear.h): values a tile row holds (32), and a tile's. */
-enum { TILE_ROW_VALUES = BERT_TILE_BYTES / 2, TILE_VALUES = BERT_PANEL * TILE_ROW_VALUES };
+/* Values first and second of a row as the group of 4 bytes a bfloat16 tile
+ * holds them in: first at the lower address (x86 and arm64 are little-endian). */
+static inline uint32_t bf16_pair(float first, float second)
+{
+    return (uint32_t)bf16_of(first) | (uint32_t)bf16_of(second) << 16;
+}
+
+/* Groups bf16_panel_from_rows converts at a time: a head's 64 columns. */
+enum { STAGE_GROUPS = 32 };
+
+/* n rows of src (at most a panel's; leading dimension ld), `cols` values
+ * each (at most 2 * STAGE_GROUPS), as bfloat16 groups where the tiles keep
+ * them: group g of row l at out[g * BERT_PANEL + l].  Converted row by row
+ * (contiguous, so it vectorizes), then turned over. */
+BERT_INLINE void bf16_panel_from_rows_body(uint32_t *out, const float *src, int ld, int n, int cols)
+{
+    uint32_t pairs[BERT_PANEL][STAGE_GROUPS];
+    const int whole = cols / 2;
+    for (int l = 0; l < n; l++) {
+        const float *row = src + (size_t)l * ld;
+        for (int g = 0; g < whole; g++) pairs[l][g] = bf16_pair(row[2 * g], row[2 * g + 1]);
+        if (cols % 2) pairs[l][whole] = bf16_of(row[cols - 1]);
+    }
+    const int groups = (cols + 1) / 2;
+    for (int g = 0; g < groups; g++)
+        for (int l = 0; l < n; l++) out[(size_t)g * BERT_PANEL + l] = pairs[l][g];
+}
+BERT_MULTIVERSION(bf16_panel_from_rows, (uint32_t *out, const float *src, int ld, int n, int cols),
+                  (out, src, ld, n, cols))
+
+/* Rows first and second of src, n values of each, as the groups of 4 bytes
+ * of n consecutive tile rows' columns: second NULL past the last. */
+BERT_INLINE void bf16_groups_from_two_rows_body(uint32_t *out, const float *first, const float *second, int n)
+{
+    if (second)
+        for (int l = 0; l < n; l++) out[l] = bf16_pair(first[l], second[l]);
+    else
+        for (int l = 0; l < n; l++) out[l] = bf16_of(first[l]);
+}
+BERT_MULTIVERSION(bf16_groups_from_two_rows, (uint32_t *out, const float *first, const float *second, int n),
+                  (out, first, second, n))
 
 void bert_bf16_tiles_from_rows(void *tiles, const float *src, int ld, int rows, int cols)
 {
-    uint16_t *t = tiles;
-    const int blocks = bert_tile_cols(cols, BERT_PRECISION_BFLOAT16) / TILE_ROW_VALUES;
+    const bert_isa isa = bert_cpu_isa();
+    const int groups = tile_groups(cols, BERT_PRECISION_BFLOAT16);
+    uint32_t *t = tiles;
     memset(tiles, 0, bert_tiles_bytes(rows, cols, BERT_PRECISION_BFLOAT16));
-    for (int r = 0; r < rows; r++) {
-        /* Row r's pairs of values, one group of 4 bytes in each tile row. */
-        uint16_t *panel = t + (size_t)(r / BERT_PANEL) * blocks * TILE_VALUES + 2 * (r % BERT_PANEL);
-        const float *row = src + (size_t)r * ld;
-        for (int c = 0; c < cols; c++)
-            panel[(size_t)(c / TILE_ROW_VALUES) * TILE_VALUES + (size_t)(c % TILE_ROW_VALUES / 2) * TILE_ROW_VALUES +
-                  c % 2] = bf16_of(row[c]);
+    for (int r0 = 0; r0 < rows; r0 += BERT_PANEL) {
+        const int n = rows - r0 < BERT_PANEL ? rows - r0 : BERT_PANEL;
+        for (int c0 = 0; c0 < cols; c0 += 2 * STAGE_GROUPS) {
+            const int width = cols - c0 < 2 * STAGE_GROUPS ? cols - c0 : 2 * STAGE_GROUPS;
+            bf16_panel_from_rows(isa, t + tile_group(r0, c0 / 2, groups), src + (size_t)r0 * ld + c0, ld, n, width);
+        }
     }
 }
 
 void bert_bf16_tiles_from_columns(void *tiles, const float *src, int ld, int rows, int cols)
 {
-    uint16_t *t = tiles;
-    const int blocks = bert_tile_cols(cols, BERT_PRECISION_BFLOAT16) / TILE_ROW_VALUES;
+    const bert_isa isa = bert_cpu_isa();
+    const int groups = tile_groups(cols, BERT_PRECISION_BFLOAT16);
+    uint32_t *t = tiles;
     memset(tiles, 0, bert_tiles_bytes(rows, cols, BERT_PRECISION_BFLOAT16));
-    for (int c = 0; c < cols; c++) {
-        /* Column c of W is row c of src: its values go 2 apart along a tile row. */
-        uint16_t *at = t + (size_t)(c / TILE_ROW_VALUES) * TILE_VALUES +
-                       (size_t)(c % TILE_ROW_VALUES / 2) * TILE_ROW_VALUES + c % 2;
-        const float *row = src + (size_t)c * ld;
-        for (int r = 0; r < rows; r++)
-            at[(size_t)(r / BERT_PANEL) * blocks * TILE_VALUES + 2 * (r % BERT_PANEL)] = bf16_of(row[r]);
+    /* Columns c and c + 1 of W are rows c and c + 1 of src: one group of
+     * each of W's rows, 16 of them side by side in a tile row. */
+    for (int c = 0; c < cols; c += 2) {
+        const float *first = src + (size_t)c * ld, *second = c + 1 < cols ? first + ld : NULL;
+        for (int r0 = 0; r0 < rows; r0 += BERT_PANEL)
+            bf16_groups_from_two_rows(isa, t + tile_group(r0, c / 2, groups), first + r0, second ? second + r0 : NULL,
+                                      rows - r0 < BERT_PANEL ? rows - r0 : BERT_PANEL);
     }
 }
 
