@@ -16,7 +16,7 @@ typedef enum {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define BERT_X86_KERNELS 1
 #define BERT_TARGET_AVX2 __attribute__((target("avx2,fma")))
-#define BERT_TARGET_AVX512 __attribute__((target("avx512f,fma")))
+#define BERT_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,fma")))
 #endif
 
 /* arm64: NEON is the baseline; the dot-product, matrix-multiply and

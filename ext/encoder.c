@@ -200,50 +200,98 @@ BERT_INLINE float exp_poly(float x)
     return p * scale;
 }
 
-/* Eight floats as one value, for the running max and sum of a softmax
+/* Sixteen floats as one value, for the running max and sum of a softmax
  * row: GCC and clang compile these to the vector registers of whichever
  * instruction set the body is built for.  Loops over lanes of an array
  * stay scalar (a chain of dependent max instructions took half of a
  * 450-token text's softmax), since a max or sum reduction may not be
- * reordered for the compiler without fast-math. */
-typedef float lanes8 __attribute__((vector_size(32)));
-typedef int32_t mask8 __attribute__((vector_size(32)));
+ * reordered for the compiler without fast-math.  Two of them a step, so
+ * that one's add or compare does not wait for the other's. */
+typedef float lanes16 __attribute__((vector_size(64)));
+typedef int32_t mask16 __attribute__((vector_size(64)));
 
-/* Row by row, max subtracted.  Sums in float over 8 lanes: a row is at
- * most 512 positive terms, each at most 1. */
-BERT_INLINE void softmax_rows_body(float *x, int n, int dim)
+/* *acc = the greater of *acc and the 16 floats at p, lane by lane (a NaN at
+ * p is passed over).  Pointers, not vector values: a 64-byte vector
+ * argument would change the ABI of the functions built without AVX-512. */
+BERT_INLINE void lanes_max_into(lanes16 *acc, const float *p)
 {
+    lanes16 v;
+    memcpy(&v, p, sizeof v);
+    mask16 greater = v > *acc;
+    *acc = (lanes16)(((mask16)v & greater) | ((mask16)*acc & ~greater));
+}
+
+BERT_INLINE void lanes_add_into(lanes16 *acc, const float *p)
+{
+    lanes16 v;
+    memcpy(&v, p, sizeof v);
+    *acc += v;
+}
+
+BERT_INLINE void bf16_row(uint16_t *restrict out, const float *restrict in, int n)
+{
+    for (int j = 0; j < n; j++) out[j] = bert_bf16_of(in[j]);
+}
+
+/* Columns of a row of scores as softmax_numerators takes it: len rounded
+ * up to whole vectors of 16. */
+static int softmax_width(int len) { return (len + 15) / 16 * 16; }
+
+/* Softmax numerators of n rows of len scores (leading dimension ld, at
+ * least softmax_width(len)): x[j] = e^(x[j] - max of the row), and
+ * inv_sum[i] = 1 / row i's sum.  Attention divides its context rows by the
+ * sum instead of its probabilities: dh values a row instead of len.  The
+ * columns past len, up to softmax_width, are set to -inf first and come out
+ * as e^-87 (exp_poly's floor), which adds nothing to a sum of at least 1:
+ * whole vectors only, where a tail of 10 columns left to plain C took a
+ * third of a 450-token text's softmax.  With probs (leading dimension
+ * probs_ld), the numerators rounded to bfloat16 go there too, as attention's
+ * second product on AMX tiles reads them.  Sums in float over 32 lanes: a
+ * row is at most 512 positive terms, each at most 1. */
+BERT_INLINE void softmax_numerators_body(float *x, int ld, int len, uint16_t *probs, int probs_ld, float *inv_sum,
+                                         int n)
+{
+    const int width = softmax_width(len), pairs = width - width % 32;
     for (int i = 0; i < n; i++) {
-        float *r = x + (size_t)i * dim;
-        const int body = dim - dim % 8;
+        float *r = x + (size_t)i * ld;
+        for (int j = len; j < width; j++) r[j] = -INFINITY;
+        lanes16 m0, m1;
+        memcpy(&m0, r, sizeof m0);
+        memcpy(&m1, r + width - 16, sizeof m1);
+        for (int j = 0; j < pairs; j += 32) {
+            lanes_max_into(&m0, r + j);
+            lanes_max_into(&m1, r + j + 16);
+        }
         float max = r[0];
-        if (body) {
-            lanes8 lane_max;
-            memcpy(&lane_max, r, sizeof lane_max);
-            for (int j = 8; j < body; j += 8) {
-                lanes8 v;
-                memcpy(&v, r + j, sizeof v);
-                mask8 greater = v > lane_max;
-                lane_max = (lanes8)(((mask8)v & greater) | ((mask8)lane_max & ~greater));
-            }
-            for (int l = 0; l < 8; l++) max = lane_max[l] > max ? lane_max[l] : max;
+        for (int l = 0; l < 16; l++) {
+            max = m0[l] > max ? m0[l] : max;
+            max = m1[l] > max ? m1[l] : max;
         }
-        for (int j = body; j < dim; j++) max = r[j] > max ? r[j] : max;
-        for (int j = 0; j < dim; j++) r[j] = exp_poly(r[j] - max);
-        lanes8 lane_sum = {0};
-        for (int j = 0; j < body; j += 8) {
-            lanes8 v;
-            memcpy(&v, r + j, sizeof v);
-            lane_sum += v;
+        for (int j = 0; j < width; j++) r[j] = exp_poly(r[j] - max);
+        /* A loop of its own: GCC vectorizes neither half of one loop that does both. */
+        if (probs) bf16_row(probs + (size_t)i * probs_ld, r, width);
+        lanes16 s0 = {0}, s1 = {0};
+        for (int j = 0; j < pairs; j += 32) {
+            lanes_add_into(&s0, r + j);
+            lanes_add_into(&s1, r + j + 16);
         }
+        if (pairs < width) lanes_add_into(&s0, r + pairs);
+        s0 += s1;
         float sum = 0.0f;
-        for (int j = body; j < dim; j++) sum += r[j];
-        for (int l = 0; l < 8; l++) sum += lane_sum[l];
-        float inv = 1.0f / sum;
-        for (int j = 0; j < dim; j++) r[j] *= inv;
+        for (int l = 0; l < 16; l++) sum += s0[l];
+        inv_sum[i] = 1.0f / sum;
     }
 }
-BERT_MULTIVERSION(softmax_rows, (float *x, int n, int dim), (x, n, dim))
+BERT_MULTIVERSION(softmax_numerators,
+                  (float *x, int ld, int len, uint16_t *probs, int probs_ld, float *inv_sum, int n),
+                  (x, ld, len, probs, probs_ld, inv_sum, n))
+
+/* Rows of ctx (leading dimension ld), dh values each, times their scale. */
+static void scale_rows(float *ctx, int ld, const float *scale, int n, int dh)
+{
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < dh; c++) ctx[(size_t)i * ld + c] *= scale[i];
+}
 
 /* MPNet's relative position bucket of key position j seen from query
  * position i (MPNetEncoder.relative_position_bucket with 32 buckets and
@@ -286,17 +334,17 @@ static void relative_bias_table(const bert_model *m, int longest, float *out)
 
 /* Adds MPNet's relative position bias of head h (relative_bias_table) to
  * the scores of query rows q0..q1 against a sequence of len tokens. */
-static void add_relative_bias(float *scores, const float *rel, int h, int longest, int q0, int q1, int len)
+static void add_relative_bias(float *scores, int ld, const float *rel, int h, int longest, int q0, int q1, int len)
 {
     const float *centre = rel + (size_t)h * (2 * longest - 1) + (longest - 1);
     for (int i = q0; i < q1; i++)
-        for (int j = 0; j < len; j++) scores[(size_t)(i - q0) * len + j] += centre[j - i];
+        for (int j = 0; j < len; j++) scores[(size_t)(i - q0) * ld + j] += centre[j - i];
 }
 
 /* Self-attention of one sequence of `len` tokens, one head, query rows
  * q0..q1.  q, k, v and ctx point at the sequence's first row of [* x H]
  * matrices; head h is columns h*dh .. h*dh+dh-1, read in place through the
- * leading dimension H.  scores holds (q1 - q0) x len.  rel (or NULL) is the
+ * leading dimension H.  scores holds (q1 - q0) x softmax_width(len).  rel (or NULL) is the
  * relative position bias of relative_bias_table for sequences up to
  * `longest` tokens. */
 static void attention_block(bert_isa isa, float *ctx, const float *q, const float *k, const float *v,
@@ -308,14 +356,16 @@ static void attention_block(bert_isa isa, float *ctx, const float *q, const floa
     assert(0 <= q0 && q0 < q1 && q1 <= len);
     assert(0 <= h && dh > 0 && (h + 1) * dh <= H);
     assert(!rel || len <= longest);
-    float scale = 1.0f / sqrtf((float)dh);
-    int m = q1 - q0;
+    assert(q1 - q0 <= QUERY_BLOCK);
+    float scale = 1.0f / sqrtf((float)dh), inv_sum[QUERY_BLOCK];
+    int m = q1 - q0, ld = softmax_width(len);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, len, dh,
-                scale, q + (size_t)q0 * H + h * dh, H, k + h * dh, H, 0.0f, scores, len);
-    if (rel) add_relative_bias(scores, rel, h, longest, q0, q1, len);
-    softmax_rows(isa, scores, m, len);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh, len,
-                1.0f, scores, len, v + h * dh, H, 0.0f, ctx + (size_t)q0 * H + h * dh, H);
+                scale, q + (size_t)q0 * H + h * dh, H, k + h * dh, H, 0.0f, scores, ld);
+    if (rel) add_relative_bias(scores, ld, rel, h, longest, q0, q1, len);
+    softmax_numerators(isa, scores, ld, len, NULL, 0, inv_sum, m);
+    float *out = ctx + (size_t)q0 * H + h * dh;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh, len, 1.0f, scores, ld, v + h * dh, H, 0.0f, out, H);
+    scale_rows(out, H, inv_sum, m, dh);
 }
 
 /* A chunk's memory for attention on AMX tiles (bert_bf16_tiles_product):
@@ -362,17 +412,21 @@ static void attention_block_tiles(bert_isa isa, float *ctx, const float *q, cons
     assert(0 <= q0 && q0 < q1 && q1 <= len && q1 - q0 <= QUERY_BLOCK);
     assert(0 <= h && dh > 0 && (h + 1) * dh <= H);
     assert(!rel || len <= longest);
-    int m = q1 - q0;
+    int m = q1 - q0, ld = softmax_width(len), probs_ld = bert_tile_cols(len, BERT_PRECISION_BFLOAT16);
     bert_bf16_tile_rows(b->queries, q + (size_t)q0 * H + h * dh, H, m, dh, 1.0f / sqrtf((float)dh));
-    int ran = bert_bf16_tiles_product(scores, b->queries, b->keys, m, len, dh);
+    /* Keys up to ld: the tiles hold whole panels of 16, zero past len. */
+    int ran = bert_bf16_tiles_product(scores, b->queries, b->keys, m, ld, dh);
     assert(ran);
     (void)ran;
-    if (rel) add_relative_bias(scores, rel, h, longest, q0, q1, len);
-    softmax_rows(isa, scores, m, len);
-    bert_bf16_tile_rows(b->probs, scores, len, m, len, 1.0f);
+    if (rel) add_relative_bias(scores, ld, rel, h, longest, q0, q1, len);
+    float inv_sum[QUERY_BLOCK];
+    softmax_numerators(isa, scores, ld, len, b->probs, probs_ld, inv_sum, m);
+    /* The probabilities as bert_bf16_tile_rows would lay them out. */
+    for (int i = 0; i < m; i++) memset(b->probs + (size_t)i * probs_ld + ld, 0, (size_t)(probs_ld - ld) * sizeof *b->probs);
+    memset(b->probs + (size_t)m * probs_ld, 0, (size_t)BERT_AMX_ROWS_PAST * probs_ld * sizeof *b->probs);
     bert_bf16_tiles_product(b->context, b->probs, b->values, m, dh, len);
     for (int i = 0; i < m; i++)
-        memcpy(ctx + (size_t)(q0 + i) * H + h * dh, b->context + (size_t)i * dh, (size_t)dh * sizeof *ctx);
+        for (int c = 0; c < dh; c++) ctx[(size_t)(q0 + i) * H + h * dh + c] = b->context[(size_t)i * dh + c] * inv_sum[i];
 }
 
 /* Every sequence's attention as work items: one per sequence, head and
@@ -383,7 +437,7 @@ typedef struct {
     bert_isa isa;
     float *ctx;
     const float *q, *k, *v;
-    float *scores; /* QUERY_BLOCK x longest floats a chunk */
+    float *scores; /* QUERY_BLOCK x softmax_width(longest) floats a chunk */
     size_t scores_size;
     const int *lengths;
     int n_seqs, H, heads;
@@ -572,7 +626,7 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
 
     /* x: hidden state; q, k, v; a: attention context; f: FFN activations.
      * q doubles as the output buffer of both sublayers once it is free. */
-    size_t th = total * (size_t)H, sq = (size_t)QUERY_BLOCK * longest;
+    size_t th = total * (size_t)H, sq = (size_t)QUERY_BLOCK * (size_t)softmax_width(longest);
     size_t rel_size = m->rel_bias ? (2 * (size_t)longest - 1) * (size_t)c->num_heads : 0;
     /* Attention on AMX tiles at a reduced precision: the float32 products
      * would take longer than the layer's projections (AMX too). */

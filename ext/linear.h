@@ -195,6 +195,20 @@ static inline float bert_f32_from_bf16(uint16_t h)
     return f;
 }
 
+/* float32 -> bfloat16, without branches, so that loops of it vectorize. */
+static inline uint16_t bert_bf16_of(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    /* Round to nearest, ties to the even upper half; a carry out of the
+     * mantissa steps the exponent, up to infinity, as it should.  A NaN
+     * whose payload sits in the low half would round to infinity: it
+     * keeps its sign and gets the quiet bit instead. */
+    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    uint32_t quiet = (u >> 16) | 0x0040u;
+    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
+}
+
 /* float32 -> bfloat16, round to nearest even (NaN stays NaN). */
 void bert_bf16_from_f32(uint16_t *out, const float *in, size_t n);
 

@@ -27,29 +27,9 @@
  * and 4, 3 and 3) and slabs. */
 #define LEAST_ROWS 48
 
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-/* float32 -> bfloat16, without branches, so that loops of it vectorize. */
-static inline uint16_t bf16_of(float f)
-{
-    uint32_t u = f32_bits(f);
-    /* Round to nearest, ties to the even upper half; a carry out of the
-     * mantissa steps the exponent, up to infinity, as it should.  A NaN
-     * whose payload sits in the low half would round to infinity: it
-     * keeps its sign and gets the quiet bit instead. */
-    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    uint32_t quiet = (u >> 16) | 0x0040u;
-    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
-}
-
 BERT_INLINE void bf16_rows_body(uint16_t *out, const float *in, size_t n)
 {
-    for (size_t i = 0; i < n; i++) out[i] = bf16_of(in[i]);
+    for (size_t i = 0; i < n; i++) out[i] = bert_bf16_of(in[i]);
 }
 
 BERT_MULTIVERSION(bf16_rows, (uint16_t *out, const float *in, size_t n), (out, in, n))
@@ -150,7 +130,7 @@ void bert_tiles_pack(void *tiles, const void *w, int rows, int cols, bert_precis
  * holds them in: first at the lower address (x86 and arm64 are little-endian). */
 static inline uint32_t bf16_pair(float first, float second)
 {
-    return (uint32_t)bf16_of(first) | (uint32_t)bf16_of(second) << 16;
+    return (uint32_t)bert_bf16_of(first) | (uint32_t)bert_bf16_of(second) << 16;
 }
 
 /* Groups bf16_panel_from_rows converts at a time: a head's 64 columns. */
@@ -167,7 +147,7 @@ BERT_INLINE void bf16_panel_from_rows_body(uint32_t *out, const float *src, int 
     for (int l = 0; l < n; l++) {
         const float *row = src + (size_t)l * ld;
         for (int g = 0; g < whole; g++) pairs[l][g] = bf16_pair(row[2 * g], row[2 * g + 1]);
-        if (cols % 2) pairs[l][whole] = bf16_of(row[cols - 1]);
+        if (cols % 2) pairs[l][whole] = bert_bf16_of(row[cols - 1]);
     }
     const int groups = (cols + 1) / 2;
     for (int g = 0; g < groups; g++)
@@ -183,7 +163,7 @@ BERT_INLINE void bf16_groups_from_two_rows_body(uint32_t *out, const float *firs
     if (second)
         for (int l = 0; l < n; l++) out[l] = bf16_pair(first[l], second[l]);
     else
-        for (int l = 0; l < n; l++) out[l] = bf16_of(first[l]);
+        for (int l = 0; l < n; l++) out[l] = bert_bf16_of(first[l]);
 }
 BERT_MULTIVERSION(bf16_groups_from_two_rows, (uint32_t *out, const float *first, const float *second, int n),
                   (out, first, second, n))
@@ -222,7 +202,7 @@ void bert_bf16_tiles_from_columns(void *tiles, const float *src, int ld, int row
 /* n values times scale, rounded to bfloat16. */
 BERT_INLINE void bf16_scaled_body(uint16_t *out, const float *in, size_t n, float scale)
 {
-    for (size_t i = 0; i < n; i++) out[i] = bf16_of(in[i] * scale);
+    for (size_t i = 0; i < n; i++) out[i] = bert_bf16_of(in[i] * scale);
 }
 
 BERT_MULTIVERSION(bf16_scaled, (uint16_t *out, const float *in, size_t n, float scale), (out, in, n, scale))
