@@ -436,12 +436,18 @@ int main(int argc, char **argv)
     /* A line at a time, also into a file: a run stopped by `timeout` still
      * shows the cases it got through. */
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (only && strcmp(only, "--list") == 0) {
+        /* One suite a line, for running them in parallel (.ci/run). */
+#define PRINT(suite) printf("%s\n", #suite);
+        SUITES(PRINT)
+        return 0;
+    }
     if (only && !is_suite(only)) {
         /* A misspelt suite must not pass as "0 passed, 0 failed". */
         fprintf(stderr, "run_tests: no suite named '%s'; the suites are:", only);
 #define LIST(suite) fprintf(stderr, " " #suite);
         SUITES(LIST)
-        fprintf(stderr, "\nrun one with build/run_tests SUITE, or make test SUITE=SUITE\n");
+        fprintf(stderr, "\nrun one with build/run_tests SUITE, or make test SUITE=SUITE (--list: one a line)\n");
         return 2;
     }
 #define RUN(name) \
