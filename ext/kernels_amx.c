@@ -129,23 +129,12 @@ TARGET BERT_INLINE void walk(kind k, const bert_kernel_args *a, int i0, int i1, 
                         _tile_dpbf16ps(3, 5, 7);
                     }
                 }
-                const int i_end = i + BLOCK < s1 ? i + BLOCK : s1;
-                if (k == BF16 && !a->b && i_end - i == BLOCK && r == r_block && r_end - r == BLOCK) {
-                    /* A whole block without a bias is the sums themselves:
-                     * stored where they go (attention's products). */
-                    float *out = a->out + (size_t)i * a->rows + r;
-                    const size_t out_bytes = (size_t)a->rows * sizeof(float);
-                    _tile_stored(0, out, out_bytes);
-                    _tile_stored(1, out + TILE_ROWS, out_bytes);
-                    _tile_stored(2, out + (size_t)TILE_ROWS * a->rows, out_bytes);
-                    _tile_stored(3, out + (size_t)TILE_ROWS * a->rows + TILE_ROWS, out_bytes);
-                    continue;
-                }
                 const int row_bytes = BLOCK * (int)sizeof(int32_t);
                 _tile_stored(0, sums.i, row_bytes);
                 _tile_stored(1, sums.i + TILE_ROWS, row_bytes);
                 _tile_stored(2, sums.i + TILE_ROWS * BLOCK, row_bytes);
                 _tile_stored(3, sums.i + TILE_ROWS * BLOCK + TILE_ROWS, row_bytes);
+                const int i_end = i + BLOCK < s1 ? i + BLOCK : s1;
                 if (k == INT8) finish_int8(a, sums.i, i, i_end, r_block, r, r_end);
                 else finish_bf16(a, sums.f, i, i_end, r_block, r, r_end);
             }
