@@ -3,7 +3,8 @@
 #
 # Builds tests/fuzz/fuzz_TARGET.c with the extension's sources under clang's
 # libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer, and fuzzes it
-# for SECONDS on one core.  TARGET is tokenizer, safetensors, json_config or
+# for SECONDS on one core (SECONDS 0: build only, so that targets built one
+# after another can then run side by side).  TARGET is tokenizer, safetensors, json_config or
 # sql.  The committed seeds in tests/fuzz/corpus/TARGET are read, never
 # written; what the run learns goes to build/fuzz/corpus/TARGET, and an input
 # that crashes, leaks, hangs or breaks an invariant to build/fuzz/artifacts/.
@@ -45,7 +46,8 @@ cflags=$(pkg-config --cflags $pkgs 2>/dev/null || true)
 libs=$(pkg-config --libs openblas libutf8proc 2>/dev/null || echo "-lopenblas -lutf8proc")
 
 mkdir -p build/fuzz/corpus/"$target" build/fuzz/artifacts
-rm -rf build/fuzz/scratch
+# This target's scratch directories only: another target may be running.
+rm -rf build/fuzz/scratch/"$target".*
 bin=build/fuzz/fuzz_$target
 # fuzzer-no-link: the objects get libFuzzer's coverage hooks; only the target
 # links its main.  -Wno-unused-command-line-argument: pkg-config's flags are
@@ -59,6 +61,8 @@ make -s -j2 BUILD=build/fuzz CC="$clang" OPT="-g -O1 -fno-omit-frame-pointer" RE
     -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla -Wno-unused-command-line-argument \
     -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DSQLITE_CORE $cflags -Iext \
     -o "$bin" "$src" $objs -lsqlite3 $libs -lpthread -lm
+
+[ "$seconds" = 0 ] && exit 0
 
 dict=
 if [ -f tests/fuzz/$target.dict ]; then dict=-dict=tests/fuzz/$target.dict; fi
