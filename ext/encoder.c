@@ -233,11 +233,6 @@ BERT_INLINE void lanes_add_into(lanes16 *acc, const float *p)
     *acc += v;
 }
 
-BERT_INLINE void bf16_row(uint16_t *restrict out, const float *restrict in, int n)
-{
-    for (int j = 0; j < n; j++) out[j] = bert_bf16_of(in[j]);
-}
-
 /* Columns of a row of scores as softmax_numerators takes it: len rounded
  * up to whole vectors of 16. */
 static int softmax_width(int len) { return (len + 15) / 16 * 16; }
@@ -274,7 +269,7 @@ BERT_INLINE void softmax_numerators_body(float *x, int ld, int len, uint16_t *pr
         }
         for (int j = 0; j < width; j++) r[j] = exp_poly(r[j] - max);
         /* A loop of its own: GCC vectorizes neither half of one loop that does both. */
-        if (probs) bf16_row(probs + (size_t)i * probs_ld, r, width);
+        if (probs) bert_bf16_row(probs + (size_t)i * probs_ld, r, (size_t)width);
         lanes16 s0 = {0}, s1 = {0};
         for (int j = 0; j < pairs; j += 32) {
             lanes_add_into(&s0, r + j);

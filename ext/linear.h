@@ -209,6 +209,13 @@ static inline uint16_t bert_bf16_of(float f)
     return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
 }
 
+/* n values of in as bfloat16 (bert_bf16_of): inlined into the bodies that
+ * BERT_MULTIVERSION compiles for each instruction set, which vectorize it. */
+BERT_INLINE void bert_bf16_row(uint16_t *restrict out, const float *restrict in, size_t n)
+{
+    for (size_t i = 0; i < n; i++) out[i] = bert_bf16_of(in[i]);
+}
+
 /* float32 -> bfloat16, round to nearest even (NaN stays NaN). */
 void bert_bf16_from_f32(uint16_t *out, const float *in, size_t n);
 

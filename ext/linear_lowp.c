@@ -29,7 +29,7 @@
 
 BERT_INLINE void bf16_rows_body(uint16_t *out, const float *in, size_t n)
 {
-    for (size_t i = 0; i < n; i++) out[i] = bert_bf16_of(in[i]);
+    bert_bf16_row(out, in, n);
 }
 
 BERT_MULTIVERSION(bf16_rows, (uint16_t *out, const float *in, size_t n), (out, in, n))
