@@ -141,11 +141,13 @@ static inline void bert_prefetcher_aim(bert_prefetcher *pf, const void *w, size_
     pf->end = pf->at ? pf->at + (size_t)block_rows * row_bytes : NULL;
 }
 
-/* The panel kernels' walk, as GotoBLAS's: W's columns in blocks of
+/* The AVX2 panel kernel's walk, as GotoBLAS's: W's columns in blocks of
  * PACKED_COLS; in each, the input rows in slabs whose block of columns
  * stays in L2 (PACKED_SLAB_BYTES), and every panel's block of columns
  * (16 KB, a pair 32 KB) stays in L1 while the slab's rows pass through it.
- * A block after the first adds to out what the ones before wrote. */
+ * A block after the first adds to out what the ones before wrote.  The
+ * AVX-512 one blocks columns the same way and walks the other way round
+ * (kernels_avx512.c). */
 #define PACKED_COLS 256
 #define PACKED_SLAB_BYTES (512 * 1024)
 

@@ -136,7 +136,14 @@ static void run(bert_linear_kernel kernel, bert_workers *workers, int threads, f
     int blas = kernel == BERT_LINEAR_BLAS;
     bert_split split = {n, rows, cols, blas || n > BERT_FEW_ROWS ? BERT_SPAN_INPUT_ROWS : BERT_SPAN_WEIGHT_ROWS,
                         blas ? 128 : 48, !blas};
-    if (is_packed(kernel)) split = (bert_split){n, rows, cols, BERT_SPAN_WEIGHT_ROWS, 2 * BERT_PANEL, 1};
+    if (is_packed(kernel)) {
+        /* One span a thread: each span copies its input rows anew
+         * (kernels_avx512.c, pack_input), so four a thread copied x four
+         * times and made two threads 10% slower than OpenBLAS on 450
+         * tokens, where one a thread is 6% faster. */
+        int pair = 2 * BERT_PANEL, share = threads > 1 ? (rows + threads - 1) / threads : rows;
+        split = (bert_split){n, rows, cols, BERT_SPAN_WEIGHT_ROWS, (share + pair - 1) / pair * pair, 1};
+    }
     bert_workers_split(workers, threads, &split, linear_span, &job);
 }
 
@@ -200,16 +207,18 @@ bert_linear_plan bert_linear_plan_for(bert_isa isa)
     /* The panel kernels on W packed at load, measured in the same runs
      * (bench_kernels, one thread, bert-base and MiniLM shapes; Xeon with
      * AVX-512): at the AVX-512 level they beat the few-rows kernel from
-     * about 40 rows (48 rows: 81-99 GFLOP/s against 67-90) and OpenBLAS's
-     * AVX-512 kernels up to about 160 (128 rows: 95-112 against 84-96), not
-     * at 512 (99-131 against 124-131); above OpenBLAS held to AVX2 at every
-     * row count.  At the AVX2 level they beat the few-rows kernel from 16
+     * about 40 rows (48 rows: 106-115 GFLOP/s against 97-102, W from RAM)
+     * and OpenBLAS's AVX-512 kernels from there on (128 rows: 138-148
+     * against 117-138; 512 rows: 149-165 against 144-165).  On 450-token
+     * texts, where OpenBLAS packs W anew on every call and on each thread
+     * (15% of the time), they make bert-base 8% faster on one thread and
+     * 6% on two.  At the AVX2 level they beat the few-rows kernel from 16
      * rows and OpenBLAS's AVX2 kernels up to about 100 rows (48 rows:
      * 55-68 against 49-60; 128: 66-80 against 75-81; 512: 62-82 against
      * 90-96). */
     if (isa == BERT_ISA_AVX512) {
         plan.packed_rows_min = 40;
-        plan.packed_rows_max = blas_is_avx512() ? 160 : INT_MAX;
+        plan.packed_rows_max = INT_MAX;
     } else if (isa == BERT_ISA_AVX2) {
         plan.packed_rows_min = 17;
         plan.packed_rows_max = 96;
