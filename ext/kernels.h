@@ -141,21 +141,71 @@ static inline void bert_prefetcher_aim(bert_prefetcher *pf, const void *w, size_
     pf->end = pf->at ? pf->at + (size_t)block_rows * row_bytes : NULL;
 }
 
-/* The AVX2 panel kernel's walk, as GotoBLAS's: W's columns in blocks of
- * PACKED_COLS; in each, the input rows in slabs whose block of columns
- * stays in L2 (PACKED_SLAB_BYTES), and every panel's block of columns
- * (16 KB, a pair 32 KB) stays in L1 while the slab's rows pass through it.
- * A block after the first adds to out what the ones before wrote.  The
- * AVX-512 one blocks columns the same way and walks the other way round
- * (kernels_avx512.c). */
+/* The panel kernels' walk (bert_f32_packed_avx2, bert_f32_packed_avx512):
+ * W in blocks of PACKED_COLS columns by PACKED_PANELS panels (1 MB, which
+ * stays in L2); through each block, the input rows `pm` at a time, copied
+ * column by column (bert_pack_input) so that they stay in L1 while they
+ * pass every panel of the block.  A block of columns after the first adds
+ * to out what the ones before wrote.  The weight stream is fetched
+ * PACKED_W_AHEAD steps ahead: without it the AVX-512 kernel waited on L2
+ * and ran at 130-145 GFLOP/s where it runs at 145-160 (bench_kernels, 48
+ * to 512 rows, W in L2). */
 #define PACKED_COLS 256
-#define PACKED_SLAB_BYTES (512 * 1024)
+enum { PACKED_PANELS = 64, PACKED_W_AHEAD = 16 };
 
-/* Input rows a slab: whole blocks of `block` rows. */
-static inline int bert_packed_slab(int block)
+/* Copies input rows i..i+rm, columns k0..k1, to xp column by column
+ * (xp[(c - k0) * pm + y]): in x the rows lie 3 or 12 KB apart, on a
+ * handful of L1 sets that the weight stream evicts them from; copied, they
+ * are one run of lines that stays. */
+static inline void bert_pack_input(float *xp, int pm, const bert_kernel_args *a, int rm, int i, int k0, int k1)
 {
-    int rows = (int)(PACKED_SLAB_BYTES / (PACKED_COLS * sizeof(float)));
-    return rows / block * block;
+    const float *x = a->x_f32 + (size_t)i * a->cols;
+    for (int y = 0; y < rm; y++)
+        for (int c = k0; c < k1; c++) xp[(c - k0) * pm + y] = x[(size_t)y * a->cols + c];
+}
+
+/* The lines of the next block of input rows, fetched one a step while
+ * this block computes: x was written by the step before and sits in L3 or
+ * further, and copying the next block would otherwise wait on each of its
+ * lines in turn (it was a fifth of the kernel's time on 450 tokens). */
+typedef struct {
+    const char *row; /* the row being fetched, at its first column */
+    size_t stride;   /* bytes from a row to the next */
+    int rows, lines; /* rows left, lines a row */
+    int line;        /* the next line of `row` */
+} bert_input_prefetch;
+
+static inline void bert_input_prefetch_step(bert_input_prefetch *pf)
+{
+    if (pf->rows <= 0) return;
+    __builtin_prefetch(pf->row + (size_t)pf->line * 64, 0, 3);
+    if (++pf->line == pf->lines) pf->line = 0, pf->row += pf->stride, pf->rows--;
+}
+
+/* A panel kernel's rows: input rows i..i+rm (copied to xp) through panels
+ * p0..p1 of W's rows below r1, columns k0..k1. */
+typedef void (*bert_packed_rows_fn)(const bert_kernel_args *a, const float *xp, int rm, int i, int p0, int p1,
+                                    int r1, int k0, int k1, bert_input_prefetch *pf);
+
+/* Weight rows r0..r1 (r0 a multiple of BERT_PANEL) against input rows
+ * i0..i1, in the walk above; xp holds PACKED_COLS * pm floats. */
+static inline void bert_packed_walk(const bert_kernel_args *a, int i0, int i1, int r0, int r1, int pm, float *xp,
+                                    bert_packed_rows_fn rows)
+{
+    int p0 = r0 / BERT_PANEL, p1 = (r1 + BERT_PANEL - 1) / BERT_PANEL;
+    for (int k0 = 0; k0 < a->cols; k0 += PACKED_COLS) {
+        int k1 = a->cols - k0 < PACKED_COLS ? a->cols : k0 + PACKED_COLS;
+        for (int q0 = p0; q0 < p1; q0 += PACKED_PANELS) {
+            int q1 = p1 - q0 < PACKED_PANELS ? p1 : q0 + PACKED_PANELS;
+            for (int i = i0; i < i1; i += pm) {
+                int rm = i1 - i < pm ? i1 - i : pm, next = i1 - (i + pm) < pm ? i1 - (i + pm) : pm;
+                bert_pack_input(xp, pm, a, rm, i, k0, k1);
+                bert_input_prefetch pf = {(const char *)(a->x_f32 + (size_t)(i + pm) * a->cols + k0),
+                                          (size_t)a->cols * sizeof(float), next, ((k1 - k0) * 4 + 63) / 64, 0};
+                rows(a, xp, rm, i, q0, q1, r1, k0, k1, &pf);
+            }
+        }
+    }
 }
 
 /* The kernels, by file. */

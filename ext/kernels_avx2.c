@@ -174,19 +174,21 @@ TARGET BERT_INLINE void walk(kind k, const bert_kernel_args *a, int i0, int i1, 
  * registers. */
 enum { PM = 6 };
 
-/* out for input rows i..i+rm and the weight rows of panel p below r1,
- * over columns k0..k1 of W: set (bias added) at k0 = 0, else added to. */
-TARGET BERT_INLINE void packed_block(const int rm, const bert_kernel_args *a, int i, int p, int r1, int k0, int k1)
+/* out for the packed input rows i..i+rm (xp) and the weight rows of panel
+ * p below r1, over columns k0..k1 of W: set (bias added) at k0 = 0, else
+ * added to. */
+TARGET BERT_INLINE void packed_block(const int rm, const bert_kernel_args *a, const float *xp, int i, int p, int r1,
+                                     int k0, int k1, bert_input_prefetch *pf)
 {
-    const int cols = a->cols;
-    const float *w = a->w->f32_packed + (size_t)p * cols * BERT_PANEL;
-    const float *x = a->x_f32 + (size_t)i * cols;
+    const float *w = a->w->f32_packed + ((size_t)p * a->cols + k0) * BERT_PANEL;
     __m256 acc[PM][2];
     BERT_UNROLL for (int y = 0; y < rm; y++) acc[y][0] = acc[y][1] = _mm256_setzero_ps();
-    for (int c = k0; c < k1; c++) {
+    for (int c = 0; c < k1 - k0; c++) {
+        _mm_prefetch((const char *)(w + (size_t)(c + PACKED_W_AHEAD) * BERT_PANEL), _MM_HINT_T0);
+        bert_input_prefetch_step(pf);
         __m256 w0 = _mm256_loadu_ps(w + (size_t)c * BERT_PANEL), w1 = _mm256_loadu_ps(w + (size_t)c * BERT_PANEL + 8);
         BERT_UNROLL for (int y = 0; y < rm; y++) {
-            __m256 xb = _mm256_broadcast_ss(x + (size_t)y * cols + c);
+            __m256 xb = _mm256_broadcast_ss(xp + c * PM + y);
             acc[y][0] = _mm256_fmadd_ps(xb, w0, acc[y][0]);
             acc[y][1] = _mm256_fmadd_ps(xb, w1, acc[y][1]);
         }
@@ -206,29 +208,32 @@ TARGET BERT_INLINE void packed_block(const int rm, const bert_kernel_args *a, in
     }
 }
 
-/* Weight rows r0..r1 (r0 a multiple of BERT_PANEL) panel by panel, in
- * blocks of columns and slabs of input rows (kernels.h, PACKED_COLS). */
+/* Input rows i..i+rm (packed in xp) through panels p0..p1, one at a time. */
+TARGET BERT_INLINE void packed_panels(const int rm, const bert_kernel_args *a, const float *xp, int i, int p0,
+                                      int p1, int r1, int k0, int k1, bert_input_prefetch *pf)
+{
+    for (int p = p0; p < p1; p++) packed_block(rm, a, xp, i, p, r1, k0, k1, pf);
+}
+
+/* Input rows i..i+rm (packed in xp) through panels p0..p1 (a block of W,
+ * kernels.h: bert_packed_walk), with rm a literal for the compiler. */
+TARGET static void packed_rows(const bert_kernel_args *a, const float *xp, int rm, int i, int p0, int p1, int r1,
+                               int k0, int k1, bert_input_prefetch *pf)
+{
+    switch (rm) {
+    case 1: packed_panels(1, a, xp, i, p0, p1, r1, k0, k1, pf); break;
+    case 2: packed_panels(2, a, xp, i, p0, p1, r1, k0, k1, pf); break;
+    case 3: packed_panels(3, a, xp, i, p0, p1, r1, k0, k1, pf); break;
+    case 4: packed_panels(4, a, xp, i, p0, p1, r1, k0, k1, pf); break;
+    case 5: packed_panels(5, a, xp, i, p0, p1, r1, k0, k1, pf); break;
+    default: packed_panels(PM, a, xp, i, p0, p1, r1, k0, k1, pf); break;
+    }
+}
+
 TARGET void bert_f32_packed_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
 {
-    int p0 = r0 / BERT_PANEL, p1 = (r1 + BERT_PANEL - 1) / BERT_PANEL, slab = bert_packed_slab(PM);
-    for (int k0 = 0; k0 < a->cols; k0 += PACKED_COLS) {
-        int k1 = a->cols - k0 < PACKED_COLS ? a->cols : k0 + PACKED_COLS;
-        for (int s = i0; s < i1; s += slab) {
-            int s1 = i1 - s < slab ? i1 : s + slab;
-            for (int p = p0; p < p1; p++) {
-                int i = s;
-                for (; i + PM <= s1; i += PM) packed_block(PM, a, i, p, r1, k0, k1);
-                switch (s1 - i) {
-                case 1: packed_block(1, a, i, p, r1, k0, k1); break;
-                case 2: packed_block(2, a, i, p, r1, k0, k1); break;
-                case 3: packed_block(3, a, i, p, r1, k0, k1); break;
-                case 4: packed_block(4, a, i, p, r1, k0, k1); break;
-                case 5: packed_block(5, a, i, p, r1, k0, k1); break;
-                default: break;
-                }
-            }
-        }
-    }
+    float xp[PACKED_COLS * PM] __attribute__((aligned(32)));
+    bert_packed_walk(a, i0, i1, r0, r1, PM, xp, packed_rows);
 }
 
 TARGET void bert_f32_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1)

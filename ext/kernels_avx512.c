@@ -172,55 +172,20 @@ TARGET BERT_INLINE void walk(kind k, const bert_kernel_args *a, int i0, int i1, 
  * dot-product blocks above load 10 vectors for 24. */
 enum { PM = 12 };
 
-/* The weight stream comes from L2 (a block of W is PACKED_PANELS panels of
- * PACKED_COLS columns, 1 MB) and is fetched this many steps ahead: without
- * it the kernel waited on L2 and ran at 130-145 GFLOP/s where it now runs
- * at 145-160 (bench_kernels, 48 to 512 rows, W in L2). */
-enum { W_AHEAD = 16, PACKED_PANELS = 64 };
-
-/* Copies input rows i..i+rm, columns k0..k1, to xp column by column
- * (xp[(c - k0) * PM + y]): the block's 12 rows lie 3 or 12 KB apart in
- * x, on a handful of L1 sets that the weight stream evicts them from;
- * copied, they are one run of lines that stays. */
-TARGET BERT_INLINE void pack_input(float *xp, const bert_kernel_args *a, int rm, int i, int k0, int k1)
-{
-    const float *x = a->x_f32 + (size_t)i * a->cols;
-    for (int y = 0; y < rm; y++)
-        for (int c = k0; c < k1; c++) xp[(c - k0) * PM + y] = x[(size_t)y * a->cols + c];
-}
-
-/* The lines of the next block of input rows, columns k0..k1, fetched one a
- * step while this block computes: x was written by the step before and
- * sits in L3 or further, and the copy of the next block would otherwise
- * wait on each of its lines in turn. */
-typedef struct {
-    const char *row;  /* the row being fetched, at its first column */
-    size_t stride;    /* bytes from a row to the next */
-    int rows, lines;  /* rows left, lines a row */
-    int line;         /* the next line of `row` */
-} input_prefetch;
-
-TARGET BERT_INLINE void input_prefetch_step(input_prefetch *pf)
-{
-    if (pf->rows <= 0) return;
-    _mm_prefetch(pf->row + (size_t)pf->line * 64, _MM_HINT_T0);
-    if (++pf->line == pf->lines) pf->line = 0, pf->row += pf->stride, pf->rows--;
-}
-
 /* out for the packed input rows i..i+rm (xp) and the weight rows of panels
  * p..p+np below r1, over columns k0..k1 of W: set (bias added) at k0 = 0,
  * else added to. */
 TARGET BERT_INLINE void packed_block(const int rm, const int np, const bert_kernel_args *a, const float *xp, int i,
-                                     int p, int r1, int k0, int k1, input_prefetch *pf)
+                                     int p, int r1, int k0, int k1, bert_input_prefetch *pf)
 {
     const int cols = a->cols;
     const float *w = a->w->f32_packed + ((size_t)p * cols + k0) * BERT_PANEL;
     __m512 acc[PM][2];
     BERT_UNROLL for (int y = 0; y < rm; y++) BERT_UNROLL for (int e = 0; e < np; e++) acc[y][e] = _mm512_setzero_ps();
     for (int c = 0; c < k1 - k0; c++) {
-        _mm_prefetch((const char *)(w + (size_t)(c + W_AHEAD) * BERT_PANEL), _MM_HINT_T0);
-        if (np > 1) _mm_prefetch((const char *)(w + ((size_t)cols + c + W_AHEAD) * BERT_PANEL), _MM_HINT_T0);
-        input_prefetch_step(pf);
+        _mm_prefetch((const char *)(w + (size_t)(c + PACKED_W_AHEAD) * BERT_PANEL), _MM_HINT_T0);
+        if (np > 1) _mm_prefetch((const char *)(w + ((size_t)cols + c + PACKED_W_AHEAD) * BERT_PANEL), _MM_HINT_T0);
+        bert_input_prefetch_step(pf);
         __m512 w0 = _mm512_loadu_ps(w + (size_t)c * BERT_PANEL);
         __m512 w1 = np > 1 ? _mm512_loadu_ps(w + ((size_t)cols + c) * BERT_PANEL) : w0;
         BERT_UNROLL for (int y = 0; y < rm; y++) {
@@ -244,48 +209,38 @@ TARGET BERT_INLINE void packed_block(const int rm, const int np, const bert_kern
 
 /* Input rows i..i+rm (packed in xp) through panels p0..p1, in pairs. */
 TARGET BERT_INLINE void packed_panels(const int rm, const bert_kernel_args *a, const float *xp, int i, int p0,
-                                      int p1, int r1, int k0, int k1, input_prefetch *pf)
+                                      int p1, int r1, int k0, int k1, bert_input_prefetch *pf)
 {
     int p = p0;
     for (; p + 2 <= p1; p += 2) packed_block(rm, 2, a, xp, i, p, r1, k0, k1, pf);
     if (p < p1) packed_block(rm, 1, a, xp, i, p, r1, k0, k1, pf);
 }
 
-/* Weight rows r0..r1 (r0 a multiple of BERT_PANEL) in blocks of
- * PACKED_COLS columns and PACKED_PANELS panels, a block of W that stays in
- * L2; through each, the input rows 12 at a time, copied (pack_input) to
- * stay in L1 while they pass every pair of panels of the block. */
+/* Input rows i..i+rm (packed in xp) through panels p0..p1 (a block of W,
+ * kernels.h: bert_packed_walk), with rm a literal for the compiler. */
+TARGET static void packed_rows(const bert_kernel_args *a, const float *xp, int rm, int i, int p0, int p1, int r1,
+                               int k0, int k1, bert_input_prefetch *pf)
+{
+    switch (rm) {
+    case 1: packed_panels(1, a, xp, i, p0, p1, r1, k0, k1, pf); break;
+    case 2: packed_panels(2, a, xp, i, p0, p1, r1, k0, k1, pf); break;
+    case 3: packed_panels(3, a, xp, i, p0, p1, r1, k0, k1, pf); break;
+    case 4: packed_panels(4, a, xp, i, p0, p1, r1, k0, k1, pf); break;
+    case 5: packed_panels(5, a, xp, i, p0, p1, r1, k0, k1, pf); break;
+    case 6: packed_panels(6, a, xp, i, p0, p1, r1, k0, k1, pf); break;
+    case 7: packed_panels(7, a, xp, i, p0, p1, r1, k0, k1, pf); break;
+    case 8: packed_panels(8, a, xp, i, p0, p1, r1, k0, k1, pf); break;
+    case 9: packed_panels(9, a, xp, i, p0, p1, r1, k0, k1, pf); break;
+    case 10: packed_panels(10, a, xp, i, p0, p1, r1, k0, k1, pf); break;
+    case 11: packed_panels(11, a, xp, i, p0, p1, r1, k0, k1, pf); break;
+    default: packed_panels(PM, a, xp, i, p0, p1, r1, k0, k1, pf); break;
+    }
+}
+
 TARGET void bert_f32_packed_avx512(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
 {
     float xp[PACKED_COLS * PM] __attribute__((aligned(64)));
-    int p0 = r0 / BERT_PANEL, p1 = (r1 + BERT_PANEL - 1) / BERT_PANEL;
-    for (int k0 = 0; k0 < a->cols; k0 += PACKED_COLS) {
-        int k1 = a->cols - k0 < PACKED_COLS ? a->cols : k0 + PACKED_COLS;
-        for (int q0 = p0; q0 < p1; q0 += PACKED_PANELS) {
-            int q1 = p1 - q0 < PACKED_PANELS ? p1 : q0 + PACKED_PANELS;
-            for (int i = i0; i < i1; i += PM) {
-                int rm = i1 - i < PM ? i1 - i : PM;
-                pack_input(xp, a, rm, i, k0, k1);
-                int next = i1 - (i + PM) < PM ? i1 - (i + PM) : PM;
-                input_prefetch pf = {(const char *)(a->x_f32 + (size_t)(i + PM) * a->cols + k0),
-                                     (size_t)a->cols * sizeof(float), next, ((k1 - k0) * 4 + 63) / 64, 0};
-                switch (rm) {
-                case 1: packed_panels(1, a, xp, i, q0, q1, r1, k0, k1, &pf); break;
-                case 2: packed_panels(2, a, xp, i, q0, q1, r1, k0, k1, &pf); break;
-                case 3: packed_panels(3, a, xp, i, q0, q1, r1, k0, k1, &pf); break;
-                case 4: packed_panels(4, a, xp, i, q0, q1, r1, k0, k1, &pf); break;
-                case 5: packed_panels(5, a, xp, i, q0, q1, r1, k0, k1, &pf); break;
-                case 6: packed_panels(6, a, xp, i, q0, q1, r1, k0, k1, &pf); break;
-                case 7: packed_panels(7, a, xp, i, q0, q1, r1, k0, k1, &pf); break;
-                case 8: packed_panels(8, a, xp, i, q0, q1, r1, k0, k1, &pf); break;
-                case 9: packed_panels(9, a, xp, i, q0, q1, r1, k0, k1, &pf); break;
-                case 10: packed_panels(10, a, xp, i, q0, q1, r1, k0, k1, &pf); break;
-                case 11: packed_panels(11, a, xp, i, q0, q1, r1, k0, k1, &pf); break;
-                default: packed_panels(PM, a, xp, i, q0, q1, r1, k0, k1, &pf); break;
-                }
-            }
-        }
-    }
+    bert_packed_walk(a, i0, i1, r0, r1, PM, xp, packed_rows);
 }
 
 TARGET void bert_f32_avx512(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
