@@ -204,23 +204,23 @@ bert_linear_plan bert_linear_plan_for(bert_isa isa)
      * OpenBLAS runs at about 100, and our AVX-512 kernel takes them all:
      * a batch is then never slower than the same texts row by row. */
     if (isa == BERT_ISA_AVX512 && !blas_is_avx512()) plan.few_rows_max = INT_MAX;
-    /* The panel kernels on W packed at load, measured in the same runs
-     * (bench_kernels, one thread, bert-base and MiniLM shapes; Xeon with
-     * AVX-512): at the AVX-512 level they beat the few-rows kernel from
-     * about 40 rows (48 rows: 106-115 GFLOP/s against 97-102, W from RAM)
-     * and OpenBLAS's AVX-512 kernels from there on (128 rows: 138-148
-     * against 117-138; 512 rows: 149-165 against 144-165).  On 450-token
-     * texts, where OpenBLAS packs W anew on every call and on each thread
-     * (15% of the time), they make bert-base 8% faster on one thread and
-     * 6% on two.  At the AVX2 level they beat the few-rows kernel from 16
-     * rows and OpenBLAS's AVX2 kernels up to about 100 rows (48 rows:
-     * 55-68 against 49-60; 128: 66-80 against 75-81; 512: 62-82 against
-     * 90-96). */
+    /* The panel kernels on W packed at load take every product they can.
+     * Measured on a Xeon with AVX-512, bert-base, two threads, against
+     * the few-rows kernels reading W in the file's mapping: 100 sentences
+     * of 11-20 tokens row by row 2.29-2.43 s -> 1.96-2.09 s (AVX-512;
+     * held to AVX2 3.45-3.57 -> 3.27-3.34), the packed copy streamed in
+     * whole 2 MB pages from one run of memory.  Against OpenBLAS's AVX-512
+     * kernels (bench_kernels, one thread, W from RAM): 128 rows 138-157
+     * GFLOP/s against 117-138, 512 rows 149-183 against 144-166; on
+     * 450-token texts, where OpenBLAS packs W anew on every call and on
+     * each thread (15% of the time), bert-base is 8% faster on one thread
+     * and 6% on two.  OpenBLAS's AVX2 kernels still lead from about 100
+     * rows (512 rows: 97-105 against 83-93). */
     if (isa == BERT_ISA_AVX512) {
-        plan.packed_rows_min = 40;
+        plan.packed_rows_min = 1;
         plan.packed_rows_max = INT_MAX;
     } else if (isa == BERT_ISA_AVX2) {
-        plan.packed_rows_min = 17;
+        plan.packed_rows_min = 1;
         plan.packed_rows_max = 96;
     }
     return plan;

@@ -21,6 +21,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 
 /* Tensor data is little-endian and used in place. */
@@ -193,6 +194,26 @@ static void reduce(const st_tensor *t, bert_precision p, int pack, unsigned char
     }
 }
 
+/* Asks for the whole 2 MB pages inside a block not yet written to be
+ * transparent huge pages (Linux, where the system leaves it to madvise).
+ * The kernels stream the packed weights and tiles once a sentence, and
+ * with 4 KB pages every 4 KB is a TLB miss and a stop of the hardware
+ * prefetcher: bert-base, 100 sentences row by row on two threads (Xeon,
+ * AVX-512, AMX), int8 0.45-0.51 s -> 0.44-0.45 s, float32 (the panel
+ * kernel) 2.09-2.12 -> 2.01-2.10.  Refused, or on other systems, nothing
+ * changes but the speed. */
+static void ask_huge_pages(void *block, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t lo = ((uintptr_t)block + huge - 1) & ~(huge - 1), hi = ((uintptr_t)block + bytes) & ~(huge - 1);
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+    (void)block;
+    (void)bytes;
+#endif
+}
+
 /* Points every bound weight at its data: float32 in place, else converted
  * into one block; the projections at a reduced precision into another.  A
  * tensor converted from the mapping has its pages released: the file is
@@ -218,6 +239,7 @@ int bert_bind_materialize(binder *b, model_priv *priv, bert_model *m)
                                   floats * sizeof(float) >> 20, b->file);
             return -1;
         }
+        ask_huge_pages(priv->converted, floats * sizeof(float));
     }
     float *row_buf = NULL;
     unsigned char *next_reduced = NULL;
@@ -230,6 +252,7 @@ int bert_bind_materialize(binder *b, model_priv *priv, bert_model *m)
                                   bert_precision_name(p));
             return -1;
         }
+        ask_huge_pages(priv->reduced, reduced + REDUCED_ALIGN);
         uintptr_t at = (uintptr_t)priv->reduced;
         next_reduced = (unsigned char *)priv->reduced + (align_up(at) - at);
     }
