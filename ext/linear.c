@@ -120,13 +120,14 @@ static void linear_span(void *ctx, int i0, int i1, int r0, int r1)
     else few_rows(j, i0, i1, r0, r1);
 }
 
+enum { PACKED_BY_INPUT = 128 };
+
 /* Shares the product out over `threads` threads: a few input rows share out
  * the weight rows, many input rows are shared out themselves.  Few-rows
  * kernels: spans of 48 rows at least, a multiple of their slabs (48 input
  * rows) or weight blocks (6 and 4).  OpenBLAS, which packs W anew in every
- * span: 128 input rows at least.  The panel kernels share out the weight
- * rows at any n, in whole pairs of panels, so that each thread streams
- * its own part of W once per slab of input rows. */
+ * span: 128 input rows at least.  The panel kernels: below. */
+
 static void run(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
                 const float *in, const float *w, const float *packed, const float *b, int n, int rows, int cols)
 {
@@ -138,11 +139,20 @@ static void run(bert_linear_kernel kernel, bert_workers *workers, int threads, f
                         blas ? 128 : 48, !blas};
     if (is_packed(kernel)) {
         /* One span a thread: each span copies its input rows anew
-         * (kernels_avx512.c, pack_input), so four a thread copied x four
+         * (kernels.h, bert_packed_walk), so four a thread copied x four
          * times and made two threads 10% slower than OpenBLAS on 450
-         * tokens, where one a thread is 6% faster. */
+         * tokens.  From PACKED_BY_INPUT rows the spans are of input rows,
+         * each thread streaming all of W: 450-token texts on two threads
+         * 1.69-1.80 s -> 1.58-1.68 s against spans of weight rows (100
+         * sentences batched 0.87-0.88 -> 0.80-0.83); below it, where
+         * streaming W is most of the work, each thread takes part of W. */
         int pair = 2 * BERT_PANEL, share = threads > 1 ? (rows + threads - 1) / threads : rows;
-        split = (bert_split){n, rows, cols, BERT_SPAN_WEIGHT_ROWS, (share + pair - 1) / pair * pair, 1};
+        int part = threads > 1 ? (n + threads - 1) / threads : n;
+        /* (bert_workers_split makes spans of equal length, at least `least`.) */
+        if (threads > 1 && n >= PACKED_BY_INPUT)
+            split = (bert_split){n, rows, cols, BERT_SPAN_INPUT_ROWS, part * 3 / 4, 0};
+        else
+            split = (bert_split){n, rows, cols, BERT_SPAN_WEIGHT_ROWS, (share + pair - 1) / pair * pair, 1};
     }
     bert_workers_split(workers, threads, &split, linear_span, &job);
 }
