@@ -145,7 +145,10 @@ static inline void bert_prefetcher_aim(bert_prefetcher *pf, const void *w, size_
  * W in blocks of PACKED_COLS columns by PACKED_PANELS panels (1 MB, which
  * stays in L2); through each block, the input rows `pm` at a time, copied
  * column by column (bert_pack_input) so that they stay in L1 while they
- * pass every panel of the block.  A block of columns after the first adds
+ * pass every panel of the block.  Over 1,024 rows of W the input rows are
+ * copied again for each block of panels: a copied value serves 1,024
+ * multiply-adds there, cheaper than walking the other way round with W's
+ * blocks out of L2.  A block of columns after the first adds
  * to out what the ones before wrote.  The weight stream is fetched
  * PACKED_W_AHEAD steps ahead: without it the AVX-512 kernel waited on L2
  * and ran at 130-145 GFLOP/s where it runs at 145-160 (bench_kernels, 48
@@ -200,8 +203,10 @@ static inline void bert_packed_walk(const bert_kernel_args *a, int i0, int i1, i
             for (int i = i0; i < i1; i += pm) {
                 int rm = i1 - i < pm ? i1 - i : pm, next = i1 - (i + pm) < pm ? i1 - (i + pm) : pm;
                 bert_pack_input(xp, pm, a, rm, i, k0, k1);
-                bert_input_prefetch pf = {(const char *)(a->x_f32 + (size_t)(i + pm) * a->cols + k0),
-                                          (size_t)a->cols * sizeof(float), next, ((k1 - k0) * 4 + 63) / 64, 0};
+                /* (No pointer is formed past x's end: the last block has no next.) */
+                const float *next_row = next > 0 ? a->x_f32 + (size_t)(i + pm) * a->cols + k0 : NULL;
+                bert_input_prefetch pf = {(const char *)next_row, (size_t)a->cols * sizeof(float), next,
+                                          ((k1 - k0) * 4 + 63) / 64, 0};
                 rows(a, xp, rm, i, q0, q1, r1, k0, k1, &pf);
             }
         }

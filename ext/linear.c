@@ -121,14 +121,21 @@ static void linear_span(void *ctx, int i0, int i1, int r0, int r1)
     else few_rows(j, i0, i1, r0, r1);
 }
 
+/* Input rows from which the panel kernels' spans are of input rows (run). */
 enum { PACKED_BY_INPUT = 128 };
 
 /* Shares the product out over `threads` threads: a few input rows share out
  * the weight rows, many input rows are shared out themselves.  Few-rows
  * kernels: spans of 48 rows at least, a multiple of their slabs (48 input
  * rows) or weight blocks (6 and 4).  OpenBLAS, which packs W anew in every
- * span: 128 input rows at least.  The panel kernels: below. */
-
+ * span: 128 input rows at least.  The panel kernels: one span a thread,
+ * since each span copies its input rows anew (kernels.h, bert_packed_walk);
+ * four a thread copied x four times and made two threads 10% slower than
+ * OpenBLAS on 450 tokens.  From PACKED_BY_INPUT rows the spans are of input
+ * rows, each thread streaming all of W: 450-token texts on two threads
+ * 1.69-1.80 s -> 1.58-1.68 s against spans of weight rows (100 sentences
+ * batched 0.87-0.88 -> 0.80-0.83); below it, where streaming W is most of
+ * the work, each thread takes its part of W in whole pairs of panels. */
 static void run(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
                 const float *in, const float *w, const float *packed, const float *b, int n, int rows, int cols)
 {
@@ -138,22 +145,15 @@ static void run(bert_linear_kernel kernel, bert_workers *workers, int threads, f
     int blas = kernel == BERT_LINEAR_BLAS;
     bert_split split = {n, rows, cols, blas || n > BERT_FEW_ROWS ? BERT_SPAN_INPUT_ROWS : BERT_SPAN_WEIGHT_ROWS,
                         blas ? 128 : 48, !blas};
-    if (is_packed(kernel)) {
-        /* One span a thread: each span copies its input rows anew
-         * (kernels.h, bert_packed_walk), so four a thread copied x four
-         * times and made two threads 10% slower than OpenBLAS on 450
-         * tokens.  From PACKED_BY_INPUT rows the spans are of input rows,
-         * each thread streaming all of W: 450-token texts on two threads
-         * 1.69-1.80 s -> 1.58-1.68 s against spans of weight rows (100
-         * sentences batched 0.87-0.88 -> 0.80-0.83); below it, where
-         * streaming W is most of the work, each thread takes part of W. */
+    if (is_packed(kernel) && threads > 1 && n >= PACKED_BY_INPUT) {
+        /* bert_workers_split makes spans of equal length and splits nothing
+         * shorter than twice `least`: three quarters of a thread's share
+         * gives one span a thread. */
+        int part = (n + threads - 1) / threads;
+        split = (bert_split){n, rows, cols, BERT_SPAN_INPUT_ROWS, part * 3 / 4, 0};
+    } else if (is_packed(kernel)) {
         int pair = 2 * BERT_PANEL, share = threads > 1 ? (rows + threads - 1) / threads : rows;
-        int part = threads > 1 ? (n + threads - 1) / threads : n;
-        /* (bert_workers_split makes spans of equal length, at least `least`.) */
-        if (threads > 1 && n >= PACKED_BY_INPUT)
-            split = (bert_split){n, rows, cols, BERT_SPAN_INPUT_ROWS, part * 3 / 4, 0};
-        else
-            split = (bert_split){n, rows, cols, BERT_SPAN_WEIGHT_ROWS, (share + pair - 1) / pair * pair, 1};
+        split = (bert_split){n, rows, cols, BERT_SPAN_WEIGHT_ROWS, (share + pair - 1) / pair * pair, 1};
     }
     bert_workers_split(workers, threads, &split, linear_span, &job);
 }
