@@ -188,7 +188,7 @@ TARGET BERT_INLINE void packed_block(const int rm, const bert_kernel_args *a, co
         bert_input_prefetch_step(pf);
         __m256 w0 = _mm256_loadu_ps(w + (size_t)c * BERT_PANEL), w1 = _mm256_loadu_ps(w + (size_t)c * BERT_PANEL + 8);
         BERT_UNROLL for (int y = 0; y < rm; y++) {
-            __m256 xb = _mm256_broadcast_ss(xp + c * PM + y);
+            __m256 xb = _mm256_broadcast_ss(xp + y * PACKED_COLS + c);
             acc[y][0] = _mm256_fmadd_ps(xb, w0, acc[y][0]);
             acc[y][1] = _mm256_fmadd_ps(xb, w1, acc[y][1]);
         }

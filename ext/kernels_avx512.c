@@ -189,7 +189,7 @@ TARGET BERT_INLINE void packed_block(const int rm, const int np, const bert_kern
         __m512 w0 = _mm512_loadu_ps(w + (size_t)c * BERT_PANEL);
         __m512 w1 = np > 1 ? _mm512_loadu_ps(w + ((size_t)cols + c) * BERT_PANEL) : w0;
         BERT_UNROLL for (int y = 0; y < rm; y++) {
-            __m512 xb = _mm512_set1_ps(xp[c * PM + y]);
+            __m512 xb = _mm512_set1_ps(xp[y * PACKED_COLS + c]);
             acc[y][0] = _mm512_fmadd_ps(xb, w0, acc[y][0]);
             if (np > 1) acc[y][1] = _mm512_fmadd_ps(xb, w1, acc[y][1]);
         }

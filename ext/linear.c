@@ -62,17 +62,28 @@ size_t bert_f32_packed_floats(int rows, int cols)
     return (size_t)((rows + BERT_PANEL - 1) / BERT_PANEL) * BERT_PANEL * (size_t)cols;
 }
 
-void bert_f32_pack(float *panels, const float *w, int rows, int cols)
+void bert_f32_pack_strided(float *panels, const float *w, size_t row_step, size_t col_step, int rows, int cols,
+                           int width)
 {
     int count = (rows + BERT_PANEL - 1) / BERT_PANEL;
     for (int p = 0; p < count; p++) {
-        float *panel = panels + (size_t)p * cols * BERT_PANEL;
-        for (int c = 0; c < cols; c++)
-            for (int e = 0; e < BERT_PANEL; e++) {
-                int r = p * BERT_PANEL + e;
-                panel[(size_t)c * BERT_PANEL + e] = r < rows ? w[(size_t)r * cols + c] : 0.0f;
-            }
+        float *panel = panels + (size_t)p * width * BERT_PANEL;
+        int r0 = p * BERT_PANEL, n = rows - r0 < BERT_PANEL ? rows - r0 : BERT_PANEL;
+        if (n < BERT_PANEL || width > cols) memset(panel, 0, (size_t)width * BERT_PANEL * sizeof *panel);
+        /* Transposed (row_step 1), W's rows are whole runs of the panel's columns. */
+        if (row_step == 1)
+            for (int c = 0; c < cols; c++)
+                memcpy(panel + (size_t)c * BERT_PANEL, w + (size_t)c * col_step + r0, (size_t)n * sizeof *panel);
+        else
+            for (int c = 0; c < cols; c++)
+                for (int e = 0; e < n; e++)
+                    panel[(size_t)c * BERT_PANEL + e] = w[(size_t)(r0 + e) * row_step + (size_t)c * col_step];
     }
+}
+
+void bert_f32_pack(float *panels, const float *w, int rows, int cols)
+{
+    bert_f32_pack_strided(panels, w, (size_t)cols, 1, rows, cols, cols);
 }
 
 /* The table's entry of the few-rows kernel k, or NULL. */
@@ -81,6 +92,25 @@ static const bert_kernel *entry_of(bert_linear_kernel k)
     for (const bert_kernel *e = bert_kernels_table; e->run; e++)
         if (e->precision == BERT_PRECISION_FLOAT32 && e->f32_id == k) return e;
     return NULL;
+}
+
+/* The table's entry of isa's panel kernel when this build and CPU run it, or NULL. */
+static const bert_kernel *panel_entry(bert_isa isa)
+{
+    bert_linear_kernel k = packed_kernel(isa);
+    const bert_kernel *e = k == BERT_LINEAR_BLAS ? NULL : entry_of(k);
+    return e && bert_kernel_runs(e, bert_cpu_isa(), 0) ? e : NULL;
+}
+
+int bert_f32_panel_product(bert_isa isa, float *out, const float *in, const float *packed, int n, int rows, int cols)
+{
+    const bert_kernel *e = panel_entry(isa);
+    if (!e) return 0;
+    if (n < 1 || rows < 1 || cols < 1) return 1;
+    bert_matrix w = {BERT_PRECISION_FLOAT32, NULL, NULL, NULL, NULL, NULL, packed, NULL};
+    bert_kernel_args args = {&w, in, NULL, NULL, NULL, NULL, out, n, rows, cols};
+    e->run(&args, 0, n, 0, rows);
+    return 1;
 }
 
 typedef struct {

@@ -106,6 +106,22 @@ size_t bert_f32_packed_floats(int rows, int cols);
 /* Packs W [rows x cols] into `panels` (bert_f32_packed_floats of them). */
 void bert_f32_pack(float *panels, const float *w, int rows, int cols);
 
+/* bert_f32_pack of a W [rows x cols] that lies in some larger matrix:
+ * element (r, c) at w[r * row_step + c * col_step], and the panels `width`
+ * columns wide (width >= cols), zero past cols.  Attention packs a head's
+ * keys (row_step = the hidden size) and its values transposed (col_step =
+ * the hidden size) this way, read in place in the layer's [tokens x hidden]
+ * matrices. */
+void bert_f32_pack_strided(float *panels, const float *w, size_t row_step, size_t col_step, int rows, int cols,
+                           int width);
+
+/* out [n x rows] = in [n x cols] W^T for W packed (bert_f32_pack), on the
+ * calling thread, by the panel kernel of instruction set isa: 1; 0 (nothing
+ * done) when isa has none or this CPU cannot run it.  For products too
+ * small to share out, such as one head's attention.  With n = 0 it only
+ * says whether it would run. */
+int bert_f32_panel_product(bert_isa isa, float *out, const float *in, const float *packed, int n, int rows, int cols);
+
 /* ---- reduced precision (the `precision` option of bert_load) ----------------
  *
  * A projection's weights as the model holds them.  bfloat16: the upper half

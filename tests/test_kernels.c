@@ -166,6 +166,71 @@ static void check_packed_shapes(bert_linear_kernel kernel, const char *name)
             }
 }
 
+/* Attention's two products as the encoder makes them on the panel kernel
+ * of `isa`: a head's queries against its keys, packed in place from a
+ * [len x H] matrix (row_step H), and probabilities against its values,
+ * packed transposed (col_step H) and zero past len up to the scores'
+ * width.  Against double-precision sums; the scores past len must be 0. */
+static void check_panel_attention(bert_isa isa, const char *name)
+{
+    char title[96];
+    snprintf(title, sizeof title, "attention products on the %s panel kernel match a double-precision product", name);
+    t_case(title);
+    if (!bert_f32_panel_product(isa, NULL, NULL, NULL, 0, 0, 0)) {
+        t_skip("this CPU lacks the instructions");
+        return;
+    }
+    static const int dhs[] = {24, 32, 64}, lens[] = {1, 17, 64, 200};
+    uint32_t seed = 777;
+    for (size_t d = 0; d < sizeof dhs / sizeof *dhs; d++)
+        for (size_t l = 0; l < sizeof lens / sizeof *lens; l++) {
+            int dh = dhs[d], len = lens[l], H = 3 * dh, h = 1, ld = (len + 15) / 16 * 16, m = len < 13 ? len : 13;
+            float *k = random_floats((size_t)len * H, &seed), *v = random_floats((size_t)len * H, &seed);
+            float *q = random_floats((size_t)m * dh, &seed), *p = random_floats((size_t)m * ld, &seed);
+            float *kp = malloc(bert_f32_packed_floats(len, dh) * sizeof *kp);
+            float *vp = malloc(bert_f32_packed_floats(dh, ld) * sizeof *vp);
+            float *scores = malloc((size_t)m * ld * sizeof *scores), *ctx = malloc((size_t)m * dh * sizeof *ctx);
+            if (T_CHECK(k && v && q && p && kp && vp && scores && ctx, "out of memory")) {
+                bert_f32_pack_strided(kp, k + h * dh, (size_t)H, 1, len, dh, dh);
+                bert_f32_pack_strided(vp, v + h * dh, 1, (size_t)H, dh, len, ld);
+                int ran = bert_f32_panel_product(isa, scores, q, kp, m, ld, dh) &&
+                          bert_f32_panel_product(isa, ctx, p, vp, m, dh, ld);
+                T_CHECK(ran, "%s: the panel product did not run", name);
+                double worst = 0, past = 0;
+                for (int i = 0; i < m; i++) {
+                    for (int j = 0; j < ld; j++) {
+                        double sum = 0, mag = 0;
+                        for (int c = 0; j < len && c < dh; c++) {
+                            double t = (double)q[(size_t)i * dh + c] * k[(size_t)j * H + h * dh + c];
+                            sum += t, mag += fabs(t);
+                        }
+                        double got = scores[(size_t)i * ld + j];
+                        if (j >= len) past = fabs(got) > past ? fabs(got) : past;
+                        else worst = fmax(worst, fabs(got - sum) / (mag + 1e-30));
+                    }
+                    for (int c = 0; c < dh; c++) {
+                        double sum = 0, mag = 0;
+                        for (int j = 0; j < len; j++) {
+                            double t = (double)p[(size_t)i * ld + j] * v[(size_t)j * H + h * dh + c];
+                            sum += t, mag += fabs(t);
+                        }
+                        worst = fmax(worst, fabs(ctx[(size_t)i * dh + c] - sum) / (mag + 1e-30));
+                    }
+                }
+                T_CHECK(worst < 1e-5, "%s dh=%d len=%d: relative error %.3g", name, dh, len, worst);
+                T_CHECK(past == 0, "%s dh=%d len=%d: scores past len are %g, not 0", name, dh, len, past);
+            }
+            free(k);
+            free(v);
+            free(q);
+            free(p);
+            free(kp);
+            free(vp);
+            free(scores);
+            free(ctx);
+        }
+}
+
 /* bert_linear's choice by shape: the few-rows kernel up to plan.few_rows_max
  * input rows (in slabs beyond FEW_ROWS), OpenBLAS above.  Whatever the
  * limit, a product equals the portable path's (OpenBLAS alone). */
@@ -234,6 +299,13 @@ static size_t embed_all(const char *isa, int threads, float *out, size_t cap)
         "a short one",
         "The quick brown fox jumps over the lazy dog, and then it runs away into the forest "
         "where nobody will ever find it again, not even the hunter with his three dogs.",
+        /* Over 64 tokens: attention in several blocks of query rows, each
+         * head's keys and values laid out once for all of them. */
+        "It was late in the afternoon when the train finally pulled into the small station at the edge of the "
+        "valley. The passengers, tired after a long day of travel, gathered their bags and stepped out onto the "
+        "platform, where a cold wind was blowing down from the mountains. A few of them walked towards the "
+        "village, while the others waited for the bus that would take them further up the road, past the old "
+        "mill and the church, to the hotel where they had booked their rooms for the week.",
     };
     if (isa) setenv("SQLITE_BERT_ISA", isa, 1);
     else unsetenv("SQLITE_BERT_ISA");
@@ -446,6 +518,8 @@ void suite_kernels(void)
     check_kernel(BERT_LINEAR_PACKED_AVX512, "packed-avx512");
     check_packed_shapes(BERT_LINEAR_PACKED_AVX2, "packed-avx2");
     check_packed_shapes(BERT_LINEAR_PACKED_AVX512, "packed-avx512");
+    check_panel_attention(BERT_ISA_AVX2, "avx2");
+    check_panel_attention(BERT_ISA_AVX512, "avx512");
     check_plan_limits();
     check_isa_equivalence();
 #ifndef BERT_ARM64_KERNELS
