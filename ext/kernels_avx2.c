@@ -183,9 +183,9 @@ TARGET BERT_INLINE void packed_block(const int rm, const bert_kernel_args *a, co
     const float *w = a->w->f32_packed + ((size_t)p * a->cols + k0) * BERT_PANEL;
     __m256 acc[PM][2];
     BERT_UNROLL for (int y = 0; y < rm; y++) acc[y][0] = acc[y][1] = _mm256_setzero_ps();
+    bert_input_prefetch_block(pf);
     for (int c = 0; c < k1 - k0; c++) {
         _mm_prefetch((const char *)(w + (size_t)(c + PACKED_W_AHEAD) * BERT_PANEL), _MM_HINT_T0);
-        bert_input_prefetch_step(pf);
         __m256 w0 = _mm256_loadu_ps(w + (size_t)c * BERT_PANEL), w1 = _mm256_loadu_ps(w + (size_t)c * BERT_PANEL + 8);
         BERT_UNROLL for (int y = 0; y < rm; y++) {
             __m256 xb = _mm256_broadcast_ss(xp + y * PACKED_COLS + c);

@@ -182,10 +182,10 @@ TARGET BERT_INLINE void packed_block(const int rm, const int np, const bert_kern
     const float *w = a->w->f32_packed + ((size_t)p * cols + k0) * BERT_PANEL;
     __m512 acc[PM][2];
     BERT_UNROLL for (int y = 0; y < rm; y++) BERT_UNROLL for (int e = 0; e < np; e++) acc[y][e] = _mm512_setzero_ps();
+    bert_input_prefetch_block(pf);
     for (int c = 0; c < k1 - k0; c++) {
         _mm_prefetch((const char *)(w + (size_t)(c + PACKED_W_AHEAD) * BERT_PANEL), _MM_HINT_T0);
         if (np > 1) _mm_prefetch((const char *)(w + ((size_t)cols + c + PACKED_W_AHEAD) * BERT_PANEL), _MM_HINT_T0);
-        bert_input_prefetch_step(pf);
         __m512 w0 = _mm512_loadu_ps(w + (size_t)c * BERT_PANEL);
         __m512 w1 = np > 1 ? _mm512_loadu_ps(w + ((size_t)cols + c) * BERT_PANEL) : w0;
         BERT_UNROLL for (int y = 0; y < rm; y++) {
