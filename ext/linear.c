@@ -255,14 +255,15 @@ bert_linear_plan bert_linear_plan_for(bert_isa isa)
      * GFLOP/s against 117-138, 512 rows 149-183 against 144-166; on
      * 450-token texts, where OpenBLAS packs W anew on every call and on
      * each thread (15% of the time), bert-base is 8% faster on one thread
-     * and 6% on two.  OpenBLAS's AVX2 kernels still lead from about 100
-     * rows (512 rows: 97-105 against 83-93). */
-    if (isa == BERT_ISA_AVX512) {
+     * and 6% on two.  Held to AVX2, OpenBLAS's kernels still run a product
+     * of 512 rows a little faster (bench_kernels: 110-111 GFLOP/s against
+     * 103-106), but not once their packing of W on every call is counted:
+     * bert-base on 450-token texts 2.80-2.84 s -> 2.73-2.75 s (two
+     * threads; one thread 5.31 -> 5.20), 100 sentences batched 1.35 ->
+     * 1.31 s, against OpenBLAS above 96 rows. */
+    if (isa == BERT_ISA_AVX512 || isa == BERT_ISA_AVX2) {
         plan.packed_rows_min = 1;
         plan.packed_rows_max = INT_MAX;
-    } else if (isa == BERT_ISA_AVX2) {
-        plan.packed_rows_min = 1;
-        plan.packed_rows_max = 96;
     }
     return plan;
 }
