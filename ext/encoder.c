@@ -369,6 +369,15 @@ static void attention_block(bert_isa isa, float *ctx, const float *q, const floa
     scale_rows(out, H, inv_sum, m, dh);
 }
 
+/* Head h's columns of rows q0..q0+m of ctx (leading dimension H): the
+ * block's context rows [m x dh], each divided by its softmax sum (times
+ * inv_sum), as attention computed them apart from ctx. */
+static void context_rows(float *ctx, int H, int dh, int h, int q0, int m, const float *context, const float *inv_sum)
+{
+    for (int i = 0; i < m; i++)
+        for (int c = 0; c < dh; c++) ctx[(size_t)(q0 + i) * H + h * dh + c] = context[(size_t)i * dh + c] * inv_sum[i];
+}
+
 /* A chunk's memory for attention on AMX tiles (bert_bf16_tiles_product):
  * the head's keys and values as tiles, the block's queries and
  * probabilities as the kernel reads them, and the block's context. */
@@ -426,8 +435,7 @@ static void attention_block_tiles(bert_isa isa, float *ctx, const float *q, cons
     for (int i = 0; i < m; i++) memset(b->probs + (size_t)i * probs_ld + ld, 0, (size_t)(probs_ld - ld) * sizeof *b->probs);
     memset(b->probs + (size_t)m * probs_ld, 0, (size_t)BERT_AMX_ROWS_PAST * probs_ld * sizeof *b->probs);
     bert_bf16_tiles_product(b->context, b->probs, b->values, m, dh, len);
-    for (int i = 0; i < m; i++)
-        for (int c = 0; c < dh; c++) ctx[(size_t)(q0 + i) * H + h * dh + c] = b->context[(size_t)i * dh + c] * inv_sum[i];
+    context_rows(ctx, H, dh, h, q0, m, b->context, inv_sum);
 }
 
 /* A chunk's memory for attention by the float32 panel kernels
@@ -479,8 +487,7 @@ static void attention_block_panels(bert_isa isa, float *ctx, const float *q, con
     ran = bert_f32_panel_product(isa, b->context, scores, b->values, m, dh, ld);
     assert(ran);
     (void)ran;
-    for (int i = 0; i < m; i++)
-        for (int c = 0; c < dh; c++) ctx[(size_t)(q0 + i) * H + h * dh + c] = b->context[(size_t)i * dh + c] * inv_sum[i];
+    context_rows(ctx, H, dh, h, q0, m, b->context, inv_sum);
 }
 
 /* Every sequence's attention as work items: one per sequence, head and

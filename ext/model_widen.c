@@ -9,9 +9,10 @@
  * the pages of what was converted are given back.  At float32, on a CPU
  * with panel kernels (AVX2 or AVX-512), the projections read in place are
  * also packed once into that block (linear.h, BERT_PANEL), which the panel
- * kernels stream; the mapping stays for OpenBLAS (products of over 96 rows
- * at the AVX2 level) and the packed block is memory of its own, the size
- * of the projections (bert-base: 340 MB).  Likewise at int8
+ * kernels stream for every product; the packed block is memory of its
+ * own, the size of the projections (bert-base: 340 MB), beside the
+ * mapping's pages read to pack it.
+ * Likewise at int8
  * and bfloat16 on a CPU with AMX, the projections are also laid out as AMX
  * tiles (bert-base: 85 and 170 MB more).
  */
@@ -306,7 +307,9 @@ int bert_bind_materialize(binder *b, model_priv *priv, bert_model *m)
     }
     /* Released last: reading a tensor maps back the page-cache folio
      * around it, which may hold the pages of one converted before.  A
-     * packed projection keeps its pages: OpenBLAS may read it in place. */
+     * packed projection keeps its pages, though the panel kernels, which
+     * take every float32 product where W is packed, do not read them:
+     * clean file pages, which the kernel reclaims under memory pressure. */
     for (int i = 0; i < b->count; i++)
         if (!used_in_place(b->list[i].t, b->list[i].matrix, p)) bert_safetensors_release(priv->st, b->list[i].t);
     return 0;
