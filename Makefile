@@ -59,7 +59,7 @@ else
 EXT_LIB    := bert.so
 SHARED     := -shared
 endif
-VERSION := $(shell sed -n 's/^\#define SQLITE_BERT_VERSION "\(.*\)"/\1/p' ext/sqlite_bert.h)
+VERSION := $(shell sed -n 's/^\#define SQLITE_BERT_VERSION "\(.*\)"/\1/p' ext/sql/sqlite_bert.h)
 
 WARN    := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla
 DEFS    := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
@@ -71,12 +71,47 @@ CFLAGS_ALL := $(OPT) $(SAN) $(WARN) $(DEFS) $(PKG_CFLAGS) $(CFLAGS)
 RELEASE ?= -DNDEBUG
 LIBS    := $(PKG_LIBS) -lpthread -lm
 
-EXT_SRC   := $(wildcard ext/*.c)
+# The sources, in folders by layer (ext/README.md).  The files that talk to
+# SQLite (the SQL layer, and the JSON reader on SQLite's JSON functions) are
+# compiled differently for the loadable extension (through SQLite's routine
+# table) and for linking in (SQLITE_CORE); every other object is shared by
+# bert.so and libsqlite_bert.a.
+EXT_SRC   := $(sort $(wildcard ext/*/*.c))
+EXT_HDR   := $(wildcard ext/*.h ext/*/*.h)
+HOST_SRC  := $(wildcard ext/sql/*.c) ext/base/json.c
+CORE_SRC  := $(filter-out $(HOST_SRC),$(EXT_SRC))
 # The test runner counts the extension's own allocations (tests/test_main.c).
 COUNT_ALLOCS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup
-EXT_HDR   := $(wildcard ext/*.h)
 TEST_SRC  := $(wildcard tests/test_*.c)
 MODELS    := build/models/.done
+
+# One object per source, with its dependency file (-MMD), so that `make -j`
+# uses every core and a change rebuilds only what includes it:
+#   $(BUILD)/rel/       shared by bert.so and libsqlite_bert.a (-fPIC, $(RELEASE))
+#   $(BUILD)/loadable/  the SQLite-facing files of bert.so
+#   $(BUILD)/core/      the SQLite-facing files of libsqlite_bert.a (SQLITE_CORE)
+#   $(BUILD)/test/      everything again for the test runner: assert() kept, SQLITE_CORE
+# Each compile prints one line with its time; V=1 prints the commands instead.
+REL_OBJ      := $(patsubst ext/%.c,$(BUILD)/rel/%.o,$(CORE_SRC))
+LOADABLE_OBJ := $(patsubst ext/%.c,$(BUILD)/loadable/%.o,$(HOST_SRC))
+CORE_OBJ     := $(patsubst ext/%.c,$(BUILD)/core/%.o,$(HOST_SRC))
+TEST_OBJ     := $(patsubst ext/%.c,$(BUILD)/test/%.o,$(EXT_SRC)) \
+                $(patsubst tests/%.c,$(BUILD)/test/tests/%.o,$(TEST_SRC))
+STATIC_OBJ   := $(REL_OBJ) $(CORE_OBJ)
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+# $(call compile,FLAGS): $< to $@ with its dependency file, saying how long it took.
+define compile
+	@mkdir -p $(@D)
+	$(Q)t0=$$(date +%s%N); \
+	$(CC) $(CFLAGS_ALL) $(1) -MMD -MP -c -o $@ $< || exit 1; \
+	[ -z "$(Q)" ] || printf '  CC  %-42s %s\n' '$(patsubst $(BUILD)/%,%,$@)' \
+	    "$$(awk -v t0=$$t0 -v t1=$$(date +%s%N) 'BEGIN { printf "%.1f s", (t1 - t0) / 1e9 }')"
+endef
 
 .PHONY: all static test examples layers demo bench bench-tokenizer bench-kernels bench-vec install uninstall clean deps build-deps sqlite-vec test-dqlite test-arm64
 .PHONY: python-package node-package test-packages
@@ -90,31 +125,41 @@ build-deps:
 
 # build-deps is order-only (after the |): it runs before compiling, but its
 # being phony does not make the targets out of date.
-bert.so bert.dylib: $(EXT_SRC) $(EXT_HDR) | build-deps
-	$(CC) $(CFLAGS_ALL) $(RELEASE) -fPIC $(SHARED) -fvisibility=hidden -o $@ $(EXT_SRC) $(LIBS) $(LDFLAGS)
+$(BUILD)/rel/%.o: ext/%.c | build-deps
+	$(call compile,$(RELEASE) -fPIC -fvisibility=hidden)
+$(BUILD)/loadable/%.o: ext/%.c | build-deps
+	$(call compile,$(RELEASE) -fPIC -fvisibility=hidden)
+$(BUILD)/core/%.o: ext/%.c | build-deps
+	$(call compile,$(RELEASE) -fPIC -fvisibility=hidden -DSQLITE_CORE)
+$(BUILD)/test/%.o: ext/%.c | build-deps
+	$(call compile,-DSQLITE_CORE)
+$(BUILD)/test/tests/%.o: tests/%.c | build-deps
+	$(call compile,-DSQLITE_CORE)
+
+-include $(wildcard $(BUILD)/*/*/*.d $(BUILD)/*/*/*/*.d)
+
+bert.so bert.dylib: $(REL_OBJ) $(LOADABLE_OBJ)
+	$(Q)$(CC) $(OPT) $(SAN) $(SHARED) -o $@ $^ $(LIBS) $(LDFLAGS)
+	@[ -z "$(Q)" ] || echo "  LD  $@"
 
 # For applications that link the extension in (SQLITE_CORE: direct calls to
-# SQLite, no routine table); include ext/sqlite_bert.h.
-STATIC_OBJ := $(patsubst ext/%.c,$(BUILD)/static/%.o,$(EXT_SRC))
-$(BUILD)/static/%.o: ext/%.c $(EXT_HDR) | build-deps
-	@mkdir -p $(BUILD)/static
-	$(CC) $(CFLAGS_ALL) $(RELEASE) -DSQLITE_CORE -c -o $@ $<
-
+# SQLite, no routine table); include ext/sql/sqlite_bert.h.
 libsqlite_bert.a: $(STATIC_OBJ)
-	rm -f $@
-	ar rcs $@ $(STATIC_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+	@[ -z "$(Q)" ] || echo "  AR  $@"
 
 static: libsqlite_bert.a
 
 # The README's "linked into the application" example, run by the test suite.
-$(BUILD)/static_app: tests/c_app/static_app.c libsqlite_bert.a ext/sqlite_bert.h | build-deps
-	$(CC) $(CFLAGS_ALL) -Iext -o $@ tests/c_app/static_app.c libsqlite_bert.a -lsqlite3 $(LIBS) $(LDFLAGS)
+$(BUILD)/static_app: tests/c_app/static_app.c libsqlite_bert.a ext/sql/sqlite_bert.h | build-deps
+	$(Q)$(CC) $(CFLAGS_ALL) -Iext/sql -o $@ tests/c_app/static_app.c libsqlite_bert.a -lsqlite3 $(LIBS) $(LDFLAGS)
+	@[ -z "$(Q)" ] || echo "  LD  $@"
 
 # The test runner links the extension's sources directly (SQLITE_CORE), so
 # sanitizers see every line of it.
-$(BUILD)/run_tests: $(EXT_SRC) $(EXT_HDR) $(TEST_SRC) $(wildcard tests/*.h) | build-deps
-	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS_ALL) -DSQLITE_CORE -o $@ $(TEST_SRC) $(EXT_SRC) -lsqlite3 $(LIBS) $(LDFLAGS) $(COUNT_ALLOCS)
+$(BUILD)/run_tests: $(TEST_OBJ)
+	$(Q)$(CC) $(OPT) $(SAN) -o $@ $^ -lsqlite3 $(LIBS) $(LDFLAGS) $(COUNT_ALLOCS)
+	@[ -z "$(Q)" ] || echo "  LD  $@"
 
 # Random-weight models in the Hugging Face layout; tests/golden/ holds what
 # an independent PyTorch implementation computes from the very same bytes.
@@ -148,16 +193,15 @@ demo: deps bert.so
 examples: deps bert.so $(MODELS) vec0.so
 	@echo "examples: run any of them with sqlite3 < sql/NAME.sql"
 
-$(BUILD)/bench_tokenizer: tests/bench/bench_tokenizer.c $(EXT_SRC) $(EXT_HDR) | build-deps
-	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS_ALL) $(RELEASE) -DSQLITE_CORE -o $@ tests/bench/bench_tokenizer.c $(EXT_SRC) -lsqlite3 $(LIBS) $(LDFLAGS)
+# The benchmarks link the static library's objects (SQLITE_CORE, $(RELEASE)).
+$(BUILD)/bench_tokenizer: tests/bench/bench_tokenizer.c libsqlite_bert.a | build-deps
+	$(CC) $(CFLAGS_ALL) $(RELEASE) -DSQLITE_CORE -o $@ tests/bench/bench_tokenizer.c libsqlite_bert.a -lsqlite3 $(LIBS) $(LDFLAGS)
 
 bench-tokenizer: $(BUILD)/bench_tokenizer
 	$(BUILD)/bench_tokenizer
 
-$(BUILD)/bench_kernels: tests/bench/bench_kernels.c tests/bench/bench_clock.h $(EXT_SRC) $(EXT_HDR) | build-deps
-	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS_ALL) $(RELEASE) -DSQLITE_CORE -o $@ tests/bench/bench_kernels.c $(EXT_SRC) -lsqlite3 $(LIBS) $(LDFLAGS)
+$(BUILD)/bench_kernels: tests/bench/bench_kernels.c tests/bench/bench_clock.h libsqlite_bert.a | build-deps
+	$(CC) $(CFLAGS_ALL) $(RELEASE) -DSQLITE_CORE -o $@ tests/bench/bench_kernels.c libsqlite_bert.a -lsqlite3 $(LIBS) $(LDFLAGS)
 
 # Pinned to one core, with OpenBLAS's own choice of kernels for this CPU.
 bench-kernels: $(BUILD)/bench_kernels
@@ -196,7 +240,7 @@ sqlite-vec: vec0.so
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 PC_LIBDIR     = $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
 PC_INCLUDEDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
-$(BUILD)/sqlite-bert.pc: ext/sqlite-bert.pc.in ext/sqlite_bert.h FORCE
+$(BUILD)/sqlite-bert.pc: ext/sql/sqlite-bert.pc.in ext/sql/sqlite_bert.h FORCE
 	@mkdir -p $(BUILD)
 	@req=sqlite3; libs=; \
 	 for p in openblas:-lopenblas libutf8proc:-lutf8proc; do \
@@ -204,13 +248,13 @@ $(BUILD)/sqlite-bert.pc: ext/sqlite-bert.pc.in ext/sqlite_bert.h FORCE
 	 done; \
 	 sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(PC_LIBDIR)|' -e 's|@INCLUDEDIR@|$(PC_INCLUDEDIR)|' \
 	     -e 's|@VERSION@|$(VERSION)|' -e "s|@REQUIRES@|$$req|" -e "s|@DEPLIBS@|$$libs|" \
-	     ext/sqlite-bert.pc.in > $@.tmp && mv $@.tmp $@
+	     ext/sql/sqlite-bert.pc.in > $@.tmp && mv $@.tmp $@
 
 install: $(EXT_LIB) libsqlite_bert.a $(BUILD)/sqlite-bert.pc
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 644 $(EXT_LIB) $(DESTDIR)$(LIBDIR)/$(EXT_LIB)
 	install -m 644 libsqlite_bert.a $(DESTDIR)$(LIBDIR)/libsqlite_bert.a
-	install -m 644 ext/sqlite_bert.h $(DESTDIR)$(INCLUDEDIR)/sqlite_bert.h
+	install -m 644 ext/sql/sqlite_bert.h $(DESTDIR)$(INCLUDEDIR)/sqlite_bert.h
 	install -m 644 $(BUILD)/sqlite-bert.pc $(DESTDIR)$(PKGCONFIGDIR)/sqlite-bert.pc
 
 uninstall:
@@ -228,7 +272,7 @@ python-package: | build-deps
 	rm -rf $(PY_STAGE) $(DIST)/sqlite_bert-* $(DIST)/sqlite-bert-*.tar.gz
 	mkdir -p $(PY_STAGE)/csrc $(DIST)
 	cp -R ext/python/. $(PY_STAGE)/
-	cp $(EXT_SRC) $(EXT_HDR) $(PY_STAGE)/csrc/
+	cd ext && cp --parents $(patsubst ext/%,%,$(EXT_SRC) $(EXT_HDR)) $(CURDIR)/$(PY_STAGE)/csrc/
 	cp README.md $(PY_STAGE)/README.md
 	cd $(PY_STAGE) && $(PYTHON) setup.py -q sdist -d $(CURDIR)/$(DIST)
 	$(PYTHON) -m pip wheel -q --no-deps --no-build-isolation --no-index -w $(DIST) $(DIST)/sqlite-bert-$(VERSION).tar.gz

@@ -8,7 +8,7 @@
 #ifndef BERT_TEST_GOLDEN_FILES_H
 #define BERT_TEST_GOLDEN_FILES_H
 
-#include "../ext/json.h"
+#include "../ext/base/json.h"
 #include "test.h"
 
 #include <stddef.h>

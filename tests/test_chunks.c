@@ -8,9 +8,9 @@
  * defects that were seen each have a case of their own.
  */
 #include "test.h"
-#include "../ext/chunks.h"
-#include "../ext/tokenizer.h"
-#include "../ext/unicode_text.h"
+#include "../ext/tasks/chunks.h"
+#include "../ext/tokenizer/tokenizer.h"
+#include "../ext/base/unicode_text.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
  * test_config.c - config.json and the sentence-transformers files
- * (modules.json, the Pooling module, sentence_bert_config.json) as ext/model.c
+ * (modules.json, the Pooling module, sentence_bert_config.json) as ext/models/model.c
  * reads them: defaults, values, and refusals that name the key.
  */
 #include "test.h"

@@ -1,13 +1,12 @@
 /*
- * test_encoder.c - the encoder (ext/encoder.c) on the tiny checkpoint of
+ * test_encoder.c - the encoder (ext/encoder/encoder.c) on the tiny checkpoint of
  * checkpoint_fixture.h: the same weights in every accepted encoding and
  * naming give the same outputs, packed sequences stay apart, bad input is
  * refused, interrupts are polled, and pooling does what it says.
  */
 #include "test.h"
 #include "checkpoint_fixture.h"
-#include "../ext/encoder.h"
-#include "../ext/internal.h"
+#include "../ext/encoder/encoder.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -14,9 +14,9 @@
 #include "test.h"
 #include "checkpoint_fixture.h"
 #include "golden_files.h"
-#include "../ext/buffer.h"
-#include "../ext/encoder.h"
-#include "../ext/json.h"
+#include "../ext/base/buffer.h"
+#include "../ext/encoder/encoder.h"
+#include "../ext/base/json.h"
 
 #include <math.h>
 #include <stdio.h>

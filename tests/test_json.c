@@ -1,8 +1,7 @@
 /* test_json.c - the JSON reader built on SQLite's parser. */
 #include "test.h"
-#include "../ext/file.h"
-#include "../ext/json.h"
-#include "../ext/internal.h"
+#include "../ext/base/file.h"
+#include "../ext/base/json.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,8 +10,8 @@
  * vector kernels never gets the portable loops.
  */
 #include "test.h"
-#include "../ext/cpu.h"
-#include "../ext/linear.h"
+#include "../ext/kernels/cpu.h"
+#include "../ext/kernels/linear.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -6,8 +6,8 @@
  * PyTorch.
  */
 #include "test.h"
-#include "../ext/cpu.h"
-#include "../ext/linear.h"
+#include "../ext/kernels/cpu.h"
+#include "../ext/kernels/linear.h"
 
 #include <cblas.h>
 #include <math.h>

@@ -1,11 +1,11 @@
 /*
- * test_loader.c - the checkpoint loader (ext/model.c) on the tiny
+ * test_loader.c - the checkpoint loader (ext/models/model.c) on the tiny
  * checkpoint of checkpoint_fixture.h: what it binds, what it refuses and
  * names, what it ignores, and how it widens half-precision weights.
  */
 #include "test.h"
 #include "checkpoint_fixture.h"
-#include "../ext/encoder.h"
+#include "../ext/encoder/encoder.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -8,8 +8,8 @@
  * rounding, also when chosen through SQLITE_BERT_ISA.
  */
 #include "test.h"
-#include "../ext/cpu.h"
-#include "../ext/linear.h"
+#include "../ext/kernels/cpu.h"
+#include "../ext/kernels/linear.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -279,7 +279,7 @@ static void check_products(void)
                 int n = ns[a];
                 /* Under emulation, a few products of every kind: 1, 3 and
                  * 13 rows, cols with and without tails (13 x 97 x 770 is
-                 * enough for two threads to split, ext/workers.c). */
+                 * enough for two threads to split, ext/base/workers.c). */
                 if (t_light() && (n > 13 || cols == 384 || cols == 768 || cols == 3072)) continue;
                 float *in = random_floats((size_t)n * cols, 2.0f, &seed);
                 float *out = malloc(((size_t)n * rows + 1) * sizeof *out);

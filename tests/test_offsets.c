@@ -8,9 +8,9 @@
  */
 #include "test.h"
 #include "golden_files.h"
-#include "../ext/chunks.h"
-#include "../ext/json.h"
-#include "../ext/tokenizer.h"
+#include "../ext/tasks/chunks.h"
+#include "../ext/base/json.h"
+#include "../ext/tokenizer/tokenizer.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,9 +10,11 @@
  * run shows how far from the bounds each model is.
  */
 #include "test.h"
-#include "../ext/internal.h"
-#include "../ext/cpu.h"
-#include "../ext/model.h"
+#include "../ext/encoder/encoder.h"
+#include "../ext/models/safetensors.h"
+#include "../ext/models/weight_cache.h"
+#include "../ext/kernels/cpu.h"
+#include "../ext/encoder/model.h"
 
 #include <fcntl.h>
 #include <math.h>

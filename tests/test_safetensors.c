@@ -1,11 +1,10 @@
 /*
- * test_safetensors.c - the safetensors reader (ext/safetensors.c) on files
+ * test_safetensors.c - the safetensors reader (ext/models/safetensors.c) on files
  * written by the test: every malformation named, every valid layout read.
  */
 #include "test.h"
 #include "checkpoint_fixture.h"
-#include "../ext/internal.h"
-#include "../ext/safetensors.h"
+#include "../ext/models/safetensors.h"
 
 #include <stdint.h>
 #include <stdio.h>

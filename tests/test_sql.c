@@ -6,8 +6,7 @@
  * each other (batched vs row by row, BLOB vs TEXT arguments).
  */
 #include "test.h"
-#include "../ext/weight_cache.h"
-#include "../ext/internal.h"
+#include "../ext/models/weight_cache.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -5,7 +5,7 @@
  * pytorch_model.bin), what bert_models shows, and the test runner itself.
  */
 #include "test.h"
-#include "../ext/internal.h"
+#include "../ext/models/weight_cache.h"
 
 #include <stdio.h>
 #include <stdlib.h>

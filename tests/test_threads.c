@@ -5,8 +5,7 @@
  * one computed by a single thread.
  */
 #include "test.h"
-#include "../ext/weight_cache.h"
-#include "../ext/internal.h"
+#include "../ext/models/weight_cache.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -10,8 +10,8 @@
  */
 #include "test.h"
 #include "golden_files.h"
-#include "../ext/json.h"
-#include "../ext/tokenizer.h"
+#include "../ext/base/json.h"
+#include "../ext/tokenizer/tokenizer.h"
 
 #include <stdio.h>
 #include <stdlib.h>

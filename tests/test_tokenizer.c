@@ -7,10 +7,10 @@
  */
 #include "test.h"
 #include "golden_files.h"
-#include "../ext/json.h"
-#include "../ext/internal.h"
-#include "../ext/tokenizer.h"
-#include "../ext/unicode_text.h"
+#include "../ext/base/json.h"
+#include "../ext/tokenizer/tok_internal.h"
+#include "../ext/tokenizer/tokenizer.h"
+#include "../ext/base/unicode_text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,7 +361,7 @@ static void check_unicode(void)
     }
     T_CHECK(bad[0] + bad[1] + bad[2] + bad[3] + bad[4] + bad[5] + bad[6] + bad[7] == 0,
             "code points that differ from the reference (clean %d/%d, whitespace %d, punctuation %d, Chinese %d, "
-            "strip %d, lowercase %d, combining class %d): regenerate ext/unicode_text.c's overrides with "
+            "strip %d, lowercase %d, combining class %d): regenerate ext/base/unicode_text.c's overrides with "
             "tests/tokenizer/gen_unicode_overrides.c", bad[0], bad[1], bad[2], bad[3], bad[4], bad[5], bad[6], bad[7]);
 done:
     free(u.drop);

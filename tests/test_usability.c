@@ -5,7 +5,7 @@
  * the version, and the extension linked into an application.
  */
 #include "test.h"
-#include "../ext/sqlite_bert.h"
+#include "../ext/sql/sqlite_bert.h"
 
 #include <limits.h>
 #include <stdio.h>

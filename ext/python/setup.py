@@ -27,7 +27,7 @@ DEPENDENCIES = [
 
 
 def version():
-    header = os.path.join(HERE, CSRC, "sqlite_bert.h")
+    header = os.path.join(HERE, CSRC, "sql", "sqlite_bert.h")
     if not os.path.exists(header):
         sys.exit("sqlite-bert: %s has no C sources (csrc/): build the package from the repository's "
                  "root with `make python-package`, which stages them" % HERE)
@@ -35,7 +35,7 @@ def version():
         for line in f:
             if line.startswith("#define SQLITE_BERT_VERSION "):
                 return line.split('"')[1]
-    raise RuntimeError("csrc/sqlite_bert.h has no SQLITE_BERT_VERSION")
+    raise RuntimeError("csrc/sql/sqlite_bert.h has no SQLITE_BERT_VERSION")
 
 
 def homebrew_prefixes():
@@ -157,7 +157,9 @@ class BuildSqliteExtension(build_ext):
 
 def extension():
     include_dirs, library_dirs, libraries, cflags = build_flags()
-    sources = sorted(os.path.join(CSRC, f) for f in os.listdir(os.path.join(HERE, CSRC)) if f.endswith(".c"))
+    # csrc/ keeps ext/'s folders by layer; the sources include each other by relative paths.
+    sources = sorted(os.path.relpath(os.path.join(root, f), HERE)
+                     for root, _, files in os.walk(os.path.join(HERE, CSRC)) for f in files if f.endswith(".c"))
     return Extension(
         "sqlite_bert.bert",
         sources=sources,

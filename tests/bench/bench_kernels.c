@@ -15,8 +15,8 @@
  * Run it pinned, with OpenBLAS's own core choice:
  *   env -u OPENBLAS_CORETYPE taskset -c 1 build/bench_kernels
  */
-#include "../../ext/cpu.h"
-#include "../../ext/linear.h"
+#include "../../ext/kernels/cpu.h"
+#include "../../ext/kernels/linear.h"
 #include "bench_clock.h"
 
 #include <cblas.h>

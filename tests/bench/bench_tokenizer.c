@@ -2,7 +2,7 @@
  * bench_tokenizer.c - tokenizer throughput: MB of UTF-8 text per second.
  *
  *   cc -O2 -DSQLITE_CORE -o build/bench_tokenizer tests/bench/bench_tokenizer.c \
- *      ext/tokenizer.c ext/vocab.c ext/unicode_text.c ext/sqlite_json.c ext/error.c \
+ *      ext/tokenizer/tokenizer.c ext/tokenizer/vocab.c ext/base/unicode_text.c ext/base/json.c ext/base/error.c \
  *      -lsqlite3 -lutf8proc
  *   build/bench_tokenizer [model_dir [repeats]]
  *
@@ -12,8 +12,8 @@
  * (default: the bert-base-uncased fixture) and prints the rates.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "../../ext/json.h"
-#include "../../ext/tokenizer.h"
+#include "../../ext/base/json.h"
+#include "../../ext/tokenizer/tokenizer.h"
 
 #include <stdio.h>
 #include <stdlib.h>

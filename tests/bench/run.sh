@@ -359,7 +359,7 @@ if [ "$extra_rows" = 1 ] && [ -f "$here/bench_tokenizer.c" ]; then
         ext_flags="$warn -D_DEFAULT_SOURCE -DSQLITE_CORE $(pkg-config --cflags sqlite3 openblas libutf8proc 2>/dev/null || true)"
         ext_libs="$(pkg-config --libs openblas libutf8proc 2>/dev/null || echo -lopenblas -lutf8proc) -lsqlite3 -lpthread -lm"
         # shellcheck disable=SC2086
-        $CC $ext_flags -o "$tok" "$here/bench_tokenizer.c" ext/*.c $ext_libs >> "$log" 2>&1 || tok=""
+        $CC $ext_flags -o "$tok" "$here/bench_tokenizer.c" ext/*/*.c $ext_libs >> "$log" 2>&1 || tok=""
     fi
     if [ -n "$tok" ]; then
         "$tok" > "$out/tokenizer.txt" 2>&1 || echo "(bench_tokenizer failed: see above)" >> "$out/tokenizer.txt"

@@ -29,7 +29,7 @@ static int parse_dim(const char *s, const char *what, int *out)
     return 0;
 }
 
-/* The vector kernels the extension picks here (ext/cpu.c's rule). */
+/* The vector kernels the extension picks here (ext/kernels/cpu.c's rule). */
 static const char *extension_isa(void)
 {
     const char *cap = getenv("SQLITE_BERT_ISA");

@@ -3,7 +3,7 @@
  * not loaded at run time: sqlite3_auto_extension() registers the functions on
  * every connection the application opens.
  *
- *   cc -Iext -o static_app tests/c_app/static_app.c libsqlite_bert.a -lsqlite3 -lopenblas -lutf8proc -lpthread -lm
+ *   cc -Iext/sql -o static_app tests/c_app/static_app.c libsqlite_bert.a -lsqlite3 -lopenblas -lutf8proc -lpthread -lm
  *   ./static_app path/to/model
  */
 #include <sqlite3.h>

@@ -15,7 +15,7 @@ rm -rf "$out"
 mkdir -p "$out/1" "$out/2" "$out/3"
 
 pkg-config --exists dqlite || { echo "dqlite: libdqlite-dev is not installed" >&2; exit 1; }
-${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -Iext \
+${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -Iext/sql \
     -o "$out/node" tests/dqlite/node.c libsqlite_bert.a \
     $(pkg-config --cflags --libs dqlite) -lsqlite3 \
     $(pkg-config --libs openblas libutf8proc 2>/dev/null || echo -lopenblas -lutf8proc) -lpthread -lm

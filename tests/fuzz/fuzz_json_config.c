@@ -16,11 +16,10 @@
  * again, so each input starts from the same directory.  A failure must come
  * with a message; a success must give values inside the documented bounds.
  */
-#include "json.h"
-#include "internal.h"
-#include "model.h"
-#include "entry.h"
-#include "tokenizer.h"
+#include "../../ext/base/json.h"
+#include "../../ext/encoder/model.h"
+#include "../../ext/models/entry.h"
+#include "../../ext/tokenizer/tokenizer.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

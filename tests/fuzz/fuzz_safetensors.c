@@ -9,10 +9,9 @@
  * pooling, and the heads it has.  The seeds are the tiny model in each dtype
  * and tensor naming the loader knows (tests/fuzz/make_corpus.sh).
  */
-#include "encoder.h"
-#include "internal.h"
-#include "model.h"
-#include "safetensors.h"
+#include "../../ext/encoder/encoder.h"
+#include "../../ext/encoder/model.h"
+#include "../../ext/models/safetensors.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

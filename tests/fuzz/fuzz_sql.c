@@ -17,7 +17,7 @@
  * model registered by an input is dropped again, so inputs do not depend on
  * each other.
  */
-#include "sqlite_api.h"
+#include "../../ext/base/sqlite_api.h"
 #include "fuzz_util.h"
 
 #include <cblas.h>

@@ -16,7 +16,7 @@
  * truncation relies on); decode gives a string, for these ids and for
  * arbitrary ones.
  */
-#include "tokenizer.h"
+#include "../../ext/tokenizer/tokenizer.h"
 #include "fuzz_util.h"
 
 enum { N_VARIANTS = 10 };

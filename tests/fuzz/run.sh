@@ -54,12 +54,16 @@ bin=build/fuzz/fuzz_$target
 # shared with gcc.  RELEASE=: the objects keep their assert()s, so that a
 # broken invariant is a finding.
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
-objs=$(for f in ext/*.c; do printf 'build/fuzz/static/%s.o ' "$(basename "$f" .c)"; done)
+# The static library's objects (SQLITE_CORE), as `make static` lays them out.
+objs=$(for f in ext/*/*.c; do
+           case "$f" in ext/sql/*|ext/base/json.c) tree=core ;; *) tree=rel ;; esac
+           f=${f#ext/}; printf 'build/fuzz/%s/%s.o ' "$tree" "${f%.c}"
+       done)
 make -s -j2 BUILD=build/fuzz CC="$clang" OPT="-g -O1 -fno-omit-frame-pointer" RELEASE= \
     SAN="-fsanitize=fuzzer-no-link $san" CFLAGS=-Wno-unused-command-line-argument $objs
 "$clang" -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer $san \
     -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wvla -Wno-unused-command-line-argument \
-    -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DSQLITE_CORE $cflags -Iext \
+    -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DSQLITE_CORE $cflags \
     -o "$bin" "$src" $objs -lsqlite3 $libs -lpthread -lm
 
 [ "$seconds" = 0 ] && exit 0

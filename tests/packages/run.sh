@@ -18,7 +18,7 @@ set -eu
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 PYTHON=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
-version=$(sed -n 's/^#define SQLITE_BERT_VERSION "\(.*\)"/\1/p' ext/sqlite_bert.h)
+version=$(sed -n 's/^#define SQLITE_BERT_VERSION "\(.*\)"/\1/p' ext/sql/sqlite_bert.h)
 dist=$root/build/dist
 work=$root/build/packages-test
 model=$root/model/demo

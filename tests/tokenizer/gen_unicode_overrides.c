@@ -1,12 +1,12 @@
 /*
- * gen_unicode_overrides.c - prints the override tables of ext/unicode_text.c:
+ * gen_unicode_overrides.c - prints the override tables of ext/base/unicode_text.c:
  * the code points where the Rust tokenizer (tests/tokenizer/unicode_ref.txt,
  * written by make_unicode_ref.mjs) disagrees with the installed utf8proc.
  *
  *   cc -O2 -o build/gen_unicode_overrides tests/tokenizer/gen_unicode_overrides.c -lutf8proc
  *   build/gen_unicode_overrides < tests/tokenizer/unicode_ref.txt
  *
- * Paste the output over the generated block of ext/unicode_text.c.  Rerun it
+ * Paste the output over the generated block of ext/base/unicode_text.c.  Rerun it
  * when utf8proc or the reference changes; the tokenizer suite fails on any
  * code point the tables miss.
  */

@@ -1,13 +1,13 @@
 // make_combining_marks.mjs - where the Rust tokenizer's Unicode tables,
 // older than utf8proc's, decide otherwise, as C tables of
-// ext/unicode_text.c: the code points its StripAccents normalizer removes
+// ext/base/unicode_text.c: the code points its StripAccents normalizer removes
 // (is_combining_mark), and those that Unicode 15 decomposes (NFKD, here
 // Node's String.normalize) but its NFKD leaves alone.
 //
 //   NPM_REF=/path/to/node_modules node tests/tokenizer/make_combining_marks.mjs
 //
 // Prints the table; paste it between the BEGIN/END lines of
-// "combining marks" in ext/unicode_text.c.
+// "combining marks" in ext/base/unicode_text.c.
 import { createRequire } from 'module';
 import { join } from 'path';
 

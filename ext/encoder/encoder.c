@@ -1,0 +1,932 @@
+/*
+ * encoder.c - BERT's forward pass on OpenBLAS.
+ *
+ * The sequences of a call are packed back to back into one [T x H] matrix
+ * (T = all their tokens), so every projection is a single sgemm over the
+ * whole batch and no work is spent on padding.  Only attention looks at one
+ * sequence at a time, which is what keeps the sequences apart.
+ *
+ * Weights are row-major [out x in] like nn.Linear's, so a projection is
+ * x W^T + b (linear.c).
+ */
+#include "encoder.h"
+#include "../base/error.h"
+#include "../kernels/cpu.h"
+#include "../kernels/linear.h"
+#include "../base/workers.h"
+
+#include <assert.h>
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct bert_scratch {
+    float *work;          /* the encoder's activations, see encode_buffers */
+    size_t work_cap;      /* floats */
+    float *head;          /* the MLM head's rows */
+    size_t head_cap;
+    bert_workers *workers; /* started when threads > 1 */
+    int threads;           /* per product; 0 until set or first used */
+    bert_linear_plan plan; /* the kernels and threads of every product, chosen once */
+    bert_linear_scratch lowp; /* bfloat16 / int8 products' input rows, kept between calls */
+};
+
+bert_scratch *bert_scratch_new(void)
+{
+    bert_scratch *s = calloc(1, sizeof(bert_scratch));
+    if (s) {
+        s->plan = bert_linear_plan_for(bert_cpu_isa());
+        s->plan.scratch = &s->lowp;
+    }
+    return s;
+}
+
+void bert_scratch_set_threads(bert_scratch *s, int threads)
+{
+    if (s) s->threads = threads > 0 ? threads : 0;
+}
+
+void bert_scratch_free(bert_scratch *s)
+{
+    if (!s) return;
+    free(s->work);
+    free(s->head);
+    bert_linear_scratch_free(&s->lowp);
+    bert_workers_free(s->workers);
+    free(s);
+}
+
+size_t bert_scratch_bytes(const bert_scratch *s)
+{
+    return s ? (s->work_cap + s->head_cap) * sizeof(float) + s->lowp.size : 0;
+}
+
+/* Makes *buf hold at least `floats`; the old contents are not kept. */
+static int reserve(float **buf, size_t *cap, size_t floats)
+{
+    if (floats <= *cap) return 0;
+    free(*buf);
+    *buf = malloc(floats * sizeof(float));
+    *cap = *buf ? floats : 0;
+    return *buf ? 0 : -1;
+}
+
+/* The plan's threads: the connection's helper threads, when there is use
+ * for them and they can be had (else the calling thread only). */
+static const bert_linear_plan *plan_threads(bert_scratch *s)
+{
+    /* Called in any case: the first call also sets OpenBLAS to one thread. */
+    int fallback = bert_threads_default();
+    if (!s->threads) s->threads = fallback;
+    if (!s->workers && s->threads > 1) s->workers = bert_workers_new();
+    s->plan.workers = s->workers;
+    s->plan.threads = s->workers ? s->threads : 1;
+    return &s->plan;
+}
+
+/* ------------------------------------------------------------ building blocks */
+
+/* out = LayerNorm(in + res) row by row (res may be NULL; out may be in).
+ * Statistics in double, over eight lanes the compiler vectorizes: the rows
+ * are long and their values far from zero-mean after the residual. */
+BERT_INLINE void add_layer_norm_body(float *out, const float *in, const float *res, const float *w,
+                                     const float *b, int n, int dim, float eps)
+{
+    for (int i = 0; i < n; i++) {
+        const float *x = in + (size_t)i * dim;
+        float *y = out + (size_t)i * dim;
+        if (res) {
+            const float *r = res + (size_t)i * dim;
+            for (int j = 0; j < dim; j++) y[j] = x[j] + r[j];
+            x = y;
+        }
+        double lane[8] = {0}, mean = 0, var = 0;
+        int j = 0;
+        for (; j + 8 <= dim; j += 8)
+            for (int l = 0; l < 8; l++) lane[l] += x[j + l];
+        for (; j < dim; j++) mean += x[j];
+        for (int l = 0; l < 8; l++) mean += lane[l];
+        mean /= dim;
+        double vlane[8] = {0};
+        for (j = 0; j + 8 <= dim; j += 8)
+            for (int l = 0; l < 8; l++) vlane[l] += (x[j + l] - mean) * (x[j + l] - mean);
+        for (; j < dim; j++) var += (x[j] - mean) * (x[j] - mean);
+        for (int l = 0; l < 8; l++) var += vlane[l];
+        float inv = (float)(1.0 / sqrt(var / dim + eps));
+        float mu = (float)mean;
+        for (j = 0; j < dim; j++) y[j] = (x[j] - mu) * inv * w[j] + b[j];
+    }
+}
+BERT_MULTIVERSION(add_layer_norm,
+                  (float *out, const float *in, const float *res, const float *w, const float *b,
+                   int n, int dim, float eps),
+                  (out, in, res, w, b, n, dim, eps))
+
+/* erf as a rational function of x (the approximation Eigen and XNNPACK
+ * use), clamped to [-4, 4] where erf is +-1 in float: within 5e-7 of erf,
+ * and free of calls, so the compiler vectorizes the GELU loop.  libm's erff
+ * was a tenth of a bert-base forward pass.  Fused multiply-adds, as in
+ * exp_poly: 2.80 s to 2.64 s for the same texts, 4.4e-7 from erf. */
+BERT_INLINE float erf_rational(float x)
+{
+    x = x < -4.0f ? -4.0f : x > 4.0f ? 4.0f : x;
+    float x2 = x * x;
+    float p = fmaf(x2, -2.72614225801306e-10f, 2.77068142495902e-08f);
+    p = fmaf(x2, p, -2.10102402082508e-06f);
+    p = fmaf(x2, p, -5.69250639462346e-05f);
+    p = fmaf(x2, p, -7.34990630326855e-04f);
+    p = fmaf(x2, p, -2.95459980854025e-03f);
+    p = fmaf(x2, p, -1.60960333262415e-02f);
+    float q = fmaf(x2, -1.45660718464996e-05f, -2.13374055278905e-04f);
+    q = fmaf(x2, q, -1.68282697438203e-03f);
+    q = fmaf(x2, q, -7.37332916720468e-03f);
+    q = fmaf(x2, q, -1.42647390514189e-02f);
+    return x * p / q;
+}
+
+/* GELU was a tenth of the encoder's time while its loop was scalar. */
+BERT_INLINE void gelu_erf_body(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) x[i] = 0.5f * x[i] * (1.0f + erf_rational(x[i] * (float)M_SQRT1_2));
+}
+BERT_MULTIVERSION(gelu_erf, (float *x, size_t n), (x, n))
+
+static void activate(bert_isa isa, float *x, size_t n, bert_activation act)
+{
+    switch (act) {
+    case BERT_ACT_GELU:
+        gelu_erf(isa, x, n);
+        break;
+    case BERT_ACT_GELU_TANH:
+        for (size_t i = 0; i < n; i++) {
+            float v = x[i];
+            x[i] = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+        }
+        break;
+    case BERT_ACT_RELU:
+        for (size_t i = 0; i < n; i++) x[i] = x[i] > 0 ? x[i] : 0;
+        break;
+    }
+}
+
+/* e^x for x <= 88 (softmax takes x - max <= 0): Cephes' expf, a degree-6
+ * polynomial on x - n ln 2 scaled by 2^n, within 2 ulp of expf.  Free of
+ * calls and branches, so the softmax loop vectorizes; libm's expf was 5%
+ * of a 450-token text's time.  2^n is built from the bits of the rounding
+ * sum itself (no float-to-int conversion, which a NaN would make
+ * undefined): the sum carries n in its low mantissa bits.  Fused
+ * multiply-adds: every CPU rounds them alike, and the FMA units take the
+ * exponential in half the instructions (2.88 s to 2.80 s for 24 int8
+ * 450-token texts on one thread).  Within 1.3 ulp of e^x from -87 to 88,
+ * checked against double-precision exp at every float. */
+BERT_INLINE float exp_poly(float x)
+{
+    x = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
+    const float round_magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+    float t = fmaf(x, 1.44269504088896341f, round_magic);
+    float n = t - round_magic;
+    float r = fmaf(n, -0.693359375f, x);
+    r = fmaf(n, 2.12194440e-4f, r);
+    float p = 1.9875691500e-4f;
+    p = fmaf(p, r, 1.3981999507e-3f);
+    p = fmaf(p, r, 8.3334519073e-3f);
+    p = fmaf(p, r, 4.1665795894e-2f);
+    p = fmaf(p, r, 1.6666665459e-1f);
+    p = fmaf(p, r, 5.0000001201e-1f);
+    p = fmaf(p * r, r, r + 1.0f);
+    uint32_t tb;
+    memcpy(&tb, &t, sizeof tb);
+    uint32_t scale_bits = (tb - 0x4b400000u + 127u) << 23;
+    float scale;
+    memcpy(&scale, &scale_bits, sizeof scale);
+    return p * scale;
+}
+
+/* Sixteen floats as one value, for the running max and sum of a softmax
+ * row: GCC and clang compile these to the vector registers of whichever
+ * instruction set the body is built for.  Loops over lanes of an array
+ * stay scalar (a chain of dependent max instructions took half of a
+ * 450-token text's softmax), since a max or sum reduction may not be
+ * reordered for the compiler without fast-math.  Two of them a step, so
+ * that one's add or compare does not wait for the other's. */
+typedef float lanes16 __attribute__((vector_size(64)));
+typedef int32_t mask16 __attribute__((vector_size(64)));
+
+/* *acc = the greater of *acc and the 16 floats at p, lane by lane (a NaN at
+ * p is passed over).  Pointers, not vector values: a 64-byte vector
+ * argument would change the ABI of the functions built without AVX-512. */
+BERT_INLINE void lanes_max_into(lanes16 *acc, const float *p)
+{
+    lanes16 v;
+    memcpy(&v, p, sizeof v);
+    mask16 greater = v > *acc;
+    *acc = (lanes16)(((mask16)v & greater) | ((mask16)*acc & ~greater));
+}
+
+BERT_INLINE void lanes_add_into(lanes16 *acc, const float *p)
+{
+    lanes16 v;
+    memcpy(&v, p, sizeof v);
+    *acc += v;
+}
+
+/* Columns of a row of scores as softmax_numerators takes it: len rounded
+ * up to whole vectors of 16. */
+static int softmax_width(int len) { return (len + 15) / 16 * 16; }
+
+/* Softmax numerators of n rows of len scores (leading dimension ld, at
+ * least softmax_width(len)): x[j] = e^(x[j] - max of the row), and
+ * inv_sum[i] = 1 / row i's sum.  Attention divides its context rows by the
+ * sum instead of its probabilities: dh values a row instead of len.  The
+ * columns past len, up to softmax_width, are set to -inf first and come out
+ * as e^-87 (exp_poly's floor), which adds nothing to a sum of at least 1:
+ * whole vectors only, where a tail of 10 columns left to plain C took a
+ * third of a 450-token text's softmax.  With probs (leading dimension
+ * probs_ld), the numerators rounded to bfloat16 go there too, as attention's
+ * second product on AMX tiles reads them.  Sums in float over 32 lanes: a
+ * row is at most 512 positive terms, each at most 1. */
+BERT_INLINE void softmax_numerators_body(float *x, int ld, int len, uint16_t *probs, int probs_ld, float *inv_sum,
+                                         int n)
+{
+    const int width = softmax_width(len), pairs = width - width % 32;
+    for (int i = 0; i < n; i++) {
+        float *r = x + (size_t)i * ld;
+        for (int j = len; j < width; j++) r[j] = -INFINITY;
+        lanes16 m0, m1;
+        memcpy(&m0, r, sizeof m0);
+        memcpy(&m1, r + width - 16, sizeof m1);
+        for (int j = 0; j < pairs; j += 32) {
+            lanes_max_into(&m0, r + j);
+            lanes_max_into(&m1, r + j + 16);
+        }
+        float max = r[0];
+        for (int l = 0; l < 16; l++) {
+            max = m0[l] > max ? m0[l] : max;
+            max = m1[l] > max ? m1[l] : max;
+        }
+        for (int j = 0; j < width; j++) r[j] = exp_poly(r[j] - max);
+        /* A loop of its own: GCC vectorizes neither half of one loop that does both. */
+        if (probs) bert_bf16_row(probs + (size_t)i * probs_ld, r, (size_t)width);
+        lanes16 s0 = {0}, s1 = {0};
+        for (int j = 0; j < pairs; j += 32) {
+            lanes_add_into(&s0, r + j);
+            lanes_add_into(&s1, r + j + 16);
+        }
+        if (pairs < width) lanes_add_into(&s0, r + pairs);
+        s0 += s1;
+        float sum = 0.0f;
+        for (int l = 0; l < 16; l++) sum += s0[l];
+        inv_sum[i] = 1.0f / sum;
+    }
+}
+BERT_MULTIVERSION(softmax_numerators,
+                  (float *x, int ld, int len, uint16_t *probs, int probs_ld, float *inv_sum, int n),
+                  (x, ld, len, probs, probs_ld, inv_sum, n))
+
+/* Rows of ctx (leading dimension ld), dh values each, times their scale. */
+static void scale_rows(float *ctx, int ld, const float *scale, int n, int dh)
+{
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < dh; c++) ctx[(size_t)i * ld + c] *= scale[i];
+}
+
+/* MPNet's relative position bucket of key position j seen from query
+ * position i (MPNetEncoder.relative_position_bucket with 32 buckets and
+ * max_distance 128): one half of the buckets for keys before the query, the
+ * other for keys after; exact up to 8 apart, then logarithmic up to 128.
+ * The logarithm is taken in float32 as torch takes it, so the buckets
+ * change at the same distances. */
+static int mpnet_bucket(int relative)
+{
+    const int half = BERT_MPNET_BUCKETS / 2, max_exact = half / 2;
+    int n = -relative;
+    int ret = n < 0 ? half : 0;
+    n = n < 0 ? -n : n;
+    if (n < max_exact) return ret + n;
+    float scaled = logf((float)n / (float)max_exact) / (float)log(128.0 / max_exact) * (float)(half - max_exact);
+    int large = max_exact + (int)scaled;
+    int bucket = ret + (large < half - 1 ? large : half - 1);
+    assert(bucket >= 0 && bucket < BERT_MPNET_BUCKETS);
+    return bucket;
+}
+
+/* The bias MPNet adds to attention scores, by head and relative position:
+ * out[h * (2 * longest - 1) + (longest - 1) + (j - i)].  One table for
+ * every sequence and layer of a call. */
+static void relative_bias_table(const bert_model *m, int longest, float *out)
+{
+    const int heads = m->cfg.num_heads, width = 2 * longest - 1;
+    for (int d = -(longest - 1); d <= longest - 1; d++) {
+        const float *row = m->rel_bias + (size_t)mpnet_bucket(d) * heads;
+        for (int h = 0; h < heads; h++) out[(size_t)h * width + (size_t)(d + longest - 1)] = row[h];
+    }
+}
+
+/* Query rows per attention block: a head's keys and values at 512 tokens
+ * (128 KB each) and the block's scores (128 KB) stay in a 512 KB L2.
+ * OpenBLAS packs the head's keys again for every block, so fewer, larger
+ * blocks pay: 64 rows against 32 took 7% off an int8 450-token text (AMX,
+ * one thread), and float32 alike.  (The panel kernels, which pack a head's
+ * keys and values once, measured the same at 64, 72 and 96 rows.) */
+#define QUERY_BLOCK 64
+
+/* Adds MPNet's relative position bias of head h (relative_bias_table) to
+ * the scores of query rows q0..q1 against a sequence of len tokens. */
+static void add_relative_bias(float *scores, int ld, const float *rel, int h, int longest, int q0, int q1, int len)
+{
+    const float *centre = rel + (size_t)h * (2 * longest - 1) + (longest - 1);
+    for (int i = q0; i < q1; i++)
+        for (int j = 0; j < len; j++) scores[(size_t)(i - q0) * ld + j] += centre[j - i];
+}
+
+/* Self-attention of one sequence of `len` tokens, one head, query rows
+ * q0..q1.  q, k, v and ctx point at the sequence's first row of [* x H]
+ * matrices; head h is columns h*dh .. h*dh+dh-1, read in place through the
+ * leading dimension H.  scores holds (q1 - q0) x softmax_width(len).  rel (or NULL) is the
+ * relative position bias of relative_bias_table for sequences up to
+ * `longest` tokens. */
+static void attention_block(bert_isa isa, float *ctx, const float *q, const float *k, const float *v,
+                            float *scores, int len, int H, int dh, int h, int q0, int q1,
+                            const float *rel, int longest)
+{
+    /* The block's query rows lie in the sequence, the head's columns in the
+     * row, and a sequence is never longer than the bias table was made for. */
+    assert(0 <= q0 && q0 < q1 && q1 <= len);
+    assert(0 <= h && dh > 0 && (h + 1) * dh <= H);
+    assert(!rel || len <= longest);
+    assert(q1 - q0 <= QUERY_BLOCK);
+    float scale = 1.0f / sqrtf((float)dh), inv_sum[QUERY_BLOCK];
+    int m = q1 - q0, ld = softmax_width(len);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, len, dh,
+                scale, q + (size_t)q0 * H + h * dh, H, k + h * dh, H, 0.0f, scores, ld);
+    if (rel) add_relative_bias(scores, ld, rel, h, longest, q0, q1, len);
+    softmax_numerators(isa, scores, ld, len, NULL, 0, inv_sum, m);
+    float *out = ctx + (size_t)q0 * H + h * dh;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh, len, 1.0f, scores, ld, v + h * dh, H, 0.0f, out, H);
+    scale_rows(out, H, inv_sum, m, dh);
+}
+
+/* Head h's columns of rows q0..q0+m of ctx (leading dimension H): the
+ * block's context rows [m x dh], each divided by its softmax sum (times
+ * inv_sum), as attention computed them apart from ctx. */
+static void context_rows(float *ctx, int H, int dh, int h, int q0, int m, const float *context, const float *inv_sum)
+{
+    for (int i = 0; i < m; i++)
+        for (int c = 0; c < dh; c++) ctx[(size_t)(q0 + i) * H + h * dh + c] = context[(size_t)i * dh + c] * inv_sum[i];
+}
+
+/* A chunk's memory for attention on AMX tiles (bert_bf16_tiles_product):
+ * the head's keys and values as tiles, the block's queries and
+ * probabilities as the kernel reads them, and the block's context. */
+typedef struct {
+    void *keys, *values;
+    uint16_t *queries, *probs;
+    float *context;
+} tile_buffers;
+
+static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+/* Bytes of a chunk's tile_buffers for heads of dh columns and sequences of
+ * up to `longest` tokens; lays them out from `at` when it is not NULL. */
+static size_t tile_buffers_at(unsigned char *at, int longest, int dh, tile_buffers *b)
+{
+    const bert_precision p = BERT_PRECISION_BFLOAT16;
+    const size_t sizes[] = {
+        bert_tiles_bytes(longest, dh, p),
+        bert_tiles_bytes(dh, longest, p),
+        (size_t)(QUERY_BLOCK + BERT_AMX_ROWS_PAST) * (size_t)bert_tile_cols(dh, p) * sizeof(uint16_t),
+        (size_t)(QUERY_BLOCK + BERT_AMX_ROWS_PAST) * (size_t)bert_tile_cols(longest, p) * sizeof(uint16_t),
+        (size_t)QUERY_BLOCK * (size_t)dh * sizeof(float),
+    };
+    void **slots[] = {&b->keys, &b->values, (void **)&b->queries, (void **)&b->probs, (void **)&b->context};
+    size_t total = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        if (at) *slots[i] = at + total;
+        total += align64(sizes[i]);
+    }
+    return total;
+}
+
+/* Tokens from which a sequence's attention goes to AMX tiles: below, laying
+ * out a head's keys and values costs more than the float32 products. */
+#define TILES_ATTENTION_MIN 64
+
+/* attention_block with both products on AMX tiles, in bfloat16 with
+ * float32 sums, the head's keys and values already laid out in b. */
+static void attention_block_tiles(bert_isa isa, float *ctx, const float *q, const tile_buffers *b, float *scores,
+                                  int len, int H, int dh, int h, int q0, int q1, const float *rel, int longest)
+{
+    assert(0 <= q0 && q0 < q1 && q1 <= len && q1 - q0 <= QUERY_BLOCK);
+    assert(0 <= h && dh > 0 && (h + 1) * dh <= H);
+    assert(!rel || len <= longest);
+    int m = q1 - q0, ld = softmax_width(len), probs_ld = bert_tile_cols(len, BERT_PRECISION_BFLOAT16);
+    bert_bf16_tile_rows(b->queries, q + (size_t)q0 * H + h * dh, H, m, dh, 1.0f / sqrtf((float)dh));
+    /* Keys up to ld: the tiles hold whole panels of 16, zero past len. */
+    int ran = bert_bf16_tiles_product(scores, b->queries, b->keys, m, ld, dh);
+    assert(ran);
+    (void)ran;
+    if (rel) add_relative_bias(scores, ld, rel, h, longest, q0, q1, len);
+    float inv_sum[QUERY_BLOCK];
+    softmax_numerators(isa, scores, ld, len, b->probs, probs_ld, inv_sum, m);
+    /* The probabilities as bert_bf16_tile_rows would lay them out. */
+    for (int i = 0; i < m; i++) memset(b->probs + (size_t)i * probs_ld + ld, 0, (size_t)(probs_ld - ld) * sizeof *b->probs);
+    memset(b->probs + (size_t)m * probs_ld, 0, (size_t)BERT_AMX_ROWS_PAST * probs_ld * sizeof *b->probs);
+    bert_bf16_tiles_product(b->context, b->probs, b->values, m, dh, len);
+    context_rows(ctx, H, dh, h, q0, m, b->context, inv_sum);
+}
+
+/* A chunk's memory for attention by the float32 panel kernels
+ * (bert_f32_panel_product): the head's keys packed as panels, its values
+ * transposed and packed, the block's queries (scaled) and its context.
+ * OpenBLAS would pack a head's keys and values again for every block of
+ * query rows; packed here once a head, they serve all of its blocks. */
+typedef struct {
+    float *keys, *values, *queries, *context;
+} panel_buffers;
+
+/* Floats of a chunk's panel_buffers for heads of dh columns and sequences
+ * of up to `longest` tokens; lays them out from `at` when it is not NULL. */
+static size_t panel_buffers_at(float *at, int longest, int dh, panel_buffers *b)
+{
+    const size_t sizes[] = {
+        bert_f32_packed_floats(longest, dh),
+        bert_f32_packed_floats(dh, softmax_width(longest)),
+        (size_t)QUERY_BLOCK * (size_t)dh,
+        (size_t)QUERY_BLOCK * (size_t)dh,
+    };
+    float **slots[] = {&b->keys, &b->values, &b->queries, &b->context};
+    size_t total = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        if (at) *slots[i] = at + total;
+        total += align64(sizes[i] * sizeof(float)) / sizeof(float);
+    }
+    return total;
+}
+
+/* attention_block with both products by the panel kernel of isa, the
+ * head's keys and values already packed in b: keys as the rows of W,
+ * values transposed, both zero past len up to softmax_width(len). */
+static void attention_block_panels(bert_isa isa, float *ctx, const float *q, const panel_buffers *b, float *scores,
+                                   int len, int H, int dh, int h, int q0, int q1, const float *rel, int longest)
+{
+    assert(0 <= q0 && q0 < q1 && q1 <= len && q1 - q0 <= QUERY_BLOCK);
+    assert(0 <= h && dh > 0 && (h + 1) * dh <= H);
+    assert(!rel || len <= longest);
+    int m = q1 - q0, ld = softmax_width(len), ran;
+    float scale = 1.0f / sqrtf((float)dh), inv_sum[QUERY_BLOCK];
+    for (int i = 0; i < m; i++)
+        for (int c = 0; c < dh; c++) b->queries[(size_t)i * dh + c] = q[(size_t)(q0 + i) * H + h * dh + c] * scale;
+    ran = bert_f32_panel_product(isa, scores, b->queries, b->keys, m, ld, dh);
+    assert(ran);
+    if (rel) add_relative_bias(scores, ld, rel, h, longest, q0, q1, len);
+    softmax_numerators(isa, scores, ld, len, NULL, 0, inv_sum, m);
+    /* The columns past len hold e^-87 (softmax_numerators) against values of zero. */
+    ran = bert_f32_panel_product(isa, b->context, scores, b->values, m, dh, ld);
+    assert(ran);
+    (void)ran;
+    context_rows(ctx, H, dh, h, q0, m, b->context, inv_sum);
+}
+
+/* Every sequence's attention as work items: one per sequence, head and
+ * block of QUERY_BLOCK query rows, numbered sequence by sequence, head by
+ * head, so that a run of items reuses one head's keys and values.  A
+ * chunk takes a run of items, with scores of its own. */
+typedef struct {
+    bert_isa isa;
+    float *ctx;
+    const float *q, *k, *v;
+    float *scores; /* QUERY_BLOCK x softmax_width(longest) floats a chunk */
+    size_t scores_size;
+    const int *lengths;
+    int n_seqs, H, heads;
+    int items;     /* all sequences' */
+    const float *rel;   /* MPNet's relative position bias, or NULL */
+    int longest;
+    /* At a reduced precision on a CPU with AMX-BF16: each chunk's
+     * tile_buffers, tiles_size bytes a chunk from tiles; else NULL. */
+    unsigned char *tiles;
+    size_t tiles_size;
+    /* Else, where isa has a panel kernel: each chunk's panel_buffers,
+     * panels_size floats a chunk from panels; else NULL (OpenBLAS). */
+    float *panels;
+    size_t panels_size;
+} attention_job;
+
+static int blocks_of(int len) { return (len + QUERY_BLOCK - 1) / QUERY_BLOCK; }
+
+static void attention_chunk(void *p, int chunk, int chunks)
+{
+    const attention_job *j = p;
+    int first = (int)((long long)j->items * chunk / chunks), last = (int)((long long)j->items * (chunk + 1) / chunks);
+    float *scores = j->scores + (size_t)chunk * j->scores_size;
+    int dh = j->H / j->heads;
+    tile_buffers tb = {NULL, NULL, NULL, NULL, NULL};
+    if (j->tiles) tile_buffers_at(j->tiles + (size_t)chunk * j->tiles_size, j->longest, dh, &tb);
+    panel_buffers pb = {NULL, NULL, NULL, NULL};
+    if (j->panels) panel_buffers_at(j->panels + (size_t)chunk * j->panels_size, j->longest, dh, &pb);
+    size_t t0 = 0;
+    int item = 0; /* the first item of sequence s */
+    for (int s = 0; s < j->n_seqs && item < last; t0 += (size_t)j->lengths[s], s++) {
+        int len = j->lengths[s], blocks = blocks_of(len), count = blocks * j->heads;
+        if (item + count <= first) {
+            item += count;
+            continue;
+        }
+        size_t off = t0 * (size_t)j->H;
+        int from = first > item ? first - item : 0, to = last - item < count ? last - item : count;
+        int laid_out = -1; /* the head whose keys and values the tiles or panels hold */
+        for (int it = from; it < to; it++) {
+            int h = it / blocks, q0 = it % blocks * QUERY_BLOCK;
+            int q1 = q0 + QUERY_BLOCK < len ? q0 + QUERY_BLOCK : len;
+            if (j->panels) {
+                if (h != laid_out) {
+                    const float *keys = j->k + off + (size_t)h * dh, *values = j->v + off + (size_t)h * dh;
+                    bert_f32_pack_strided(pb.keys, keys, (size_t)j->H, 1, len, dh, dh);
+                    bert_f32_pack_strided(pb.values, values, 1, (size_t)j->H, dh, len, softmax_width(len));
+                    laid_out = h;
+                }
+                attention_block_panels(j->isa, j->ctx + off, j->q + off, &pb, scores, len, j->H, dh, h, q0, q1,
+                                       j->rel, j->longest);
+                continue;
+            }
+            if (!j->tiles || len < TILES_ATTENTION_MIN) {
+                attention_block(j->isa, j->ctx + off, j->q + off, j->k + off, j->v + off, scores, len, j->H, dh, h,
+                                q0, q1, j->rel, j->longest);
+                continue;
+            }
+            if (h != laid_out) {
+                bert_bf16_tiles_from_rows(tb.keys, j->k + off + (size_t)h * dh, j->H, len, dh);
+                bert_bf16_tiles_from_columns(tb.values, j->v + off + (size_t)h * dh, j->H, dh, len);
+                laid_out = h;
+            }
+            attention_block_tiles(j->isa, j->ctx + off, j->q + off, &tb, scores, len, j->H, dh, h, q0, q1, j->rel,
+                                  j->longest);
+        }
+        item += count;
+    }
+}
+
+/* The row-wise steps of a layer (LayerNorm with its residual add, the
+ * activation), shared out by rows over the plan's threads. */
+typedef enum { ROWS_ADD_LAYER_NORM, ROWS_ACTIVATE } rows_step;
+
+typedef struct {
+    rows_step step;
+    bert_isa isa;
+    float *out;
+    const float *in, *res, *w, *b; /* LayerNorm: out = LN(in + res) */
+    float eps;
+    bert_activation act;           /* ROWS_ACTIVATE: out in place */
+    int rows, dim;
+} rows_job;
+
+static void rows_chunk(void *p, int chunk, int chunks)
+{
+    const rows_job *j = p;
+    int r0 = (int)((long long)j->rows * chunk / chunks), r1 = (int)((long long)j->rows * (chunk + 1) / chunks);
+    size_t at = (size_t)r0 * j->dim;
+    if (r1 <= r0) return;
+    if (j->step == ROWS_ACTIVATE) {
+        activate(j->isa, j->out + at, (size_t)(r1 - r0) * j->dim, j->act);
+        return;
+    }
+    add_layer_norm(j->isa, j->out + at, j->in + at, j->res ? j->res + at : NULL, j->w, j->b, r1 - r0, j->dim,
+                   j->eps);
+}
+
+/* Elements a thread must have for a row-wise step to be shared out: about
+ * 10 us of work, so one sentence's steps stay on the calling thread. */
+#define ROWS_MIN_WORK (32 * 1024)
+
+static void run_rows(const bert_linear_plan *plan, const rows_job *job)
+{
+    long long work = (long long)job->rows * job->dim;
+    int threads = plan->threads;
+    if (threads > work / ROWS_MIN_WORK) threads = (int)(work / ROWS_MIN_WORK);
+    if (threads < 2 || job->rows < 2) {
+        rows_chunk((void *)job, 0, 1);
+        return;
+    }
+    /* Four chunks a thread, so that a thread slowed by a busy core takes fewer. */
+    int chunks = 4 * threads < job->rows ? 4 * threads : job->rows;
+    bert_workers_run(plan->workers, threads, chunks, rows_chunk, (void *)job);
+}
+
+static void layer_norm_rows(const bert_linear_plan *plan, float *out, const float *in, const float *res,
+                            const float *w, const float *b, int n, int dim, float eps)
+{
+    rows_job job = {ROWS_ADD_LAYER_NORM, plan->isa, out, in, res, w, b, eps, BERT_ACT_GELU, n, dim};
+    run_rows(plan, &job);
+}
+
+static void activate_rows(const bert_linear_plan *plan, float *x, int n, int dim, bert_activation act)
+{
+    rows_job job = {ROWS_ACTIVATE, plan->isa, x, NULL, NULL, NULL, NULL, 0.0f, act, n, dim};
+    run_rows(plan, &job);
+}
+
+/* ------------------------------------------------------------ the forward pass */
+
+static int check_inputs(const bert_model *m, const int32_t *ids, const int32_t *type_ids,
+                        const int *lengths, int n_seqs, size_t *total, int *longest, char **err)
+{
+    const bert_config *c = &m->cfg;
+    if (n_seqs < 1) { *err = bert_errorf("nothing to encode: no sequences given"); return -1; }
+    *total = 0;
+    *longest = 0;
+    const int max_tokens = bert_config_max_tokens(c);
+    for (int i = 0; i < n_seqs; i++) {
+        if (lengths[i] < 1 || lengths[i] > max_tokens) {
+            *err = bert_errorf("sequence %d has %d tokens but the model takes 1 to %d "
+                               "(max_position_embeddings); shorten the input or lower max_length",
+                               i, lengths[i], max_tokens);
+            return -1;
+        }
+        *total += (size_t)lengths[i];
+        if (lengths[i] > *longest) *longest = lengths[i];
+    }
+    if (*total > (size_t)INT32_MAX / (size_t)c->intermediate_size) {
+        *err = bert_errorf("%zu tokens in one call is too many; encode them in smaller batches", *total);
+        return -1;
+    }
+    for (size_t t = 0; t < *total; t++) {
+        if (ids[t] < 0 || ids[t] >= c->vocab_size) {
+            *err = bert_errorf("token id %d at position %zu is outside the model's vocabulary (0 to %d); "
+                               "vocab.txt does not match the weights", (int)ids[t], t, c->vocab_size - 1);
+            return -1;
+        }
+        if (type_ids && (type_ids[t] < 0 || type_ids[t] >= c->type_vocab_size)) {
+            *err = bert_errorf("segment id %d at position %zu is not below the model's type_vocab_size "
+                               "%d; this model does not take that many segments",
+                               (int)type_ids[t], t, c->type_vocab_size);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A projection at a reduced precision could not get memory for its
+ * quantized or converted input rows. */
+static const float *projection_out_of_memory(const bert_model *m, int tokens, char **err)
+{
+    *err = bert_errorf("out of memory: a %s projection over %d tokens could not get its scratch",
+                       bert_precision_name(m->precision), tokens);
+    return NULL;
+}
+
+const float *bert_encode(const bert_model *m, bert_scratch *s,
+                         const int32_t *ids, const int32_t *type_ids,
+                         const int *lengths, int n_seqs,
+                         bert_interrupt_fn interrupted, void *ctx, char **err)
+{
+    *err = NULL;
+    if (!m || !s || !ids || !lengths) { *err = bert_errorf("bert_encode: missing argument"); return NULL; }
+    const bert_config *c = &m->cfg;
+    const int H = c->hidden_size, FF = c->intermediate_size;
+    size_t total;
+    int longest;
+    /* DistilBERT and MPNet have no segments; RoBERTa's tokenizers give every
+     * token of a pair segment 0 (its one token type). */
+    if (!m->type_emb || c->family != BERT_FAMILY_BERT) type_ids = NULL;
+    if (check_inputs(m, ids, type_ids, lengths, n_seqs, &total, &longest, err) != 0) return NULL;
+    const int T = (int)total;
+
+    /* Attention runs in chunks of (sequence, head, query block) items when
+     * there are threads, each chunk with its own scores: a single long text
+     * is shared out by its heads and query rows. */
+    const bert_linear_plan *plan = plan_threads(s);
+    int att_items = 0;
+    for (int i = 0; i < n_seqs; i++) att_items += blocks_of(lengths[i]) * c->num_heads;
+    int att_chunks = plan->threads > 1 ? (att_items < 4 * plan->threads ? att_items : 4 * plan->threads) : 1;
+
+    /* x: hidden state; q, k, v; a: attention context; f: FFN activations.
+     * q doubles as the output buffer of both sublayers once it is free. */
+    size_t th = total * (size_t)H, sq = (size_t)QUERY_BLOCK * (size_t)softmax_width(longest);
+    size_t rel_size = m->rel_bias ? (2 * (size_t)longest - 1) * (size_t)c->num_heads : 0;
+    /* Attention on AMX tiles at a reduced precision: the float32 products
+     * would take longer than the layer's projections (AMX too). */
+    const int dh = H / c->num_heads;
+    const int tiled = m->precision != BERT_PRECISION_FLOAT32 && (plan->extensions & BERT_CPU_AMX_BF16);
+    const size_t tiles_bytes = tiled ? tile_buffers_at(NULL, longest, dh, &(tile_buffers){0}) : 0;
+    const size_t tiles_floats = (size_t)att_chunks * ((tiles_bytes + sizeof(float) - 1) / sizeof(float));
+    /* Else, on AVX-512, attention by the panel kernel.  Held to AVX2 it was
+     * 1% slower than OpenBLAS's kernels on 450-token texts (2.87 s against
+     * 2.85, bert-base, two threads), so OpenBLAS keeps attention there. */
+    const int paneled = !tiled && plan->isa == BERT_ISA_AVX512 &&
+                        bert_f32_panel_product(plan->isa, NULL, NULL, NULL, 0, 0, 0);
+    const size_t panel_floats = paneled ? panel_buffers_at(NULL, longest, dh, &(panel_buffers){0}) : 0;
+    size_t need = 5 * th + total * (size_t)FF + (size_t)att_chunks * (sq + panel_floats) + rel_size + tiles_floats;
+    if (reserve(&s->work, &s->work_cap, need) != 0) {
+        *err = bert_errorf("out of memory: encoding %zu tokens needs %zu MB of scratch", total,
+                           need * sizeof(float) >> 20);
+        return NULL;
+    }
+    float *x = s->work, *q = x + th, *k = q + th, *v = k + th, *a = v + th;
+    float *f = a + th, *scores = f + total * (size_t)FF;
+    float *rel = m->rel_bias ? scores + (size_t)att_chunks * sq : NULL;
+    if (rel) relative_bias_table(m, longest, rel);
+    unsigned char *tiles = tiled ? (unsigned char *)(scores + (size_t)att_chunks * sq + rel_size) : NULL;
+    float *panels = paneled ? scores + (size_t)att_chunks * sq + rel_size + tiles_floats : NULL;
+    attention_job att = {s->plan.isa, a, q, k, v, scores, sq, lengths, n_seqs, H, c->num_heads, att_items, rel,
+                         longest, tiles, (tiles_bytes + sizeof(float) - 1) / sizeof(float) * sizeof(float),
+                         panels, panel_floats};
+
+    /* Embeddings: positions restart in every sequence, at 0 (BERT) or past
+     * padding_idx, where pad tokens stay (create_position_ids_from_input_ids). */
+    for (int i = 0, t = 0; i < n_seqs; i++)
+        for (int p = 0, counted = 0; p < lengths[i]; p++, t++) {
+            const float *we = m->word_emb + (size_t)ids[t] * H;
+            int position = p;
+            if (c->pad_id >= 0) position = ids[t] == c->pad_id ? c->pad_id : c->pad_id + ++counted;
+            const float *pe = m->pos_emb + (size_t)position * H;
+            float *row = x + (size_t)t * H;
+            if (m->type_emb) {
+                const float *te = m->type_emb + (size_t)(type_ids ? type_ids[t] : 0) * H;
+                for (int j = 0; j < H; j++) row[j] = we[j] + pe[j] + te[j];
+            } else {
+                for (int j = 0; j < H; j++) row[j] = we[j] + pe[j];
+            }
+        }
+    layer_norm_rows(plan, x, x, NULL, m->emb_ln_w, m->emb_ln_b, T, H, c->layer_norm_eps);
+
+    for (int l = 0; l < c->num_layers; l++) {
+        if (interrupted && interrupted(ctx)) {
+            *err = bert_errorf("interrupted");
+            return NULL;
+        }
+        const bert_layer_weights *w = &m->layers[l];
+
+        if (bert_linear_matrix(plan, q, x, &w->q_w, w->q_b, T, H, H) ||
+            bert_linear_matrix(plan, k, x, &w->k_w, w->k_b, T, H, H) ||
+            bert_linear_matrix(plan, v, x, &w->v_w, w->v_b, T, H, H))
+            return projection_out_of_memory(m, T, err);
+        if (att_chunks > 1) bert_workers_run(plan->workers, plan->threads, att_chunks, attention_chunk, &att);
+        else attention_chunk(&att, 0, 1);
+        if (bert_linear_matrix(plan, q, a, &w->out_w, w->out_b, T, H, H))
+            return projection_out_of_memory(m, T, err);
+        layer_norm_rows(plan, x, q, x, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
+
+        if (bert_linear_matrix(plan, f, x, &w->ff_in_w, w->ff_in_b, T, FF, H))
+            return projection_out_of_memory(m, T, err);
+        activate_rows(plan, f, T, FF, c->hidden_act);
+        if (bert_linear_matrix(plan, q, f, &w->ff_out_w, w->ff_out_b, T, H, FF))
+            return projection_out_of_memory(m, T, err);
+        layer_norm_rows(plan, x, q, x, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
+    }
+    return x;
+}
+
+/* ------------------------------------------------------------ pooling and heads */
+
+int bert_pool(const bert_model *m, const float *hidden, int len,
+              bert_pooling pooling, int normalize, float *out)
+{
+    if (!m || !hidden || !out || len < 1) return -1;
+    const int H = m->cfg.hidden_size;
+    switch (pooling) {
+    case BERT_POOL_MEAN:
+        /* Over every token, [CLS] and [SEP] included, as sentence-transformers does. */
+        memset(out, 0, (size_t)H * sizeof *out);
+        for (int t = 0; t < len; t++)
+            for (int j = 0; j < H; j++) out[j] += hidden[(size_t)t * H + j];
+        for (int j = 0; j < H; j++) out[j] /= (float)len;
+        break;
+    case BERT_POOL_CLS:
+        memcpy(out, hidden, (size_t)H * sizeof *out);
+        break;
+    case BERT_POOL_MAX:
+        memcpy(out, hidden, (size_t)H * sizeof *out);
+        for (int t = 1; t < len; t++)
+            for (int j = 0; j < H; j++)
+                if (hidden[(size_t)t * H + j] > out[j]) out[j] = hidden[(size_t)t * H + j];
+        break;
+    case BERT_POOL_POOLER:
+        if (!m->pooler_w) return -1;
+        memcpy(out, m->pooler_b, (size_t)H * sizeof *out);
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, H, H, 1.0f, m->pooler_w, H, hidden, 1, 1.0f, out, 1);
+        for (int j = 0; j < H; j++) out[j] = tanhf(out[j]);
+        break;
+    default:
+        return -1;
+    }
+    if (normalize) {
+        /* torch.nn.functional.normalize: x / max(||x||, 1e-12) */
+        double ss = 0;
+        for (int j = 0; j < H; j++) ss += (double)out[j] * out[j];
+        double norm = sqrt(ss);
+        float inv = (float)(1.0 / (norm > 1e-12 ? norm : 1e-12));
+        for (int j = 0; j < H; j++) out[j] *= inv;
+    }
+    return 0;
+}
+
+int bert_mlm_logits(const bert_model *m, bert_scratch *s, const float *hidden,
+                    const int *rows, int n, float *out, char **err)
+{
+    *err = NULL;
+    if (!m || !bert_model_has_mlm_head(m)) {
+        *err = bert_errorf("this model has no masked-language-model head (cls.predictions.* or lm_head.*); "
+                           "use a checkpoint saved from a ForMaskedLM or ForPreTraining class");
+        return -1;
+    }
+    if (!s || !hidden || !rows || !out || n < 1) { *err = bert_errorf("bert_mlm_logits: missing argument"); return -1; }
+    const int H = m->cfg.hidden_size;
+    size_t nh = (size_t)n * H;
+    if (reserve(&s->head, &s->head_cap, 2 * nh) != 0) {
+        *err = bert_errorf("out of memory: the masked-language-model head needs %zu MB", 2 * nh * sizeof(float) >> 20);
+        return -1;
+    }
+    float *g = s->head, *t = s->head + nh;
+    const bert_linear_plan *plan = plan_threads(s);
+    for (int i = 0; i < n; i++) {
+        if (rows[i] < 0) { *err = bert_errorf("bert_mlm_logits: row %d is negative", rows[i]); return -1; }
+        memcpy(g + (size_t)i * H, hidden + (size_t)rows[i] * H, (size_t)H * sizeof(float));
+    }
+    bert_linear(plan, t, g, m->mlm_dense_w, m->mlm_dense_b, n, H, H);
+    activate(s->plan.isa, t, nh, m->mlm_act);
+    add_layer_norm(s->plan.isa, t, t, NULL, m->mlm_ln_w, m->mlm_ln_b, n, H, m->cfg.layer_norm_eps);
+    bert_linear(plan, out, t, m->mlm_decoder_w, m->mlm_bias, n, m->cfg.vocab_size, H);
+    return 0;
+}
+
+int bert_nsp_probability(const bert_model *m, const float *cls_hidden, double *prob)
+{
+    if (!m || !bert_model_has_nsp_head(m) || !cls_hidden || !prob) return -1;
+    const int H = m->cfg.hidden_size;
+    /* The pooled vector is consumed element by element, so no buffer is needed. */
+    double l0 = m->nsp_b[0], l1 = m->nsp_b[1];
+    for (int i = 0; i < H; i++) {
+        float p = tanhf(cblas_sdot(H, m->pooler_w + (size_t)i * H, 1, cls_hidden, 1) + m->pooler_b[i]);
+        l0 += (double)m->nsp_w[i] * p;
+        l1 += (double)m->nsp_w[H + i] * p;
+    }
+    /* softmax([l0, l1])[0], "B follows A" in Hugging Face's labelling */
+    *prob = 1.0 / (1.0 + exp(l1 - l0));
+    return 0;
+}
+
+int bert_classifier_logits(const bert_model *m, bert_scratch *s, const float *first_hidden, float *out,
+                           char **err)
+{
+    *err = NULL;
+    if (!m || !bert_model_has_classifier(m)) {
+        *err = bert_errorf("this model has no sequence-classification head (classifier.*)");
+        return -1;
+    }
+    if (!s || !first_hidden || !out) { *err = bert_errorf("bert_classifier_logits: missing argument"); return -1; }
+    const int H = m->cfg.hidden_size, L = m->head.num_labels;
+    if (reserve(&s->head, &s->head_cap, (size_t)H) != 0) {
+        *err = bert_errorf("out of memory: the classifier head needs %zu bytes", (size_t)H * sizeof(float));
+        return -1;
+    }
+    /* On the first token: BertForSequenceClassification's pooler, tanh;
+     * DistilBertForSequenceClassification's pre_classifier, ReLU;
+     * RobertaClassificationHead's and MPNetClassificationHead's dense, tanh. */
+    const int bert = m->cfg.family == BERT_FAMILY_BERT, relu = m->cfg.family == BERT_FAMILY_DISTILBERT;
+    float *pooled = s->head;
+    memcpy(pooled, bert ? m->pooler_b : m->pre_cls_b, (size_t)H * sizeof *pooled);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, H, H, 1.0f, bert ? m->pooler_w : m->pre_cls_w, H, first_hidden, 1, 1.0f,
+                pooled, 1);
+    for (int j = 0; j < H; j++) pooled[j] = relu ? (pooled[j] > 0 ? pooled[j] : 0) : tanhf(pooled[j]);
+    memcpy(out, m->cls_b, (size_t)L * sizeof *out);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, L, H, 1.0f, m->cls_w, H, pooled, 1, 1.0f, out, 1);
+    return 0;
+}
+
+int bert_token_logits(const bert_model *m, bert_scratch *s, const float *hidden, int n, float *out, char **err)
+{
+    *err = NULL;
+    if (!m || !bert_model_has_token_head(m)) {
+        *err = bert_errorf("this model has no token-classification head (classifier.* per token)");
+        return -1;
+    }
+    if (!s || !hidden || !out || n < 1) { *err = bert_errorf("bert_token_logits: missing argument"); return -1; }
+    /* BertForTokenClassification: dropout (the identity at inference), then
+     * the classifier on every token's hidden state. */
+    bert_linear(plan_threads(s), out, hidden, m->tok_w, m->tok_b, n, m->head.num_labels, m->cfg.hidden_size);
+    return 0;
+}
+
+int bert_qa_logits(const bert_model *m, bert_scratch *s, const float *hidden, int n, float *start, float *end,
+                   char **err)
+{
+    *err = NULL;
+    if (!m || !bert_model_has_qa_head(m)) {
+        *err = bert_errorf("this model has no question-answering head (qa_outputs.*)");
+        return -1;
+    }
+    if (!s || !hidden || !start || !end || n < 1) { *err = bert_errorf("bert_qa_logits: missing argument"); return -1; }
+    if (reserve(&s->head, &s->head_cap, 2 * (size_t)n) != 0) {
+        *err = bert_errorf("out of memory: the question-answering head needs %zu bytes", 2 * (size_t)n * sizeof(float));
+        return -1;
+    }
+    /* qa_outputs gives [n x 2]; transformers splits it into start and end. */
+    bert_linear(plan_threads(s), s->head, hidden, m->qa_w, m->qa_b, n, 2, m->cfg.hidden_size);
+    for (int i = 0; i < n; i++) {
+        start[i] = s->head[2 * (size_t)i];
+        end[i] = s->head[2 * (size_t)i + 1];
+    }
+    return 0;
+}

@@ -1,0 +1,226 @@
+/*
+ * model.h - a BERT-family checkpoint as Hugging Face stores it: config.json,
+ * model.safetensors and the sentence-transformers files.  The families are
+ * BERT, DistilBERT, RoBERTa, XLM-RoBERTa and MPNet: one encoder with
+ * small differences in names, positions and heads.
+ *
+ * float32 tensors are used in place inside the read-only mapping of
+ * model.safetensors; float16 and bfloat16 ones are converted to float32 once,
+ * at load.  The layers' projections may instead be held as bfloat16 or int8
+ * (bert_model_load_precision).  A loaded model is immutable and may be shared by many threads.
+ * Every matrix is row-major [out_features x in_features] as in PyTorch's
+ * nn.Linear, so y = x W^T + b.
+ */
+#ifndef BERT_MODEL_H
+#define BERT_MODEL_H
+
+#include "../kernels/linear.h"
+
+#include <stddef.h>
+
+typedef enum { BERT_ACT_GELU, BERT_ACT_GELU_TANH, BERT_ACT_RELU } bert_activation;
+
+/* config.json's model_type. */
+typedef enum {
+    BERT_FAMILY_BERT,
+    BERT_FAMILY_DISTILBERT,     /* its names, no segments, no pooler */
+    BERT_FAMILY_ROBERTA,        /* positions from pad_token_id + 1, RoBERTa's heads */
+    BERT_FAMILY_XLM_ROBERTA,    /* RoBERTa's encoder under another model_type */
+    BERT_FAMILY_MPNET           /* no segments, relative position bias, RoBERTa's heads */
+} bert_family;
+
+/* The model_type of a family ("bert", "xlm-roberta", ...); static. */
+const char *bert_family_name(bert_family f);
+
+/* Separators between the two texts of a pair: BERT's [CLS] a [SEP] b [SEP]
+ * has one; RoBERTa's, XLM-RoBERTa's and MPNet's <s> a </s></s> b </s> two. */
+static inline int bert_family_pair_seps(bert_family f)
+{
+    return f == BERT_FAMILY_BERT || f == BERT_FAMILY_DISTILBERT ? 1 : 2;
+}
+
+/* MPNet buckets relative positions into this many (MPNetEncoder's default). */
+#define BERT_MPNET_BUCKETS 32
+
+typedef struct {
+    bert_family family;
+    int vocab_size;
+    int hidden_size;
+    int num_layers;
+    int num_heads;
+    int intermediate_size;
+    int max_position_embeddings;
+    int type_vocab_size;        /* 0 for DistilBERT, which has no segment embeddings */
+    float layer_norm_eps;
+    bert_activation hidden_act;
+    /* RoBERTa, XLM-RoBERTa and MPNet: padding_idx, whose tokens keep
+     * position padding_idx while the others count from position_offset =
+     * padding_idx + 1.  BERT and DistilBERT: -1 and 0. */
+    int pad_id;
+    int position_offset;
+    int relative_buckets;       /* MPNet: rows of encoder.relative_attention_bias; else 0 */
+} bert_config;
+
+/* The longest sequence the position embeddings take. */
+static inline int bert_config_max_tokens(const bert_config *c)
+{
+    return c->max_position_embeddings - c->position_offset;
+}
+
+/* Reads and validates `model_dir`/config.json (BertConfig's keys, which
+ * RoBERTa, XLM-RoBERTa and MPNet share, or DistilBertConfig's: dim,
+ * n_layers, n_heads, hidden_dim, activation).  An unsupported model_type
+ * is an error that lists the supported ones.
+ * 0, or -1 with *err (malloc'd). */
+int bert_config_load(const char *model_dir, bert_config *cfg, char **err);
+
+/* transformers' problem_type, which decides the text-classification
+ * pipeline's function: softmax, sigmoid or none. */
+typedef enum {
+    BERT_PROBLEM_UNSET,                  /* by the number of labels */
+    BERT_PROBLEM_SINGLE_LABEL,           /* "single_label_classification" */
+    BERT_PROBLEM_MULTI_LABEL,            /* "multi_label_classification" */
+    BERT_PROBLEM_REGRESSION              /* "regression" */
+} bert_problem_type;
+
+/* sentence-transformers' CrossEncoder activation (config.json
+ * sentence_transformers.activation_fn). */
+typedef enum { BERT_CE_DEFAULT, BERT_CE_SIGMOID, BERT_CE_IDENTITY, BERT_CE_UNSUPPORTED } bert_ce_activation;
+
+/* What config.json says about a sequence-classification head. */
+typedef struct {
+    int num_labels;                /* id2label's size, else num_labels; 0 when config.json says neither */
+    char **labels;                 /* num_labels names in id order (LABEL_<i> when not given); owned */
+    bert_problem_type problem;
+    bert_ce_activation activation;
+    char activation_name[96];      /* as written, for messages */
+    const char *architecture_task; /* what config.json's architectures announce, as bert_model_task; static */
+} bert_head_config;
+
+/* Reads the head settings of `model_dir`/config.json.  0, or -1 with *err
+ * naming the file, the key and the fix (id2label that does not number its
+ * labels 0..n-1, an unknown problem_type). */
+int bert_head_config_load(const char *model_dir, bert_head_config *hc, char **err);
+void bert_head_config_free(bert_head_config *hc);
+
+/* The label names for a head of n labels: hc's, or LABEL_<i> made up when
+ * config.json named none (hc->num_labels 0).  0, or -1 out of memory. */
+int bert_head_config_default_labels(bert_head_config *hc, int n);
+
+typedef enum { BERT_POOL_MEAN, BERT_POOL_CLS, BERT_POOL_MAX, BERT_POOL_POOLER } bert_pooling;
+
+/* What a sentence-transformers directory asks for; defaults when it is not one. */
+typedef struct {
+    int present;            /* 1 when modules.json or 1_Pooling/config.json exists */
+    bert_pooling pooling;   /* default BERT_POOL_MEAN */
+    int normalize;          /* a Normalize module in modules.json */
+    int max_seq_length;     /* sentence_bert_config.json; 0 when absent */
+} bert_st_config;
+
+int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err);
+
+/* The prompt of config_sentence_transformers.json's "prompts" called
+ * `name`, or (name NULL) the one its default_prompt_name names.  *out is a
+ * malloc'd copy, or NULL when no prompt applies (no file, no default, an
+ * empty prompt).  0, or -1 with *err: an unknown name (the message lists
+ * the model's prompts), a file that is not as sentence-transformers writes it. */
+int bert_st_prompt(const char *model_dir, const char *name, char **out, char **err);
+
+/* A layer's six projections are held at the model's precision (linear.h);
+ * their biases and the LayerNorms stay float32. */
+typedef struct {
+    bert_matrix q_w, k_w, v_w;                          /* [H x H] */
+    const float *q_b, *k_b, *v_b;                       /* [H] */
+    bert_matrix out_w;                                  /* attention output dense */
+    const float *out_b;
+    const float *attn_ln_w, *attn_ln_b;                 /* LayerNorm after attention */
+    bert_matrix ff_in_w;                                /* [I x H] */
+    const float *ff_in_b;                               /* [I] */
+    bert_matrix ff_out_w;                               /* [H x I] */
+    const float *ff_out_b;                              /* [H] */
+    const float *ff_ln_w, *ff_ln_b;                     /* LayerNorm after the FFN */
+} bert_layer_weights;
+
+typedef struct bert_model {
+    bert_config cfg;
+    const float *word_emb;    /* [vocab x H] */
+    const float *pos_emb;     /* [max_position x H] */
+    const float *type_emb;    /* [type_vocab x H] */
+    const float *emb_ln_w, *emb_ln_b;
+    const float *rel_bias;               /* MPNet: [relative_buckets x num_heads]; else NULL */
+    bert_layer_weights *layers;          /* cfg.num_layers of them */
+    const float *pooler_w, *pooler_b;    /* NULL when the checkpoint has no pooler */
+    /* Masked-LM head (BERT's cls.predictions, RoBERTa's and MPNet's
+     * lm_head), all NULL when absent.  mlm_decoder_w is word_emb when tied. */
+    const float *mlm_dense_w, *mlm_dense_b, *mlm_ln_w, *mlm_ln_b;
+    const float *mlm_decoder_w, *mlm_bias;
+    bert_activation mlm_act;             /* BERT: hidden_act; RoBERTa, MPNet: GELU */
+    const float *nsp_w, *nsp_b;          /* [2 x H], [2]; NULL when absent */
+    /* Sequence-classification head, NULL when absent: BERT's classifier on
+     * the pooler's output; on the first token, DistilBERT's pre_classifier
+     * -> ReLU -> classifier, RoBERTa's and MPNet's classifier.dense -> tanh
+     * -> classifier.out_proj. */
+    const float *cls_w, *cls_b;          /* [num_labels x H], [num_labels] */
+    const float *pre_cls_w, *pre_cls_b;  /* all but BERT: [H x H], [H] */
+    /* Token-classification head (classifier.* on every token's hidden
+     * state), NULL when absent; its labels are head's. */
+    const float *tok_w, *tok_b;          /* [num_labels x H], [num_labels] */
+    /* Question-answering head (qa_outputs.*), NULL when absent. */
+    const float *qa_w, *qa_b;            /* [2 x H] (start, end), [2] */
+    bert_head_config head;               /* labels etc.; head.num_labels = rows of cls_w or tok_w when bound */
+    const char *dtype;                   /* "float32", "float16" or "bfloat16" */
+    bert_precision precision;            /* how the layers' projections are held */
+    size_t file_size;                    /* bytes of model.safetensors, or of every shard */
+    size_t converted_bytes;              /* bytes allocated for tensors converted to float32 */
+    size_t reduced_bytes;                /* bytes allocated for bfloat16 / int8 projections */
+    size_t packed_bytes;                 /* bytes allocated for projections packed at load: float32
+                                          * panels (linear.h, BERT_PANEL), int8 AMX tiles */
+    void *priv;                          /* mapping and owned buffers */
+} bert_model;
+
+/* Maps `model_dir`/model.safetensors, checks every tensor's name, dtype, shape
+ * and byte range against config.json and the file size.  0, or -1 with *err
+ * (malloc'd) naming the file, the tensor and the fix. */
+int bert_model_load(const char *model_dir, bert_model **out, char **err);
+
+/* The same, with the layers' projections held at `precision`: bfloat16
+ * tensors of the file are used in place, anything else is converted or
+ * quantized once, and the pages of the file read for it are released. */
+int bert_model_load_precision(const char *model_dir, bert_precision precision, bert_model **out, char **err);
+void bert_model_free(bert_model *m);
+
+/* The loader binds a head whole or not at all (model_bind.h). */
+static inline int bert_model_has_mlm_head(const bert_model *m)
+{
+    return m->mlm_dense_w && m->mlm_dense_b && m->mlm_ln_w && m->mlm_ln_b && m->mlm_decoder_w && m->mlm_bias;
+}
+
+/* Next-sentence prediction runs on the pooled [CLS], so it needs the pooler too. */
+static inline int bert_model_has_nsp_head(const bert_model *m)
+{
+    return m->nsp_w && m->nsp_b && m->pooler_w && m->pooler_b;
+}
+
+/* Sequence classification: BERT's classifier on the pooler, the others' after their dense layer. */
+static inline int bert_model_has_classifier(const bert_model *m)
+{
+    return m->cls_w && m->cls_b &&
+           (m->cfg.family == BERT_FAMILY_BERT ? m->pooler_w && m->pooler_b : m->pre_cls_w && m->pre_cls_b);
+}
+
+static inline int bert_model_has_token_head(const bert_model *m)
+{
+    return m->tok_w && m->tok_b;
+}
+
+static inline int bert_model_has_qa_head(const bert_model *m)
+{
+    return m->qa_w && m->qa_b;
+}
+
+/* What the model's heads make it, as bert_models' `task` column says:
+ * "sequence_classification", "token_classification", "question_answering",
+ * "fill_mask", "next_sentence", or NULL for a bare encoder. */
+const char *bert_model_task(const bert_model *m);
+
+#endif

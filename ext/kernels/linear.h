@@ -1,0 +1,300 @@
+/*
+ * linear.h - the projections of the encoder: out = in W^T + b, with W laid
+ * out [rows x cols] as nn.Linear and the checkpoints store it.
+ *
+ * Large products go to OpenBLAS.  A product over a few tokens (one sentence
+ * row by row, a fill-mask head over its masks) goes to a kernel of our own
+ * that reads W where it lies: OpenBLAS copies all of W into its packed
+ * layout on every call, and for a sentence of 15 tokens that copy costs as
+ * much as the arithmetic.
+ */
+#ifndef BERT_LINEAR_H
+#define BERT_LINEAR_H
+
+#include "cpu.h"
+#include "../base/precision.h"
+#include "../base/workers.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Memory that bert_linear_matrix keeps from one call to the next (input
+ * rows quantized or converted): it grows to the largest product seen, so
+ * steady-state calls allocate nothing.  Zero-initialize it; one thread at
+ * a time; bert_linear_scratch_free releases it. */
+typedef struct {
+    void *data;
+    size_t size;
+} bert_linear_scratch;
+
+void bert_linear_scratch_free(bert_linear_scratch *s);
+
+/* Up to about this many input rows the few-rows kernels beat OpenBLAS on
+ * bert-base and MiniLM shapes (measured with AVX-512, one thread); above,
+ * OpenBLAS's packing is paid back by its cache blocking.  Products of up to
+ * this many rows are split by weight rows, larger ones by input rows, and
+ * the kernels take many rows in slabs of this many. */
+#define BERT_FEW_ROWS 48
+
+/* How one connection's model computes its products, chosen once. */
+typedef struct {
+    bert_isa isa;           /* vector instructions of the few-rows kernel */
+    int few_rows_max;       /* products of up to this many input rows use it */
+    bert_workers *workers;  /* helper threads, or NULL: the calling thread only */
+    int threads;            /* threads a product, the caller's included */
+    /* bert_linear_matrix's reusable memory, set by the plan's owner; NULL:
+     * bfloat16 and int8 products allocate their scratch on every call. */
+    bert_linear_scratch *scratch;
+    unsigned extensions;    /* BERT_CPU_* dot-product extensions its kernels may use */
+    /* Products of packed_rows_min to packed_rows_max input rows on W
+     * packed at load (bert_matrix.f32_packed) use the panel kernel. */
+    int packed_rows_min, packed_rows_max;
+} bert_linear_plan;
+
+/* The plan for instruction set `isa` (bert_cpu_isa()), on one thread, with
+ * the extensions of bert_cpu_extensions() that go with `isa`. */
+bert_linear_plan bert_linear_plan_for(bert_isa isa);
+
+/* out[n x rows] = in[n x cols] W^T + b; W is [rows x cols], b may be NULL.
+ * The product is split into chunks over the plan's threads: chunks of
+ * weight rows for a few input rows, else chunks of input rows (OpenBLAS
+ * then runs single-threaded in each). */
+void bert_linear(const bert_linear_plan *plan, float *out, const float *in, const float *w,
+                 const float *b, int n, int rows, int cols);
+
+/* The kernels, for tests and benchmarks. */
+typedef enum {
+    BERT_LINEAR_AUTO = 0, /* bert_linear's own choice */
+    BERT_LINEAR_BLAS,     /* always cblas_sgemm */
+    BERT_LINEAR_AVX2,     /* the few-rows kernel, 256-bit */
+    BERT_LINEAR_AVX512,   /* the few-rows kernel, 512-bit */
+    BERT_LINEAR_NEON,     /* the few-rows kernel, arm64 (kernels_neon.c) */
+    BERT_LINEAR_PACKED_AVX2,   /* the panel kernel on W packed at load (BERT_PANEL), 256-bit */
+    BERT_LINEAR_PACKED_AVX512  /* the same, 512-bit */
+} bert_linear_kernel;
+
+/* Runs one kernel at any n over up to `threads` threads of `workers`: 1;
+ * 0 (nothing written) when this CPU or shape cannot use it: the few-rows
+ * kernels need cols to be a multiple of 16.  The panel kernels pack W
+ * for the call (bert_linear_with_packed takes it packed). */
+int bert_linear_with(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
+                     const float *in, const float *w, const float *b, int n, int rows, int cols);
+
+/* The same with W also given packed (bert_f32_pack of the same W), which
+ * the panel kernels read: what a product of a loaded model does.  1 or 0
+ * as bert_linear_with; -1 when a panel kernel got no packed W and memory
+ * for packing it ran out. */
+int bert_linear_with_packed(bert_linear_kernel kernel, bert_workers *workers, int threads, float *out,
+                            const float *in, const float *w, const float *packed, const float *b, int n,
+                            int rows, int cols);
+
+/* ---- float32 weights packed at load -------------------------------------------
+ *
+ * cblas_sgemm copies W into its own panel layout on every call.  A loaded
+ * model's float32 projections are instead packed once, at load, into the
+ * layout the panel kernels stream (kernels_avx2.c, kernels_avx512.c): W's
+ * rows in panels of BERT_PANEL, each panel column by column, so that panel
+ * p holds W[BERT_PANEL * p + e][c] at p * cols * BERT_PANEL + c * BERT_PANEL
+ * + e, the rows past W's last zero.  One step of a panel kernel is then one
+ * load of BERT_PANEL weights, each multiplied by a broadcast input value. */
+#define BERT_PANEL 16
+
+/* Floats that W [rows x cols] takes packed. */
+size_t bert_f32_packed_floats(int rows, int cols);
+
+/* Packs W [rows x cols] into `panels` (bert_f32_packed_floats of them). */
+void bert_f32_pack(float *panels, const float *w, int rows, int cols);
+
+/* bert_f32_pack of a W [rows x cols] that lies in some larger matrix:
+ * element (r, c) at w[r * row_step + c * col_step], and the panels `width`
+ * columns wide (width >= cols), zero past cols.  Attention packs a head's
+ * keys (row_step = the hidden size) and its values transposed (col_step =
+ * the hidden size) this way, read in place in the layer's [tokens x hidden]
+ * matrices. */
+void bert_f32_pack_strided(float *panels, const float *w, size_t row_step, size_t col_step, int rows, int cols,
+                           int width);
+
+/* out [n x rows] = in [n x cols] W^T for W packed (bert_f32_pack), on the
+ * calling thread, by the panel kernel of instruction set isa: 1; 0 (nothing
+ * done) when isa has none or this CPU cannot run it.  For products too
+ * small to share out, such as one head's attention.  With n = 0 it only
+ * says whether it would run. */
+int bert_f32_panel_product(bert_isa isa, float *out, const float *in, const float *packed, int n, int rows, int cols);
+
+/* ---- reduced precision (the `precision` option of bert_load) ----------------
+ *
+ * A projection's weights as the model holds them.  bfloat16: the upper half
+ * of each float32; the input rows are rounded to bfloat16 too (as the
+ * AVX512_BF16 dot products take them), products of the two accumulated in
+ * float32, so that every kernel computes the same sums up to the order of
+ * float additions (and vdpbf16ps's taking subnormals as zero).  int8: symmetric, one
+ * scale per output row (W[r][c] ~ q[r][c] * scale[r]); the input rows are
+ * quantized on the fly the same way, one scale per row (max|x| / 127, round
+ * to nearest even, 0 for an all-zero row), products summed in int32, so
+ *   out[i][r] = (sum_c qx[i][c] * q[r][c]) * xscale[i] * scale[r] + b[r].
+ * row_sum[r] = sum_c q[r][c] lets unsigned-by-signed dot products (VNNI)
+ * take qx + 128 and subtract 128 * row_sum[r]: the int32 sums are exact, so
+ * every kernel gives the portable code's int8 results up to float rounding
+ * of the final scaling. */
+typedef struct {
+    bert_precision precision;
+    const float *f32;       /* FLOAT32: [rows x cols] */
+    const uint16_t *bf16;   /* BFLOAT16: [rows x cols], bit patterns */
+    const int8_t *i8;       /* INT8: [rows x cols] */
+    const float *scale;     /* INT8: [rows] */
+    const int32_t *row_sum; /* INT8: [rows] */
+    const float *f32_packed; /* FLOAT32: f32 packed (bert_f32_pack), or NULL */
+    const void *tiles;       /* INT8, BFLOAT16: i8 or bf16 as AMX tiles (bert_tiles_pack), or NULL */
+} bert_matrix;
+
+/* bert_linear for any precision: out[n x rows] = in[n x cols] W^T + b.
+ * Scratch for quantized or converted input rows comes from plan->scratch
+ * (grown when too small) or, when that is NULL, is allocated once per call;
+ * returns 0, or -1 when memory ran out (out is then unspecified). */
+int bert_linear_matrix(const bert_linear_plan *plan, float *out, const float *in, const bert_matrix *w,
+                       const float *b, int n, int rows, int cols);
+
+/* The reduced-precision kernels, for tests and benchmarks.  Each has a
+ * scalar tail, so any cols goes. */
+typedef enum {
+    BERT_LOWP_AUTO = 0,     /* bert_linear_matrix's own choice */
+    BERT_LOWP_PORTABLE,     /* plain C, either precision */
+    BERT_LOWP_BF16_AVX2,    /* bfloat16 widened to float32 in registers, FMA, 256-bit */
+    BERT_LOWP_BF16_AVX512,  /* the same, 512-bit */
+    BERT_LOWP_BF16_DP512,   /* vdpbf16ps (AVX512_BF16) */
+    BERT_LOWP_INT8_AVX2,    /* vpmaddubsw with the sign trick, 256-bit */
+    BERT_LOWP_INT8_AVXVNNI, /* vpdpbusd, 256-bit (AVX-VNNI) */
+    BERT_LOWP_INT8_VNNI512, /* vpdpbusd, 512-bit (AVX512_VNNI) */
+    BERT_LOWP_INT8_AMX,     /* tdpbusd on AMX tiles (AMX-INT8), W as bert_tiles_pack lays it out */
+    BERT_LOWP_BF16_AMX,     /* tdpbf16ps on AMX tiles (AMX-BF16), likewise */
+    BERT_LOWP_BF16_NEON,    /* arm64: bfloat16 widened to float32 in registers, FMA */
+    BERT_LOWP_BF16_BFDOT,   /* arm64: BFDOT (bf16) */
+    BERT_LOWP_BF16_BFMMLA,  /* arm64: BFMMLA, a lone row through BFDOT (bf16) */
+    BERT_LOWP_INT8_NEON,    /* arm64: widening multiplies, pairwise adds */
+    BERT_LOWP_INT8_SDOT,    /* arm64: SDOT (dotprod) */
+    BERT_LOWP_INT8_SMMLA,   /* arm64: SMMLA, a lone row through SDOT (i8mm) */
+    BERT_LOWP_KERNELS       /* how many there are */
+} bert_lowp_kernel;
+
+/* The name of the kernel that bert_linear_matrix runs under `plan` for n
+ * input rows of cols columns at precision p: "openblas", "f32-avx2",
+ * "f32-avx512", "portable", "bf16-avx512bf16", "int8-avx2" ... (the names
+ * of kernels.c's table); float32 for W not packed (bert_linear_f32_kernel_name
+ * answers for W packed at load too). */
+const char *bert_linear_kernel_chosen(const bert_linear_plan *plan, bert_precision p, int n, int cols);
+
+/* The float32 part of it (linear.c), for W packed at load or not. */
+const char *bert_linear_f32_kernel_name(const bert_linear_plan *plan, int n, int cols, int packed);
+
+/* bert_linear_matrix of a float32 W (linear.c): the panel kernel when W
+ * is packed too and the plan says so for n rows. */
+void bert_linear_f32(const bert_linear_plan *plan, float *out, const float *in, const bert_matrix *w,
+                     const float *b, int n, int rows, int cols);
+
+/* "portable", "bf16-avx2" ... */
+const char *bert_lowp_kernel_name(bert_lowp_kernel kernel);
+
+/* bert_linear_matrix through one kernel, over up to `threads` threads of
+ * `workers` (scratch allocated for the call): 1 when it ran; 0 (nothing
+ * written) when this CPU (within SQLITE_BERT_ISA) lacks its instructions or
+ * it is not for w's precision; -1 when memory ran out. */
+int bert_linear_matrix_with(bert_lowp_kernel kernel, bert_workers *workers, int threads, float *out,
+                            const float *in, const bert_matrix *w, const float *b, int n, int rows, int cols);
+
+/* bfloat16 -> float32: the upper half of the float's bits. */
+static inline float bert_f32_from_bf16(uint16_t h)
+{
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* float32 -> bfloat16, without branches, so that loops of it vectorize. */
+static inline uint16_t bert_bf16_of(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    /* Round to nearest, ties to the even upper half; a carry out of the
+     * mantissa steps the exponent, up to infinity, as it should.  A NaN
+     * whose payload sits in the low half would round to infinity: it
+     * keeps its sign and gets the quiet bit instead. */
+    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    uint32_t quiet = (u >> 16) | 0x0040u;
+    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
+}
+
+/* n values of in as bfloat16 (bert_bf16_of): inlined into the bodies that
+ * BERT_MULTIVERSION compiles for each instruction set, which vectorize it. */
+BERT_INLINE void bert_bf16_row(uint16_t *restrict out, const float *restrict in, size_t n)
+{
+    for (size_t i = 0; i < n; i++) out[i] = bert_bf16_of(in[i]);
+}
+
+/* float32 -> bfloat16, round to nearest even (NaN stays NaN). */
+void bert_bf16_from_f32(uint16_t *out, const float *in, size_t n);
+
+/* Quantizes W [rows x cols] as above into q, scale and row_sum. */
+void bert_int8_quantize_rows(int8_t *q, float *scale, int32_t *row_sum, const float *w, int rows, int cols);
+
+/* ---- int8 and bfloat16 weights as AMX tiles ----------------------------------
+ *
+ * An AMX tile multiply (tdpbusd for int8, tdpbf16ps for bfloat16) takes W
+ * as a tile of 16 rows of BERT_TILE_BYTES bytes in which each row holds,
+ * for 16 weight rows e, a group of 4 bytes of consecutive columns side by
+ * side: 4 int8 or 2 bfloat16 values.  With g values a group, W[e][k + j] is
+ * at byte (k / g) * 64 + 4 * e + j * (4 / g).  Packed once at load, panel p
+ * of BERT_PANEL weight rows holds, for each block of columns kb (64 int8 or
+ * 32 bfloat16), one such tile of 1 KB at (p * blocks + kb) KB; columns past
+ * cols (up to a whole block) and rows past rows are zero. */
+#define BERT_TILE_BYTES 64
+
+/* The AMX kernels read whole blocks of 32 input rows: up to this many
+ * rows past the product's last, which their input layout must hold. */
+#define BERT_AMX_ROWS_PAST 31
+
+/* Bytes a value of precision p (int8: 1, bfloat16: 2). */
+static inline int bert_tile_value_bytes(bert_precision p) { return p == BERT_PRECISION_INT8 ? 1 : 2; }
+
+/* Columns rounded up to whole tiles: the row length, in values, of the
+ * packed tiles and of the input rows the AMX kernels read. */
+static inline int bert_tile_cols(int cols, bert_precision p)
+{
+    const int per_tile = BERT_TILE_BYTES / bert_tile_value_bytes(p);
+    return (cols + per_tile - 1) / per_tile * per_tile;
+}
+
+/* Bytes that W [rows x cols] of precision p takes as tiles. */
+size_t bert_tiles_bytes(int rows, int cols, bert_precision p);
+
+/* Lays out W [rows x cols] (int8: bert_int8_quantize_rows's q; bfloat16:
+ * bit patterns) as tiles. */
+void bert_tiles_pack(void *tiles, const void *w, int rows, int cols, bert_precision p);
+
+/* ---- attention's products on AMX tiles ------------------------------------------
+ *
+ * At a reduced precision, on a CPU with AMX-BF16, the encoder multiplies
+ * attention's queries by keys and probabilities by values as bfloat16
+ * products summed in float32 (encoder.c): a head's keys and values laid out
+ * as tiles once, then each block of query rows. */
+
+/* W [rows x cols] = src's rows (leading dimension ld), rounded to bfloat16,
+ * as tiles (bert_tiles_bytes(rows, cols, BERT_PRECISION_BFLOAT16) bytes). */
+void bert_bf16_tiles_from_rows(void *tiles, const float *src, int ld, int rows, int cols);
+
+/* The same with W the transpose of src: W[r][c] = src[c * ld + r]. */
+void bert_bf16_tiles_from_columns(void *tiles, const float *src, int ld, int rows, int cols);
+
+/* n rows of src (leading dimension ld) times scale, rounded to bfloat16, as
+ * the AMX kernel reads its input: bert_tile_cols(cols, BERT_PRECISION_BFLOAT16)
+ * values a row, the padding zero, and BERT_AMX_ROWS_PAST zero rows after. */
+void bert_bf16_tile_rows(uint16_t *x, const float *src, int ld, int n, int cols, float scale);
+
+/* out [n x rows] = x W^T, x from bert_bf16_tile_rows and W as tiles, on the
+ * calling thread: 1; 0 (nothing written) when this build has no x86
+ * kernels.  Only where bert_cpu_extensions() has BERT_CPU_AMX_BF16 (the
+ * caller asks once, not per product). */
+int bert_bf16_tiles_product(float *out, const uint16_t *x, const void *tiles, int n, int rows, int cols);
+
+#endif

@@ -1,0 +1,110 @@
+/*
+ * model.c - loads a Hugging Face checkpoint directory: config.json
+ * (model_config.c), the sentence-transformers files (model_st_config.c) and
+ * the weights (model.safetensors, or a sharded checkpoint's shards:
+ * checkpoint.c), whose tensors the family's file binds (model_bert.c,
+ * model_roberta.c, model_mpnet.c) and model_widen.c converts where they are
+ * not used in place.
+ */
+#include "../encoder/model.h"
+#include "model_bind.h"
+#include "checkpoint.h"
+#include "../base/error.h"
+#include "../base/file.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *dtype_label(st_dtype t)
+{
+    return t == ST_F16 ? "float16" : t == ST_BF16 ? "bfloat16" : "float32";
+}
+
+int bert_model_load(const char *model_dir, bert_model **out, char **err)
+{
+    return bert_model_load_precision(model_dir, BERT_PRECISION_FLOAT32, out, err);
+}
+
+int bert_model_load_precision(const char *model_dir, bert_precision precision, bert_model **out, char **err)
+{
+    *out = NULL;
+    *err = NULL;
+    bert_model *m = calloc(1, sizeof *m);
+    model_priv *priv = calloc(1, sizeof *priv);
+    char *path = NULL;      /* the weights' file, or a sharded checkpoint's index, for messages */
+    binder b = {.err = err, .prefix = ""};
+    if (!m || !priv) {
+        free(m);
+        free(priv);
+        *err = bert_errorf("out of memory loading %s", model_dir);
+        return -1;
+    }
+    m->priv = priv;
+    m->precision = precision;
+    if (bert_config_load(model_dir, &m->cfg, err) != 0) goto fail;
+    const bert_config *c = &m->cfg;
+    if (bert_checkpoint_open(model_dir, &priv->st, &path, err) != 0) goto fail;
+    /* The head settings matter only to a checkpoint with a classifier: an
+     * odd id2label in a fill-mask model's config.json is no reason to fail. */
+    if (bert_head_config_load(model_dir, &m->head, err) != 0) {
+        if (bert_safetensors_find(priv->st, "classifier.weight") ||
+            bert_safetensors_find(priv->st, "classifier.out_proj.weight"))
+            goto fail;
+        free(*err);
+        *err = NULL;
+        memset(&m->head, 0, sizeof m->head);
+    }
+    m->file_size = bert_safetensors_size(priv->st);
+
+    m->layers = calloc((size_t)c->num_layers, sizeof *m->layers);
+    b.list = calloc((size_t)c->num_layers * 16 + 32, sizeof *b.list);
+    if (!m->layers || !b.list) {
+        *err = bert_errorf("out of memory loading %s", model_dir);
+        goto fail;
+    }
+    b.st = priv->st;
+    b.file = path;
+    int rc = c->family == BERT_FAMILY_MPNET ? bert_bind_mpnet(&b, m)
+           : c->family == BERT_FAMILY_ROBERTA || c->family == BERT_FAMILY_XLM_ROBERTA ? bert_bind_roberta(&b, m)
+           : bert_bind_bert(&b, m);
+    if (rc != 0) goto fail;
+    m->dtype = dtype_label(b.list[0].t->dtype);   /* the word embeddings' */
+    if (bert_bind_materialize(&b, priv, m) != 0) goto fail;
+    if (m->mlm_bias && !m->mlm_decoder_w) m->mlm_decoder_w = m->word_emb;   /* tied */
+
+    free(b.list);
+    free(path);
+    *out = m;
+    return 0;
+fail:
+    free(b.list);
+    free(path);
+    bert_model_free(m);
+    return -1;
+}
+
+void bert_model_free(bert_model *m)
+{
+    if (!m) return;
+    model_priv *priv = m->priv;
+    if (priv) {
+        bert_safetensors_close(priv->st);
+        free(priv->converted);
+        free(priv->reduced);
+        free(priv);
+    }
+    bert_head_config_free(&m->head);
+    free(m->layers);
+    free(m);
+}
+
+const char *bert_model_task(const bert_model *m)
+{
+    if (!m) return NULL;
+    if (bert_model_has_classifier(m)) return "sequence_classification";
+    if (bert_model_has_token_head(m)) return "token_classification";
+    if (bert_model_has_qa_head(m)) return "question_answering";
+    if (bert_model_has_mlm_head(m)) return "fill_mask";
+    if (bert_model_has_nsp_head(m)) return "next_sentence";
+    return NULL;
+}

@@ -1,0 +1,120 @@
+/*
+ * model_bind.h - binding the tensors of a mapped model.safetensors to a
+ * bert_model: the binder every family's file uses (model_bind.c), one
+ * binding per architecture (model_bert.c, model_roberta.c, model_mpnet.c)
+ * and the conversion of what was bound (model_widen.c).  Internal to the
+ * loader; model.h is the interface.
+ */
+#ifndef BERT_MODEL_BIND_H
+#define BERT_MODEL_BIND_H
+
+#include "../encoder/model.h"
+#include "safetensors.h"
+
+/* Most labels a classifier may have (config.json's id2label or num_labels). */
+#define BERT_MAX_LABELS 100000
+/* Most positions config.json (and sentence_bert_config.json) may ask for. */
+#define BERT_MAX_POSITIONS 65536
+
+#include <string.h>
+
+static inline int bert_ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* What a loaded model owns besides its struct. */
+typedef struct {
+    st_file *st;          /* NULL when every tensor was converted */
+    float *converted;     /* one block for every tensor converted to float32 */
+    void *reduced;        /* one block for every bfloat16 / int8 projection made at load,
+                           * or at float32 for every projection packed at load */
+} model_priv;
+
+/* A tensor and where it goes: a float32 pointer, or (the layers'
+ * projections) a bert_matrix held at the model's precision. */
+typedef struct {
+    const float **dst;
+    bert_matrix *matrix;
+    const st_tensor *t;
+} binding;
+
+typedef struct {
+    const st_file *st;
+    const char *file;      /* for messages */
+    const char *prefix;    /* "" or the base model's prefix ("bert.", "roberta.", ...) */
+    binding *list;
+    int count;
+    char name[256];        /* the name last looked up, for messages */
+    char **err;
+} binder;
+
+/* Finds a tensor; `in_model` puts the base model's prefix before the name.
+ * LayerNorm parameters are also tried under their old names gamma/beta. */
+const st_tensor *bert_bind_lookup(binder *b, const char *name, int in_model);
+
+/* Binds *dst to tensor `name` of shape [d0] (d1 == 0) or [d0 x d1],
+ * checking its dtype and shape (`why` says which config.json sizes imply
+ * it).  A missing tensor is an error when `required`, else leaves *dst
+ * alone and returns 1.  0, 1, or -1 with *b->err. */
+int bert_bind(binder *b, const float **dst, const char *name, int in_model, int required, int d0, int d1,
+              const char *why);
+
+/* Binds a required projection weight [d0 x d1], held at the model's precision. */
+int bert_bind_matrix(binder *b, bert_matrix *dst, const char *name, int d0, int d1, const char *why);
+
+/* Whether every name of the NULL-terminated list is in the file: optional
+ * groups (heads) are bound whole or not at all. */
+int bert_bind_all_present(binder *b, const char *const *names, int in_model);
+
+/* The sixteen tensors of one encoder layer, in the order of
+ * bert_layer_weights' fields (query, key, value, attention output, its
+ * LayerNorm, intermediate, output, its LayerNorm: weight then bias each),
+ * as `layer_fmt` (e.g. "encoder.layer.%d.") followed by names[k]. */
+int bert_bind_layer(binder *b, bert_layer_weights *w, int l, const bert_config *c, const char *layer_fmt,
+                    const char *const names[16]);
+
+/* BertLayer's names (modeling_bert.py), which RoBERTa and XLM-RoBERTa keep. */
+extern const char *const bert_layer_names[16];
+
+/* The embeddings every family has: word, position, LayerNorm; segment
+ * embeddings when `with_types`. */
+int bert_bind_embeddings(binder *b, bert_model *m, int with_types);
+
+/* The base model's pooler (pooler.dense.*), when the file has it. */
+int bert_bind_pooler(binder *b, bert_model *m);
+
+/* A classifier whose rows are config.json's labels (or, when it names none,
+ * the tensor's rows): binds weight and bias to *w and *bias. */
+int bert_bind_label_rows(binder *b, bert_model *m, const char *weight, const char *bias, const float **w,
+                         const float **bias_dst);
+
+/* A masked-LM head (BertLMPredictionHead, RobertaLMHead, MPNetLMHead)
+ * under its family's names: names[0..3] the transform's dense weight and
+ * bias and LayerNorm weight and bias, names[4] and names[5] the two names
+ * save_pretrained may give the output bias, names[6] the decoder weight
+ * (absent when tied to the word embeddings).  Bound whole or not at all:
+ * 1 bound, 0 absent, or -1 with *b->err.  The caller sets mlm_act. */
+int bert_bind_mlm_head(binder *b, bert_model *m, const char *const names[7]);
+
+/* The question-answering head (qa_outputs.*), when present. */
+int bert_bind_qa(binder *b, bert_model *m);
+
+/* Per architecture: the embeddings, the layers and whichever heads the
+ * file holds.  0, or -1 with *b->err. */
+int bert_bind_bert(binder *b, bert_model *m);       /* BERT and DistilBERT */
+int bert_bind_roberta(binder *b, bert_model *m);    /* RoBERTa and XLM-RoBERTa */
+int bert_bind_mpnet(binder *b, bert_model *m);
+
+/* The heads RoBERTa and MPNet name alike (lm_head.*, classifier.dense and
+ * classifier.out_proj, or classifier.* per token, qa_outputs.*) and the
+ * base model's pooler. */
+int bert_bind_roberta_heads(binder *b, bert_model *m);
+
+/* Points every bound weight at its data (model_widen.c): float32 in place,
+ * else converted into one block; the projections at a reduced precision
+ * into another.  0, or -1 with *b->err. */
+int bert_bind_materialize(binder *b, model_priv *priv, bert_model *m);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * sqlite_glue.h - what the glue files (sqlite_glue.c, sqlite_vtab.c) share:
+ * the per-connection state and argument helpers.
+ */
+#ifndef BERT_SQLITE_GLUE_H
+#define BERT_SQLITE_GLUE_H
+
+#include "../base/sqlite_api.h"
+#include "../base/interrupt.h"
+#include "../models/registry.h"
+
+#include <stddef.h>
+
+/* sqlite-vec's subtype for a float32 vector BLOB, and SQLite's for JSON text. */
+#define BERT_SUBTYPE_FLOAT32 223
+#define BERT_SUBTYPE_JSON 74
+
+/* One per connection: its registered models.  Every function and module
+ * registered on the connection holds a reference; the last one frees it. */
+typedef struct {
+    bert_registry registry;
+    int refs;
+} bert_connection;
+
+bert_connection *bert_connection_retain(bert_connection *c);
+void bert_connection_release(void *c);
+
+/* The interrupt poll handed to the encoder: non-zero once sqlite3_interrupt()
+ * was called on `db` (where the SQLite version can tell). */
+bert_interrupt_fn bert_glue_interrupt_fn(void);
+
+/* Resolves the model named by argument i (0-based) of fn, `name`: the
+ * default model when the argument is absent (name NULL) or SQL NULL.  On
+ * failure returns NULL with *err (malloc'd; NULL when memory ran out). */
+bert_entry *bert_glue_find_model(bert_connection *c, sqlite3_value *name, const char *fn, int i, char **err);
+
+/* Reads argument i (0-based) of fn by the one rule every text argument
+ * follows, in scalar and table functions alike: TEXT is read as it is, NULL
+ * gives 1 (the function returns NULL, or no rows), and anything else (a
+ * number, a BLOB) is an error naming the argument.  0 with *text and *len,
+ * 1 for NULL, -1 with *err (malloc'd; NULL when memory ran out). */
+int bert_glue_text(sqlite3_value *v, const char *fn, int i, const char **text, size_t *len, char **err);
+
+/* "fn: argument i+1 (its name) <problem>; SELECT * FROM bert_functions ...":
+ * every error about an argument ends by pointing to bert_functions. */
+char *bert_glue_argument_error(const char *fn, int i, const char *problem);
+
+/* The top_k argument `v` of `fn` (absent or NULL: 5) into *top_k: 0, or -1
+ * with *err (malloc'd) unless it is a positive INTEGER.  A TEXT top_k that
+ * is the call's last argument (is_last) was most likely meant as the model;
+ * the error then shows the call with `leading` (the arguments before top_k). */
+int bert_glue_top_k(sqlite3_value *v, int is_last, const char *fn, const char *leading, int *top_k, char **err);
+
+/* Appends `s` as a JSON string literal. */
+void bert_glue_json_string(sqlite3_str *out, const char *s);
+
+/* Registers the table-valued functions and the bert_models table. */
+int bert_glue_register_vtabs(sqlite3 *db, bert_connection *c);
+
+#endif

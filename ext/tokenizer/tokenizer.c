@@ -1,0 +1,304 @@
+/*
+ * tokenizer.c - the public tokenizer: picks the engine a model directory
+ * needs and applies its post-processor.
+ *
+ * tokenizer.json is the source of truth whenever the directory has it: its
+ * model says the family (WordPiece, BPE, Unigram; files older than
+ * tokenizers 0.10 have no "type", so the shape of the model tells).  Without
+ * it, vocab.txt means WordPiece and vocab.json + merges.txt byte-level BPE.
+ */
+#include "tokenizer.h"
+#include "tok_internal.h"
+
+#include "../base/buffer.h"
+#include "../base/error.h"
+#include "../base/file.h"
+#include "../base/json.h"
+
+#include <assert.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct bert_tokenizer {
+    wp_tokenizer *wp;          /* BERT's WordPiece family, or */
+    tok_pipeline *pipe;        /* the general pipeline */
+    tok_post post;
+    bert_special_ids specials;
+};
+
+int tok_model_max_length_of(const json_doc *doc)
+{
+    double v = bert_json_real(doc, bert_json_member(doc, 0, "model_max_length"), 0);
+    return v >= 1 && v <= INT_MAX ? (int)v : 0;
+}
+
+const char *tok_token_name(const json_doc *doc, int node)
+{
+    if (node < 0) return NULL;
+    if (doc->nodes[node].type == JSON_OBJECT) return bert_json_str(doc, bert_json_member(doc, node, "content"), NULL);
+    return bert_json_str(doc, node, NULL);
+}
+
+int bert_ids_push(bert_ids *v, int32_t id)
+{
+    if (v->len == v->cap) {
+        int32_t *p = bert_grow(v->ids, &v->cap, v->len + 1, sizeof *p);
+        if (!p) return -1;
+        v->ids = p;
+    }
+    v->ids[v->len++] = id;
+    return 0;
+}
+
+void bert_ids_free(bert_ids *v)
+{
+    free(v->ids);
+    v->ids = NULL;
+    v->len = v->cap = 0;
+}
+
+int bert_tokenizer_model_max_length(const char *model_dir)
+{
+    json_doc *doc = NULL;
+    char *err = NULL;
+    int v = bert_json_read_model_file(model_dir, "tokenizer_config.json", 0, &doc, &err) == 1 ? tok_model_max_length_of(doc) : 0;
+    free(err);
+    bert_json_free(doc);
+    return v;
+}
+
+void bert_encode_buffers_free(bert_encode_buffers *b)
+{
+    if (!b) return;
+    free(b->word);
+    free(b->marks);
+    free(b->normalized);
+    tok_word_cache_free(b->words);
+    memset(b, 0, sizeof *b);
+}
+
+void bert_spans_free(bert_spans *v)
+{
+    free(v->at);
+    v->at = NULL;
+    v->len = v->cap = 0;
+}
+
+void bert_text_char_bytes(const char *text, size_t len, int64_t *byte_start, int64_t *byte_end)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    assert(0 <= *byte_start && *byte_start <= *byte_end && *byte_end <= (int64_t)len);
+    /* A continuation byte belongs to the character before it when the
+     * nearest byte before it that is not a continuation byte is >= 0xC0. */
+    int64_t b = *byte_start;
+    if (b > 0 && b < (int64_t)len && (s[b] & 0xC0) == 0x80) {
+        int64_t lead = b - 1;
+        while (lead > 0 && (s[lead] & 0xC0) == 0x80) lead--;
+        if (s[lead] >= 0xC0) b = lead;
+    }
+    int64_t e = *byte_end;
+    if (e > 0 && e < (int64_t)len && (s[e] & 0xC0) == 0x80) {
+        int64_t lead = e - 1;
+        while (lead > 0 && (s[lead] & 0xC0) == 0x80) lead--;
+        if (s[lead] >= 0xC0)
+            while (e < (int64_t)len && (s[e] & 0xC0) == 0x80) e++;
+    }
+    *byte_start = b;
+    *byte_end = e;
+}
+
+static int has_file(const char *dir, const char *name, int *yes)
+{
+    char *path = bert_path_join(dir, name);
+    if (!path) return -1;
+    *yes = access(path, F_OK) == 0;
+    free(path);
+    return 0;
+}
+
+/* The family tokenizer.json's model belongs to. */
+typedef enum { FAMILY_WORDPIECE, FAMILY_PIPELINE } family;
+
+static int family_of(const json_doc *tj, const char *path, family *f, char **err)
+{
+    int model = bert_json_member(tj, 0, "model");
+    const char *type = model >= 0 ? bert_json_str(tj, bert_json_member(tj, model, "type"), NULL) : NULL;
+    if (!type && model >= 0) {
+        /* Files from before tokenizers 0.10 name no type: a Unigram vocab is
+         * a list of [piece, score], a BPE model has merges. */
+        int vocab = bert_json_member(tj, model, "vocab");
+        if (bert_json_member(tj, model, "merges") >= 0) type = "BPE";
+        else if (vocab >= 0 && tj->nodes[vocab].type == JSON_ARRAY) type = "Unigram";
+        else type = "WordPiece";
+    }
+    if (!type || strcmp(type, "WordPiece") == 0) { *f = FAMILY_WORDPIECE; return 0; }
+    if (strcmp(type, "BPE") == 0 || strcmp(type, "Unigram") == 0) { *f = FAMILY_PIPELINE; return 0; }
+    *err = bert_errorf("%s: the model \"%s\" is not supported (only WordPiece, BPE and Unigram)", path, type);
+    return -1;
+}
+
+int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
+{
+    *out = NULL;
+    *err = NULL;
+    json_doc *tj = NULL;
+    char *path = bert_path_join(model_dir, "tokenizer.json");
+    bert_tokenizer *t = calloc(1, sizeof *t);
+    if (!t || !path) goto fail;
+    int have = bert_json_read_model_file(model_dir, "tokenizer.json", 0, &tj, err);
+    if (have < 0) goto fail;
+    family f = FAMILY_WORDPIECE;
+    if (have) {
+        if (family_of(tj, path, &f, err) != 0) goto fail;
+    } else {
+        /* No tokenizer.json: vocab.json + merges.txt (without vocab.txt) is
+         * RoBERTa's byte-level BPE. */
+        int txt, json;
+        if (has_file(model_dir, "vocab.txt", &txt) != 0 || has_file(model_dir, "vocab.json", &json) != 0) goto fail;
+        if (!txt && json) f = FAMILY_PIPELINE;
+    }
+    const bert_special_ids *sp;
+    if (f == FAMILY_WORDPIECE) {
+        if (wp_load(model_dir, tj, &t->wp, err) != 0) goto fail;
+        sp = wp_specials(t->wp);
+    } else {
+        if (tok_pipeline_load(model_dir, tj, &t->pipe, err) != 0) goto fail;
+        sp = tok_pipeline_specials(t->pipe);
+    }
+    int pp = tj ? bert_json_member(tj, 0, "post_processor") : TOK_POST_BERT;
+    if (pp >= 0 && tj->nodes[pp].type == JSON_NULL) pp = TOK_POST_BERT;
+    if (!tj && f == FAMILY_PIPELINE) pp = TOK_POST_ROBERTA;   /* <s> A </s></s> B </s> */
+    if (tok_post_load(&t->post, tj, pp, sp->cls, sp->sep, path, err) != 0) goto fail;
+    /* cls and sep the config files do not name are the post-processor's. */
+    t->specials = *sp;
+    int32_t cls, sep;
+    tok_post_cls_sep(&t->post, &cls, &sep);
+    if (t->specials.cls < 0) t->specials.cls = cls;
+    if (t->specials.sep < 0) t->specials.sep = sep;
+    bert_json_free(tj);
+    free(path);
+    *out = t;
+    return 0;
+fail:
+    if (!*err) *err = bert_errorf("out of memory loading the tokenizer");
+    bert_json_free(tj);
+    free(path);
+    bert_tokenizer_free(t);
+    return -1;
+}
+
+void bert_tokenizer_free(bert_tokenizer *tok)
+{
+    if (!tok) return;
+    wp_free(tok->wp);
+    tok_pipeline_free(tok->pipe);
+    tok_post_free(&tok->post);
+    free(tok);
+}
+
+int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids, bert_ids *out,
+                          bert_encode_buffers *keep)
+{
+    if (tok->wp) return wp_encode(tok->wp, text, len, max_ids, out, keep);
+    return tok_pipeline_encode(tok->pipe, text, len, max_ids, out, NULL, keep);
+}
+
+/* The post-processor's trim_offsets (RobertaProcessing, ByteLevel): a
+ * token's span loses the spaces that its leading and trailing 'Ġ' stand
+ * for, except the one add_prefix_space put before the first token. */
+static void trim_offsets(const bert_tokenizer *tok, const bert_ids *out, size_t from, bert_spans *spans,
+                         size_t span_from)
+{
+    static const char space[] = "\xC4\xA0";   /* 'Ġ', the byte-level form of ' ' */
+    assert(spans->len - span_from == out->len - from);   /* a span for every id */
+    for (size_t i = from; i < out->len; i++) {
+        const char *t = bert_tokenizer_token(tok, out->ids[i]);
+        if (!t) continue;
+        size_t n = strlen(t), lead = 0, trail = 0;
+        while (n - 2 * lead >= 2 && memcmp(t + 2 * lead, space, 2) == 0) lead++;
+        while (n - 2 * trail >= 2 && memcmp(t + n - 2 * (trail + 1), space, 2) == 0) trail++;
+        bert_token_span *s = &spans->at[span_from + (i - from)];
+        if (lead > 0) {
+            int first = i == from || s->start == 0;
+            if (!(first && tok->post.add_prefix_space && lead == 1)) {
+                int64_t k = (int64_t)lead;
+                if (s->byte_start + k > s->byte_end) k = s->byte_end - s->byte_start;
+                if (s->start + k > s->end) k = s->end - s->start;
+                s->start += k;
+                s->byte_start += k;
+            }
+        }
+        if (trail > 0 && s->end >= (int64_t)trail) {
+            int64_t k = (int64_t)trail;
+            if (s->end - k < s->start) k = s->end - s->start;
+            s->end -= k;
+            s->byte_end -= k;
+        }
+    }
+}
+
+int bert_tokenizer_encode_spans(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
+                                bert_ids *out, bert_spans *spans, bert_encode_buffers *keep)
+{
+    if (tok->wp) return wp_encode_spans(tok->wp, text, len, max_ids, out, spans, keep);
+    size_t from = out->len, span_from = spans->len;
+    if (tok_pipeline_encode(tok->pipe, text, len, max_ids, out, spans, keep) != 0) return -1;
+    if (tok->post.trim_offsets) trim_offsets(tok, out, from, spans, span_from);
+    return 0;
+}
+
+char *bert_tokenizer_decode(const bert_tokenizer *tok, const int32_t *ids, size_t n, int skip_special)
+{
+    return tok->wp ? wp_decode(tok->wp, ids, n, skip_special) : tok_pipeline_decode(tok->pipe, ids, n, skip_special);
+}
+
+char *bert_tokenizer_tokens_to_string(const bert_tokenizer *tok, const char *const *tokens, size_t n)
+{
+    return tok->wp ? wp_tokens_to_string(tok->wp, tokens, n) : tok_pipeline_tokens_to_string(tok->pipe, tokens, n);
+}
+
+int bert_tokenizer_has_subword_prefix(const bert_tokenizer *tok)
+{
+    return tok->wp ? wp_has_subword_prefix(tok->wp) : tok_pipeline_has_subword_prefix(tok->pipe);
+}
+
+size_t bert_tokenizer_vocab_size(const bert_tokenizer *tok)
+{
+    return tok->wp ? wp_vocab_size(tok->wp) : tok_pipeline_vocab_size(tok->pipe);
+}
+
+const char *bert_tokenizer_token(const bert_tokenizer *tok, int32_t id)
+{
+    return tok->wp ? wp_token(tok->wp, id) : tok_pipeline_token(tok->pipe, id);
+}
+
+const bert_special_ids *bert_tokenizer_specials(const bert_tokenizer *tok) { return &tok->specials; }
+
+size_t bert_tokenizer_num_special(const bert_tokenizer *tok, int pair)
+{
+    return tok_post_added(&tok->post, pair);
+}
+
+int bert_tokenizer_post_process(const bert_tokenizer *tok, const int32_t *a, size_t na, const int32_t *b,
+                                size_t nb, bert_ids *ids, bert_ids *types)
+{
+    return tok_post_apply(&tok->post, a, na, b, nb, ids, types);
+}
+
+int32_t bert_tokenizer_find(const bert_tokenizer *tok, const char *token, size_t len)
+{
+    return tok->wp ? wp_find(tok->wp, token, len) : tok_pipeline_find(tok->pipe, token, len);
+}
+
+int bert_tokenizer_is_special(const bert_tokenizer *tok, int32_t id)
+{
+    return tok->wp ? wp_is_special(tok->wp, id) : tok_pipeline_is_special(tok->pipe, id);
+}
+
+const bert_tokenizer_settings *bert_tokenizer_get_settings(const bert_tokenizer *tok)
+{
+    static const bert_tokenizer_settings none = {0, 0, 0, 0, 0};
+    return tok->wp ? wp_get_settings(tok->wp) : &none;
+}
