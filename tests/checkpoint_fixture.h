@@ -13,7 +13,7 @@
 #ifndef BERT_TEST_CHECKPOINT_FIXTURE_H
 #define BERT_TEST_CHECKPOINT_FIXTURE_H
 
-#include "../ext/encoder/model.h"
+#include "../ext/models/model_dir.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -14,7 +14,7 @@
 #include "../ext/models/safetensors.h"
 #include "../ext/models/weight_cache.h"
 #include "../ext/kernels/cpu.h"
-#include "../ext/encoder/model.h"
+#include "../ext/models/model_dir.h"
 
 #include <fcntl.h>
 #include <math.h>

@@ -29,9 +29,6 @@ typedef enum {
     BERT_FAMILY_MPNET           /* no segments, relative position bias, RoBERTa's heads */
 } bert_family;
 
-/* The model_type of a family ("bert", "xlm-roberta", ...); static. */
-const char *bert_family_name(bert_family f);
-
 /* Separators between the two texts of a pair: BERT's [CLS] a [SEP] b [SEP]
  * has one; RoBERTa's, XLM-RoBERTa's and MPNet's <s> a </s></s> b </s> two. */
 static inline int bert_family_pair_seps(bert_family f)
@@ -67,13 +64,6 @@ static inline int bert_config_max_tokens(const bert_config *c)
     return c->max_position_embeddings - c->position_offset;
 }
 
-/* Reads and validates `model_dir`/config.json (BertConfig's keys, which
- * RoBERTa, XLM-RoBERTa and MPNet share, or DistilBertConfig's: dim,
- * n_layers, n_heads, hidden_dim, activation).  An unsupported model_type
- * is an error that lists the supported ones.
- * 0, or -1 with *err (malloc'd). */
-int bert_config_load(const char *model_dir, bert_config *cfg, char **err);
-
 /* transformers' problem_type, which decides the text-classification
  * pipeline's function: softmax, sigmoid or none. */
 typedef enum {
@@ -97,16 +87,6 @@ typedef struct {
     const char *architecture_task; /* what config.json's architectures announce, as bert_model_task; static */
 } bert_head_config;
 
-/* Reads the head settings of `model_dir`/config.json.  0, or -1 with *err
- * naming the file, the key and the fix (id2label that does not number its
- * labels 0..n-1, an unknown problem_type). */
-int bert_head_config_load(const char *model_dir, bert_head_config *hc, char **err);
-void bert_head_config_free(bert_head_config *hc);
-
-/* The label names for a head of n labels: hc's, or LABEL_<i> made up when
- * config.json named none (hc->num_labels 0).  0, or -1 out of memory. */
-int bert_head_config_default_labels(bert_head_config *hc, int n);
-
 typedef enum { BERT_POOL_MEAN, BERT_POOL_CLS, BERT_POOL_MAX, BERT_POOL_POOLER } bert_pooling;
 
 /* What a sentence-transformers directory asks for; defaults when it is not one. */
@@ -116,15 +96,6 @@ typedef struct {
     int normalize;          /* a Normalize module in modules.json */
     int max_seq_length;     /* sentence_bert_config.json; 0 when absent */
 } bert_st_config;
-
-int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err);
-
-/* The prompt of config_sentence_transformers.json's "prompts" called
- * `name`, or (name NULL) the one its default_prompt_name names.  *out is a
- * malloc'd copy, or NULL when no prompt applies (no file, no default, an
- * empty prompt).  0, or -1 with *err: an unknown name (the message lists
- * the model's prompts), a file that is not as sentence-transformers writes it. */
-int bert_st_prompt(const char *model_dir, const char *name, char **out, char **err);
 
 /* A layer's six projections are held at the model's precision (linear.h);
  * their biases and the LayerNorms stay float32. */
@@ -178,17 +149,6 @@ typedef struct bert_model {
     void *priv;                          /* mapping and owned buffers */
 } bert_model;
 
-/* Maps `model_dir`/model.safetensors, checks every tensor's name, dtype, shape
- * and byte range against config.json and the file size.  0, or -1 with *err
- * (malloc'd) naming the file, the tensor and the fix. */
-int bert_model_load(const char *model_dir, bert_model **out, char **err);
-
-/* The same, with the layers' projections held at `precision`: bfloat16
- * tensors of the file are used in place, anything else is converted or
- * quantized once, and the pages of the file read for it are released. */
-int bert_model_load_precision(const char *model_dir, bert_precision precision, bert_model **out, char **err);
-void bert_model_free(bert_model *m);
-
 /* The loader binds a head whole or not at all (model_bind.h). */
 static inline int bert_model_has_mlm_head(const bert_model *m)
 {
@@ -217,10 +177,5 @@ static inline int bert_model_has_qa_head(const bert_model *m)
 {
     return m->qa_w && m->qa_b;
 }
-
-/* What the model's heads make it, as bert_models' `task` column says:
- * "sequence_classification", "token_classification", "question_answering",
- * "fill_mask", "next_sentence", or NULL for a bare encoder. */
-const char *bert_model_task(const bert_model *m);
 
 #endif

@@ -6,7 +6,7 @@
  * model_roberta.c, model_mpnet.c) and model_widen.c converts where they are
  * not used in place.
  */
-#include "../encoder/model.h"
+#include "model_dir.h"
 #include "model_bind.h"
 #include "checkpoint.h"
 #include "../base/error.h"

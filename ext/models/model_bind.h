@@ -8,21 +8,8 @@
 #ifndef BERT_MODEL_BIND_H
 #define BERT_MODEL_BIND_H
 
-#include "../encoder/model.h"
+#include "model_dir.h"
 #include "safetensors.h"
-
-/* Most labels a classifier may have (config.json's id2label or num_labels). */
-#define BERT_MAX_LABELS 100000
-/* Most positions config.json (and sentence_bert_config.json) may ask for. */
-#define BERT_MAX_POSITIONS 65536
-
-#include <string.h>
-
-static inline int bert_ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
 
 /* What a loaded model owns besides its struct. */
 typedef struct {

@@ -2,8 +2,7 @@
  * model_config.c - config.json: the encoder's sizes and family
  * (model_type), and what it says about a classification head.
  */
-#include "../encoder/model.h"
-#include "model_bind.h"
+#include "model_dir.h"
 #include "../base/error.h"
 #include "../base/file.h"
 #include "../base/json.h"

@@ -3,8 +3,7 @@
  * modules.json, the pooling module's config.json and
  * sentence_bert_config.json.
  */
-#include "../encoder/model.h"
-#include "model_bind.h"
+#include "model_dir.h"
 #include "../base/error.h"
 #include "../base/file.h"
 #include "../base/json.h"

@@ -8,6 +8,7 @@
 #include "checkpoint.h"
 #include "../base/error.h"
 #include "../base/json.h"
+#include "model_dir.h"
 #include "weight_cache.h"
 
 #include <errno.h>

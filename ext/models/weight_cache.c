@@ -6,6 +6,7 @@
 #include "checkpoint.h"
 #include "../base/error.h"
 #include "../base/file.h"
+#include "model_dir.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -2,7 +2,7 @@
  * chunks.h - a text's word pieces with their character offsets
  * (bert_tokenize_offsets), and a long text cut into pieces of at most a
  * given number of word pieces, between words (bert_chunks).  Knows nothing
- * of SQLite; sqlite_vtab.c formats the rows.
+ * of SQLite; sql/tables.c formats the rows.
  */
 #ifndef BERT_CHUNKS_H
 #define BERT_CHUNKS_H

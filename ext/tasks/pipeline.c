@@ -3,6 +3,7 @@
  */
 #include "pipeline.h"
 #include "../models/entry.h"
+#include "../models/model_dir.h"
 
 #include "../base/error.h"
 

@@ -17,7 +17,7 @@
  * with a message; a success must give values inside the documented bounds.
  */
 #include "../../ext/base/json.h"
-#include "../../ext/encoder/model.h"
+#include "../../ext/models/model_dir.h"
 #include "../../ext/models/entry.h"
 #include "../../ext/tokenizer/tokenizer.h"
 #include "fuzz_util.h"

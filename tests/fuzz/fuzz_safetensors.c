@@ -10,7 +10,7 @@
  * and tensor naming the loader knows (tests/fuzz/make_corpus.sh).
  */
 #include "../../ext/encoder/encoder.h"
-#include "../../ext/encoder/model.h"
+#include "../../ext/models/model_dir.h"
 #include "../../ext/models/safetensors.h"
 #include "fuzz_util.h"
 

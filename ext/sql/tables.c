@@ -1,5 +1,5 @@
 /*
- * sqlite_vtab.c - the table-valued parts of the SQL surface:
+ * tables.c - the table-valued parts of the SQL surface:
  *
  *   SELECT * FROM bert_models;                          -- this connection's models
  *   SELECT * FROM bert_functions;                       -- every function's signature
@@ -15,7 +15,8 @@
  * ext/misc/series.c: hidden columns carry the arguments.  Their counts come
  * from signatures.c, as the scalar functions' do.
  */
-#include "sqlite_glue.h"
+#include "connection.h"
+#include "register.h"
 
 #include "../base/buffer.h"
 #include "../tasks/chunks.h"
@@ -1034,7 +1035,7 @@ static const table_spec *table_spec_named(const char *module_name)
     return NULL;
 }
 
-int bert_glue_register_vtabs(sqlite3 *db, bert_connection *c)
+int bert_register_tables(sqlite3 *db, bert_connection *c)
 {
     int rc = SQLITE_OK;
     for (size_t i = 0; rc == SQLITE_OK && i < sizeof tables / sizeof tables[0]; i++)

@@ -1,9 +1,10 @@
 /*
- * sqlite_glue.h - what the glue files (sqlite_glue.c, sqlite_vtab.c) share:
- * the per-connection state and argument helpers.
+ * connection.h - what the scalar functions (functions.c) and the
+ * table-valued ones (tables.c) share: the per-connection state and the
+ * argument helpers (connection.c).
  */
-#ifndef BERT_SQLITE_GLUE_H
-#define BERT_SQLITE_GLUE_H
+#ifndef BERT_CONNECTION_H
+#define BERT_CONNECTION_H
 
 #include "../base/sqlite_api.h"
 #include "../base/interrupt.h"
@@ -41,6 +42,12 @@ bert_entry *bert_glue_find_model(bert_connection *c, sqlite3_value *name, const 
  * 1 for NULL, -1 with *err (malloc'd; NULL when memory ran out). */
 int bert_glue_text(sqlite3_value *v, const char *fn, int i, const char **text, size_t *len, char **err);
 
+/* "an INTEGER", "a REAL", "a BLOB", "NULL" or "TEXT": an SQL type as errors name it. */
+const char *bert_glue_type_name(int sqlite_type);
+
+/* The error for argument i of fn, of SQL type t, where TEXT was wanted. */
+char *bert_glue_not_text(const char *fn, int i, int t);
+
 /* "fn: argument i+1 (its name) <problem>; SELECT * FROM bert_functions ...":
  * every error about an argument ends by pointing to bert_functions. */
 char *bert_glue_argument_error(const char *fn, int i, const char *problem);
@@ -53,8 +60,5 @@ int bert_glue_top_k(sqlite3_value *v, int is_last, const char *fn, const char *l
 
 /* Appends `s` as a JSON string literal. */
 void bert_glue_json_string(sqlite3_str *out, const char *s);
-
-/* Registers the table-valued functions and the bert_models table. */
-int bert_glue_register_vtabs(sqlite3 *db, bert_connection *c);
 
 #endif

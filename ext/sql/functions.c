@@ -1,12 +1,13 @@
 /*
- * sqlite_glue.c - the SQL surface: the extension's entry point and its
- * scalar functions.  The table-valued ones live in sqlite_vtab.c.
+ * functions.c - the scalar SQL functions.  The table-valued ones live in
+ * tables.c, the entry point that registers both in extension.c.
  *
  * Every function takes the model name as its LAST, optional argument; NULL
  * in a text argument gives NULL; every failure is an SQL error whose message
  * names the problem and the fix.
  */
-#include "sqlite_glue.h"
+#include "connection.h"
+#include "register.h"
 #include "sqlite_bert.h"
 
 #include "../base/buffer.h"
@@ -20,40 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef SQLITE_CORE
-SQLITE_EXTENSION_INIT1
-#endif
-
 #ifdef SQLITE_RESULT_SUBTYPE
 #define RESULT_SUBTYPE_FLAG SQLITE_RESULT_SUBTYPE
 #else
 #define RESULT_SUBTYPE_FLAG 0
 #endif
 
-bert_connection *bert_connection_retain(bert_connection *c)
-{
-    c->refs++;
-    return c;
-}
-
-void bert_connection_release(void *p)
-{
-    bert_connection *c = p;
-    if (c && --c->refs == 0) {
-        bert_registry_clear(&c->registry);
-        sqlite3_free(c);
-    }
-}
-
-#if SQLITE_VERSION_NUMBER >= 3041000
-static int poll_interrupt(void *db)
-{
-    return sqlite3_is_interrupted((sqlite3 *)db);
-}
-bert_interrupt_fn bert_glue_interrupt_fn(void) { return poll_interrupt; }
-#else
-bert_interrupt_fn bert_glue_interrupt_fn(void) { return NULL; }
-#endif
 
 static void *interrupt_ctx(sqlite3_context *ctx)
 {
@@ -72,82 +45,6 @@ static void fail(sqlite3_context *ctx, char *msg)
 #endif
 }
 
-
-static const char *type_name(int t)
-{
-    switch (t) {
-    case SQLITE_INTEGER: return "an INTEGER";
-    case SQLITE_FLOAT: return "a REAL";
-    case SQLITE_BLOB: return "a BLOB";
-    case SQLITE_NULL: return "NULL";
-    default: return "TEXT";
-    }
-}
-
-char *bert_glue_argument_error(const char *fn, int i, const char *problem)
-{
-    char name[64];
-    const bert_signature *sig = bert_signature_find(fn);
-    if (sig) bert_signature_argument(sig, i, name, sizeof name);
-    return bert_errorf("%s: argument %d (%s) %s; " BERT_SEE_FUNCTIONS, fn, i + 1, sig ? name : "?", problem);
-}
-
-/* The error for argument i of fn, of SQL type t, where TEXT was wanted. */
-static char *not_text(const char *fn, int i, int t)
-{
-    char problem[160];
-    snprintf(problem, sizeof problem, "must be TEXT, not %s: %s", type_name(t),
-             t == SQLITE_BLOB ? "cast it with CAST(x AS TEXT) if it holds UTF-8"
-             : t == SQLITE_NULL ? "give a text" : "write it as a text such as '42', or CAST(x AS TEXT)");
-    return bert_glue_argument_error(fn, i, problem);
-}
-
-int bert_glue_text(sqlite3_value *v, const char *fn, int i, const char **text, size_t *len, char **err)
-{
-    *text = NULL;
-    *len = 0;
-    *err = NULL;
-    int t = sqlite3_value_type(v);
-    if (t == SQLITE_NULL) return 1;
-    if (t != SQLITE_TEXT) {
-        *err = not_text(fn, i, t);
-        return -1;
-    }
-    *text = (const char *)sqlite3_value_text(v);
-    if (!*text) return -1;   /* out of memory: *err stays NULL */
-    *len = (size_t)sqlite3_value_bytes(v);
-    return 0;
-}
-
-bert_entry *bert_glue_find_model(bert_connection *c, sqlite3_value *name, const char *fn, int i, char **err)
-{
-    *err = NULL;
-    if (!name) return bert_registry_find(&c->registry, NULL, err);
-    int t = sqlite3_value_type(name);
-    if (t == SQLITE_NULL) {
-        /* A NULL name stands for the default model; when there is none, the
-         * NULL is what to fix, not the registry. */
-        char *why = NULL;
-        bert_entry *e = bert_registry_find(&c->registry, NULL, &why);
-        if (e) return e;
-        free(why);
-        *err = bert_glue_argument_error(fn, i, "is NULL, the model name: give the name a model was registered "
-                                               "with (SELECT name FROM bert_models), such as "
-                                               "'minilm' after SELECT bert_load('minilm', '/path/to/model'), or "
-                                               "leave the argument out for the default model");
-        return NULL;
-    }
-    if (t != SQLITE_TEXT) {
-        char problem[128];
-        snprintf(problem, sizeof problem, "is not a model name: a model name must be TEXT such as 'default', "
-                 "not %s", type_name(t));
-        *err = bert_glue_argument_error(fn, i, problem);
-        return NULL;
-    }
-    const char *n = (const char *)sqlite3_value_text(name);
-    if (!n) return NULL;
-    return bert_registry_find(&c->registry, n, err);
-}
 
 /* Text of argument `i` of `fn`.  Returns 0 (then *text is NULL for an SQL
  * NULL, and the caller returns NULL) or -1 after reporting an error. */
@@ -183,29 +80,6 @@ static bert_entry *text_and_model(sqlite3_context *ctx, const char *fn, int argc
     return model_arg(ctx, fn, argc, argv, 1);
 }
 
-/* Appends `s` as a JSON string literal. */
-void bert_glue_json_string(sqlite3_str *out, const char *s)
-{
-    static const char hex[] = "0123456789abcdef";
-    sqlite3_str_appendchar(out, 1, '"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': sqlite3_str_append(out, "\\\"", 2); break;
-        case '\\': sqlite3_str_append(out, "\\\\", 2); break;
-        case '\n': sqlite3_str_append(out, "\\n", 2); break;
-        case '\r': sqlite3_str_append(out, "\\r", 2); break;
-        case '\t': sqlite3_str_append(out, "\\t", 2); break;
-        default:
-            if (*p < 0x20) {
-                char esc[6] = {'\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15]};
-                sqlite3_str_append(out, esc, 6);
-            } else {
-                sqlite3_str_appendchar(out, 1, (char)*p);
-            }
-        }
-    }
-    sqlite3_str_appendchar(out, 1, '"');
-}
 
 /* Hands a finished sqlite3_str to the result as JSON text. */
 static void result_json(sqlite3_context *ctx, sqlite3_str *s)
@@ -233,7 +107,7 @@ static void fn_load(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     for (int i = 0; i < argc; i++) {
         int got = bert_glue_text(argv[i], "bert_load", i, &args[i], &len, &err);
         /* A NULL options argument means none; a NULL name or path registers nothing. */
-        if (got == 1 && i < 2) err = not_text("bert_load", i, SQLITE_NULL);
+        if (got == 1 && i < 2) err = bert_glue_not_text("bert_load", i, SQLITE_NULL);
         if (got < 0 || (got == 1 && i < 2)) { fail(ctx, err); return; }
     }
     bert_options opts;
@@ -252,7 +126,7 @@ static void fn_unload(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     size_t len;
     char *err = NULL;
     int got = bert_glue_text(argv[0], "bert_unload", 0, &name, &len, &err);
-    if (got == 1) err = not_text("bert_unload", 0, SQLITE_NULL);
+    if (got == 1) err = bert_glue_not_text("bert_unload", 0, SQLITE_NULL);
     if (got != 0) { fail(ctx, err); return; }
     int rc = bert_registry_remove(&c->registry, name, &err);
     free(err);
@@ -441,7 +315,7 @@ static void fn_vector_to_json(sqlite3_context *ctx, int argc, sqlite3_value **ar
     int bytes = sqlite3_value_bytes(argv[0]);
     if (t != SQLITE_BLOB || bytes % 4 != 0) {
         fail(ctx, bert_errorf("bert_vector_to_json: the argument must be a float32 BLOB (a multiple "
-                              "of 4 bytes, as bert_embed returns), not %s of %d bytes", type_name(t), bytes));
+                              "of 4 bytes, as bert_embed returns), not %s of %d bytes", bert_glue_type_name(t), bytes));
         return;
     }
     const unsigned char *p = sqlite3_value_blob(argv[0]);
@@ -460,26 +334,6 @@ static void fn_vector_to_json(sqlite3_context *ctx, int argc, sqlite3_value **ar
 
 /* ---- pre-training heads ------------------------------------------------------ */
 
-int bert_glue_top_k(sqlite3_value *v, int is_last, const char *fn, const char *leading, int *top_k, char **err)
-{
-    *top_k = 5;
-    *err = NULL;
-    if (!v || sqlite3_value_type(v) == SQLITE_NULL) return 0;
-    int t = sqlite3_value_type(v);
-    sqlite3_int64 k = sqlite3_value_int64(v);
-    if (t == SQLITE_TEXT && is_last) {
-        *err = bert_errorf("%s: top_k must be a positive INTEGER such as 5, not TEXT; the model "
-                           "name goes after it: %s(%s, 5, '%s'); " BERT_SEE_FUNCTIONS, fn, fn, leading,
-                           sqlite3_value_text(v));
-        return -1;
-    }
-    if (t != SQLITE_INTEGER || k < 1 || k > 1000000) {
-        *err = bert_errorf("%s: top_k must be a positive INTEGER such as 5; " BERT_SEE_FUNCTIONS, fn);
-        return -1;
-    }
-    *top_k = (int)k;
-    return 0;
-}
 
 static void fill_mask_json(sqlite3_str *s, const fill_mask_result *r)
 {
@@ -741,57 +595,10 @@ static int register_function(sqlite3 *db, const function_def *f, bert_connection
     return rc;
 }
 
-/* The version of sqlite-bert already registered on `db` (sqlite3_malloc'd),
- * or NULL when it has none.  Loading the extension again must not replace
- * the functions: their state is the connection's registry of models. */
-static char *loaded_version(sqlite3 *db)
+int bert_register_functions(sqlite3 *db, bert_connection *c)
 {
-    sqlite3_stmt *stmt = NULL;
-    char *version = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT bert_version()", -1, &stmt, NULL) != SQLITE_OK) {
-        /* "no such function": the usual answer.  sqlite3_open() reads the
-         * connection's last error after running auto-extensions, so a
-         * statement that prepares clears it again. */
-        if (sqlite3_prepare_v2(db, "SELECT 1", -1, &stmt, NULL) == SQLITE_OK) sqlite3_finalize(stmt);
-        return NULL;
-    }
-    if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0))
-        version = sqlite3_mprintf("%s", (const char *)sqlite3_column_text(stmt, 0));
-    sqlite3_finalize(stmt);
-    return version;
-}
-
-#ifdef _WIN32
-__declspec(dllexport)
-#else
-__attribute__((visibility("default")))
-#endif
-int sqlite3_bert_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi)
-{
-#ifndef SQLITE_CORE
-    SQLITE_EXTENSION_INIT2(pApi);
-#else
-    (void)pApi;
-#endif
-    char *version = loaded_version(db);
-    if (version) {
-        int same = strcmp(version, SQLITE_BERT_VERSION) == 0;
-        if (!same && pzErrMsg)
-            *pzErrMsg = sqlite3_mprintf("bert: version %s is already loaded in this connection; open a "
-                                        "new connection to use version %s", version, SQLITE_BERT_VERSION);
-        sqlite3_free(version);
-        return same ? SQLITE_OK : SQLITE_ERROR;
-    }
-    bert_connection *c = sqlite3_malloc(sizeof *c);
-    if (!c) return SQLITE_NOMEM;
-    memset(c, 0, sizeof *c);
-    c->refs = 1;   /* held by this function until registration is over */
     int rc = SQLITE_OK;
     for (size_t i = 0; rc == SQLITE_OK && i < sizeof functions / sizeof *functions; i++)
         rc = register_function(db, &functions[i], c);
-    if (rc == SQLITE_OK) rc = bert_glue_register_vtabs(db, c);
-    if (rc != SQLITE_OK && pzErrMsg)
-        *pzErrMsg = sqlite3_mprintf("bert: cannot register the SQL functions: %s", sqlite3_errmsg(db));
-    bert_connection_release(c);
     return rc;
 }
