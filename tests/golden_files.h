@@ -13,6 +13,12 @@
 
 #include <stddef.h>
 
+/* Where the golden files are, and the generated models they were made from. */
+#define GOLDEN_DIR "tests/golden/"
+#define MODELS_DIR "build/models/"
+/* How far a score or vector element may be from the golden one. */
+#define GOLDEN_TOL 1e-4
+
 /* A JSONL file read as one JSON array, blank lines skipped; NULL (with a
  * line on stdout saying why, when it does not parse) when it cannot. */
 json_doc *t_read_jsonl(const char *path);
@@ -55,6 +61,21 @@ golden_model *t_golden_find(golden_model *first, int n, size_t size, const char 
 int t_each_model_line(const char *path, golden_model *first, int n, size_t size,
                       void (*fn)(void *ctx, golden_model *m, const json_doc *line, sqlite3 *db), void *ctx,
                       sqlite3 *db);
+
+/* t_each_model_line over a suite's models: `h` points to a struct with an
+ * array `models` of structs whose first member is a golden_model, and `n`. */
+#define each_model_line(path, fn, h, db) \
+    t_each_model_line(path, &(h)->models[0].g, (h)->n, sizeof *(h)->models, fn, h, db)
+
+/* Reads the manifest `path` and, for each of its models (at most max),
+ * zeroes the next slot (the first member of a struct of `size` bytes, from
+ * `first` on), names it after the entry and calls setup(ctx, manifest,
+ * node, m, db), which registers the model when it matches the goldens
+ * (t_golden_model_matches) and sets m->usable.  Returns the slots filled
+ * (0 when the manifest cannot be read: the case fails). */
+int t_golden_models(const char *path, golden_model *first, int max, size_t size,
+                    void (*setup)(void *ctx, const json_doc *manifest, int node, golden_model *m, sqlite3 *db),
+                    void *ctx, sqlite3 *db);
 
 /* Counts a check of one model's goldens: a failure adds to m->failures and
  * only the first few are reported.  Returns ok. */

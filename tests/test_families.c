@@ -24,8 +24,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define GOLDEN_DIR "tests/golden/"
-#define MODELS_DIR "build/models/"
 #define TOL 1e-4
 #define MAX_REPORTS 6
 

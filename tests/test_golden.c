@@ -23,8 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GOLDEN_DIR "tests/golden/"
-#define MODELS_DIR "build/models/"
 #define TOL 1e-4
 #define MAX_MODELS 8
 #define MAX_REPORTS 4    /* failure messages per model and check, then a count */

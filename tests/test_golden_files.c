@@ -107,6 +107,23 @@ golden_model *t_golden_find(golden_model *first, int n, size_t size, const char 
     return NULL;
 }
 
+int t_golden_models(const char *path, golden_model *first, int max, size_t size,
+                    void (*setup)(void *ctx, const json_doc *manifest, int node, golden_model *m, sqlite3 *db),
+                    void *ctx, sqlite3 *db)
+{
+    json_doc *d = t_golden_manifest(path);
+    if (!d) return 0;
+    int n = 0;
+    for (int c = d->nodes[0].first_child; c >= 0 && n < max; c = d->nodes[c].next_sibling) {
+        golden_model *m = (golden_model *)((char *)first + (size_t)n++ * size);
+        memset(m, 0, size);
+        snprintf(m->name, sizeof m->name, "%s", d->nodes[c].key);
+        setup(ctx, d, c, m, db);
+    }
+    bert_json_free(d);
+    return n;
+}
+
 typedef struct {
     golden_model *first;
     int n;

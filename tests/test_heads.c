@@ -22,11 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define GOLDEN_DIR "tests/golden/"
-#define MODELS_DIR "build/models/"
-#define TOL 1e-4
 #define MAX_MODELS 8
-#define MAX_REPORTS 4
 
 typedef struct {
     golden_model g;   /* first: the scaffolding's */
@@ -53,10 +49,6 @@ typedef struct {
     int n_groups;
 } heads;
 
-/* Every line of a golden file through fn, with the model it names. */
-#define each_model_line(path, fn, h, db) \
-    t_each_model_line(path, &(h)->models[0].g, (h)->n, sizeof *(h)->models, fn, h, db)
-
 /* Runs a one-row query with text parameters (NULL binds NULL); returns the
  * stepped statement, or NULL with *err (sqlite3_malloc'd). */
 static sqlite3_stmt *run(sqlite3 *db, const char *sql, const char **args, int nargs, char **err)
@@ -81,67 +73,68 @@ static sqlite3_stmt *run(sqlite3 *db, const char *sql, const char **args, int na
 
 /* ---- the models ------------------------------------------------------------ */
 
-static void load_models(heads *h, sqlite3 *db)
+/* Registers one classifier of the manifest and checks what bert_models says of it. */
+static void setup_model(void *ctx, const json_doc *d, int c, golden_model *gm, sqlite3 *db)
 {
-    json_doc *d = t_golden_manifest(GOLDEN_DIR "heads_models.json");
-    if (!d) return;
+    (void)ctx;
+    head_model *m = (head_model *)gm;
     char *err = NULL;
-    for (int c = d->nodes[0].first_child; c >= 0 && h->n < MAX_MODELS; c = d->nodes[c].next_sibling) {
-        head_model *m = &h->models[h->n++];
-        memset(m, 0, sizeof *m);
-        snprintf(m->g.name, sizeof m->g.name, "%s", d->nodes[c].key);
-        m->n_labels = (int)bert_json_int(d, bert_json_member(d, c, "num_labels"), 0);
-        if (!t_golden_model_matches(d, c)) continue;
-        char path[256];
-        snprintf(path, sizeof path, MODELS_DIR "%s", m->g.name);
-        const char *args[] = {m->g.name, path};
-        sqlite3_stmt *st = run(db, "SELECT bert_load(?1, ?2)", args, 2, &err);
-        m->g.usable = T_CHECK(st != NULL, "bert_load('%s'): %s", m->g.name, err ? err : "");
+    m->n_labels = (int)bert_json_int(d, bert_json_member(d, c, "num_labels"), 0);
+    if (!t_golden_model_matches(d, c)) return;
+    char path[256];
+    snprintf(path, sizeof path, MODELS_DIR "%s", m->g.name);
+    const char *args[] = {m->g.name, path};
+    sqlite3_stmt *st = run(db, "SELECT bert_load(?1, ?2)", args, 2, &err);
+    m->g.usable = T_CHECK(st != NULL, "bert_load('%s'): %s", m->g.name, err ? err : "");
+    sqlite3_finalize(st);
+    sqlite3_free(err);
+    err = NULL;
+    if (!m->g.usable) return;
+
+    /* bert_models announces the task and the labels before the weights load, and after. */
+    for (int pass = 0; pass < 2; pass++) {
+        const char *q[] = {m->g.name};
+        st = run(db, "SELECT task, labels FROM bert_models WHERE name = ?1", q, 1, &err);
+        if (T_CHECK(st != NULL, "bert_models row of %s: %s", m->g.name, err ? err : "")) {
+            const char *task = (const char *)sqlite3_column_text(st, 0);
+            const char *labels = (const char *)sqlite3_column_text(st, 1);
+            T_CHECK(task && strcmp(task, t_member_str(d, c, "task")) == 0, "%s: task %s, want %s (pass %d)",
+                    m->g.name, task ? task : "NULL", t_member_str(d, c, "task"), pass);
+            /* The column, parsed, against the golden label list. */
+            int want = bert_json_member(d, c, "labels"), same = 0;
+            json_doc *got = NULL;
+            char *perr = NULL;
+            if (labels && bert_json_parse(labels, strlen(labels), &got, &perr) == 0 &&
+                got->nodes[0].type == JSON_ARRAY && bert_json_length(got, 0) == bert_json_length(d, want)) {
+                same = 1;
+                for (int gi = got->nodes[0].first_child, wi = d->nodes[want].first_child; gi >= 0 && wi >= 0;
+                     gi = got->nodes[gi].next_sibling, wi = d->nodes[wi].next_sibling)
+                    same &= strcmp(bert_json_str(got, gi, "?"), bert_json_str(d, wi, "!")) == 0;
+            }
+            T_CHECK(same, "%s: labels %s differ from the golden ones (pass %d)", m->g.name,
+                    labels ? labels : "NULL", pass);
+            free(perr);
+            bert_json_free(got);
+        }
         sqlite3_finalize(st);
         sqlite3_free(err);
         err = NULL;
-        if (!m->g.usable) continue;
-
-        /* bert_models announces the task and the labels before the weights load, and after. */
-        for (int pass = 0; pass < 2; pass++) {
-            const char *q[] = {m->g.name};
-            st = run(db, "SELECT task, labels FROM bert_models WHERE name = ?1", q, 1, &err);
-            if (T_CHECK(st != NULL, "bert_models row of %s: %s", m->g.name, err ? err : "")) {
-                const char *task = (const char *)sqlite3_column_text(st, 0);
-                const char *labels = (const char *)sqlite3_column_text(st, 1);
-                T_CHECK(task && strcmp(task, t_member_str(d, c, "task")) == 0, "%s: task %s, want %s (pass %d)",
-                        m->g.name, task ? task : "NULL", t_member_str(d, c, "task"), pass);
-                /* The column, parsed, against the golden label list. */
-                int want = bert_json_member(d, c, "labels"), same = 0;
-                json_doc *got = NULL;
-                char *perr = NULL;
-                if (labels && bert_json_parse(labels, strlen(labels), &got, &perr) == 0 &&
-                    got->nodes[0].type == JSON_ARRAY && bert_json_length(got, 0) == bert_json_length(d, want)) {
-                    same = 1;
-                    for (int gi = got->nodes[0].first_child, wi = d->nodes[want].first_child; gi >= 0 && wi >= 0;
-                         gi = got->nodes[gi].next_sibling, wi = d->nodes[wi].next_sibling)
-                        same &= strcmp(bert_json_str(got, gi, "?"), bert_json_str(d, wi, "!")) == 0;
-                }
-                T_CHECK(same, "%s: labels %s differ from the golden ones (pass %d)", m->g.name,
-                        labels ? labels : "NULL", pass);
-                free(perr);
-                bert_json_free(got);
-            }
+        if (pass == 0) {
+            /* Load the weights: the second pass reads the heads themselves. */
+            const char *e[] = {m->g.name};
+            st = run(db, "SELECT length(bert_embed('load', ?1))", e, 1, &err);
+            T_CHECK(st != NULL, "bert_embed on %s: %s", m->g.name, err ? err : "");
             sqlite3_finalize(st);
             sqlite3_free(err);
             err = NULL;
-            if (pass == 0) {
-                /* Load the weights: the second pass reads the heads themselves. */
-                const char *e[] = {m->g.name};
-                st = run(db, "SELECT length(bert_embed('load', ?1))", e, 1, &err);
-                T_CHECK(st != NULL, "bert_embed on %s: %s", m->g.name, err ? err : "");
-                sqlite3_finalize(st);
-                sqlite3_free(err);
-                err = NULL;
-            }
         }
     }
-    bert_json_free(d);
+}
+
+static void load_models(heads *h, sqlite3 *db)
+{
+    h->n = t_golden_models(GOLDEN_DIR "heads_models.json", &h->models[0].g, MAX_MODELS, sizeof *h->models,
+                           setup_model, h, db);
 }
 
 /* ---- classification ------------------------------------------------------------ */
@@ -177,7 +170,7 @@ static void classify_line(void *ctx, golden_model *gm, const json_doc *d, sqlite
                 if (!(diff <= m->classify_diff)) m->classify_diff = diff;
                 snprintf(what, sizeof what, "label order or score differs: got %s %.7f, want %s %.7f%s%s", gl, gs,
                          wl, ws, is_pair ? " (pair with " : "", is_pair ? "a second text)" : "");
-                if (!t_golden_check(&m->g, strcmp(gl, wl) == 0 && diff <= TOL, what, text)) break;
+                if (!t_golden_check(&m->g, strcmp(gl, wl) == 0 && diff <= GOLDEN_TOL, what, text)) break;
             }
             if (!is_pair) {
                 const char *label = (const char *)sqlite3_column_text(st, 1);
@@ -219,7 +212,7 @@ static void distil_embedding_line(void *ctx, golden_model *gm, const json_doc *d
         }
         if (!(worst <= m->embed_diff)) m->embed_diff = worst;
         snprintf(what, sizeof what, "bert_embed differs from the reference's mean pooling by %.2e", worst);
-        t_golden_check(&m->g, worst <= TOL, what, text);
+        t_golden_check(&m->g, worst <= GOLDEN_TOL, what, text);
         m->n_embed++;
     }
     sqlite3_finalize(st);
@@ -244,7 +237,7 @@ static void rerank_line(void *ctx, golden_model *gm, const json_doc *d, sqlite3 
         if (!(diff <= m->rerank_diff)) m->rerank_diff = diff;
         snprintf(what, sizeof what, "bert_rerank gave %.7f, reference %.7f (%s)", got, want,
                  t_member_str(d, 0, "activation"));
-        t_golden_check(&m->g, diff <= TOL, what, doc);
+        t_golden_check(&m->g, diff <= GOLDEN_TOL, what, doc);
         m->n_rerank++;
     }
     sqlite3_finalize(st);
@@ -303,7 +296,7 @@ static void rerank_each_groups(heads *h, sqlite3 *db)
                 char what[200];
                 snprintf(what, sizeof what, "bert_rerank_each gave %.7f for document %d, reference %.7f", got, k,
                          g->scores[k]);
-                t_golden_check(&m->g, diff <= TOL, what, g->query);
+                t_golden_check(&m->g, diff <= GOLDEN_TOL, what, g->query);
                 rows++;
                 m->n_each++;
             }

@@ -24,11 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define GOLDEN_DIR "tests/golden/"
-#define MODELS_DIR "build/models/"
-#define TOL 1e-4
 #define MAX_MODELS 8
-#define MAX_REPORTS 4
 
 static const char *const aggregations[] = {"none", "simple", "first", "average", "max"};
 #define N_AGG 5
@@ -44,10 +40,6 @@ typedef struct {
     span_model models[MAX_MODELS];
     int n;
 } span_models;
-
-/* Every line of a golden file through fn, with the model it names. */
-#define each_model_line(path, fn, h, db) \
-    t_each_model_line(path, &(h)->models[0].g, (h)->n, sizeof *(h)->models, fn, h, db)
 
 /* The code points [start, end) of a UTF-8 text, counted here (as Python
  * slices), malloc'd. */
@@ -99,36 +91,38 @@ static int exec_ok(sqlite3 *db, const char *sql)
     return rc == SQLITE_OK;
 }
 
-static void load_models(span_models *h, sqlite3 *db)
+/* Registers one model of the manifest (a NER model once per aggregation)
+ * and checks the task bert_models announces for it. */
+static void setup_model(void *ctx, const json_doc *d, int c, golden_model *gm, sqlite3 *db)
 {
-    json_doc *d = t_golden_manifest(GOLDEN_DIR "ner_qa_models.json");
-    if (!d) return;
-    for (int c = d->nodes[0].first_child; c >= 0 && h->n < MAX_MODELS; c = d->nodes[c].next_sibling) {
-        span_model *m = &h->models[h->n++];
-        memset(m, 0, sizeof *m);
-        snprintf(m->g.name, sizeof m->g.name, "%s", d->nodes[c].key);
-        m->is_ner = strcmp(t_member_str(d, c, "task"), "token_classification") == 0;
-        if (!t_golden_model_matches(d, c)) continue;
-        /* A NER model once per aggregation, as name/aggregation. */
-        m->g.usable = 1;
-        for (int a = 0; a < (m->is_ner ? N_AGG : 1); a++) {
-            char *sql = m->is_ner ? sqlite3_mprintf("SELECT bert_load('%q/%s', '" MODELS_DIR "%q', "
-                                                    "'{\"aggregation\": \"%s\"}')",
-                                                    m->g.name, aggregations[a], m->g.name, aggregations[a])
-                                  : sqlite3_mprintf("SELECT bert_load('%q', '" MODELS_DIR "%q')", m->g.name, m->g.name);
-            m->g.usable &= sql && exec_ok(db, sql);
-            sqlite3_free(sql);
-        }
-        /* bert_models announces the task before the weights are loaded. */
-        char *sql = sqlite3_mprintf("SELECT task FROM bert_models WHERE name = '%q%s'", m->g.name,
-                                    m->is_ner ? "/simple" : "");
-        char *task = sql ? t_query(db, sql, NULL) : NULL;
-        T_CHECK(task && strcmp(task, t_member_str(d, c, "task")) == 0, "%s: bert_models task %s, want %s", m->g.name,
-                task ? task : "NULL", t_member_str(d, c, "task"));
-        free(task);
+    (void)ctx;
+    span_model *m = (span_model *)gm;
+    m->is_ner = strcmp(t_member_str(d, c, "task"), "token_classification") == 0;
+    if (!t_golden_model_matches(d, c)) return;
+    /* A NER model once per aggregation, as name/aggregation. */
+    m->g.usable = 1;
+    for (int a = 0; a < (m->is_ner ? N_AGG : 1); a++) {
+        char *sql = m->is_ner ? sqlite3_mprintf("SELECT bert_load('%q/%s', '" MODELS_DIR "%q', "
+                                                "'{\"aggregation\": \"%s\"}')",
+                                                m->g.name, aggregations[a], m->g.name, aggregations[a])
+                              : sqlite3_mprintf("SELECT bert_load('%q', '" MODELS_DIR "%q')", m->g.name, m->g.name);
+        m->g.usable &= sql && exec_ok(db, sql);
         sqlite3_free(sql);
     }
-    bert_json_free(d);
+    /* bert_models announces the task before the weights are loaded. */
+    char *sql = sqlite3_mprintf("SELECT task FROM bert_models WHERE name = '%q%s'", m->g.name,
+                                m->is_ner ? "/simple" : "");
+    char *task = sql ? t_query(db, sql, NULL) : NULL;
+    T_CHECK(task && strcmp(task, t_member_str(d, c, "task")) == 0, "%s: bert_models task %s, want %s", m->g.name,
+            task ? task : "NULL", t_member_str(d, c, "task"));
+    free(task);
+    sqlite3_free(sql);
+}
+
+static void load_models(span_models *h, sqlite3 *db)
+{
+    h->n = t_golden_models(GOLDEN_DIR "ner_qa_models.json", &h->models[0].g, MAX_MODELS, sizeof *h->models,
+                           setup_model, h, db);
 }
 
 /* ---- token classification ----------------------------------------------------------- */
@@ -177,7 +171,7 @@ static void ner_line(void *ctx, golden_model *gm, const json_doc *d, sqlite3 *db
                      g_index_null ? -1 : g_index, entity, score, word, start, end, index_null ? -1 : index);
             if (!t_golden_check(&m->g, g_entity && g_word && strcmp(g_entity, entity) == 0 && strcmp(g_word, word) == 0 &&
                               g_start == start && g_end == end && g_index_null == index_null &&
-                              (index_null || g_index == index) && diff <= TOL,
+                              (index_null || g_index == index) && diff <= GOLDEN_TOL,
                        what, text)) {
                 ok = 0;
                 break;
@@ -256,7 +250,7 @@ static void qa_line(void *ctx, golden_model *gm, const json_doc *d, sqlite3 *db)
             snprintf(what, sizeof what, "top_k %d, rank %d: got \"%s\" %.7f %lld..%lld, want \"%s\" %.7f %lld..%lld",
                      ks[ki], rows + 1, g_answer ? g_answer : "NULL", g_score, g_start, g_end, answer, score, start, end);
             if (!t_golden_check(&m->g, sqlite3_column_int(st, 0) == rows + 1 && g_answer && strcmp(g_answer, answer) == 0 &&
-                              g_start == start && g_end == end && diff <= TOL, what, question)) {
+                              g_start == start && g_end == end && diff <= GOLDEN_TOL, what, question)) {
                 ok = 0;
                 break;
             }
@@ -285,7 +279,7 @@ static void qa_line(void *ctx, golden_model *gm, const json_doc *d, sqlite3 *db)
                                       "<= %g FROM (SELECT bert_answer(?1, ?2, '%q') AS j)",
                                       bert_json_int(d, bert_json_member(d, first, "start"), -1),
                                       bert_json_int(d, bert_json_member(d, first, "end"), -1),
-                                      bert_json_real(d, bert_json_member(d, first, "score"), NAN), TOL, m->g.name);
+                                      bert_json_real(d, bert_json_member(d, first, "score"), NAN), GOLDEN_TOL, m->g.name);
             char *got = q ? t_query(db, q, question, context, t_member_str(d, first, "answer"), NULL) : NULL;
             snprintf(what, sizeof what, "bert_answer is not the top answer: %s", got ? got : "NULL");
             t_golden_check(&m->g, got && strcmp(got, "1") == 0, what, question);

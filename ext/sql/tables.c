@@ -876,6 +876,25 @@ static int integer_argument(sqlite3_value *arg, sqlite3_int64 fallback, sqlite3_
     return 0;
 }
 
+/* bert_chunks' INTEGER argument args[i] (NULL or absent: fallback) into
+ * *out: 0, or -1 after the error.  A TEXT one with no argument after it was
+ * most likely meant as the model, which goes last: the error shows the call
+ * so, with `leading` the arguments before the model. */
+static int chunks_integer(glue_vtab *v, sqlite3_value **args, int i, const char *name, sqlite3_int64 fallback,
+                          const char *leading, const char *expected, sqlite3_int64 *out)
+{
+    if (integer_argument(args[i], fallback, out) == 0) return 0;
+    int more = 0;
+    for (int k = i + 1; k <= 3; k++) more |= args[k] != NULL;   /* up to args[3], the model */
+    if (sqlite3_value_type(args[i]) == SQLITE_TEXT && !more)
+        vtab_error(&v->base, bert_errorf("bert_chunks: %s must be an INTEGER, not TEXT; the model name goes last: "
+                                         "bert_chunks(%s, '%s'); " BERT_SEE_FUNCTIONS, name, leading,
+                                         sqlite3_value_text(args[i])));
+    else
+        vtab_error(&v->base, bert_errorf("bert_chunks: %s must be %s; " BERT_SEE_FUNCTIONS, name, expected));
+    return -1;
+}
+
 static int chunks_filter(glue_vtab *v, table_cursor *cur, sqlite3_value **args)
 {
     chunks_cursor *c = (chunks_cursor *)cur;
@@ -884,32 +903,17 @@ static int chunks_filter(glue_vtab *v, table_cursor *cur, sqlite3_value **args)
     int got = table_text(v, args[0], 0, &text, &len);
     if (got < 0) return SQLITE_ERROR;
     sqlite3_int64 max_tokens, overlap;
-    if (integer_argument(args[1], -1, &max_tokens) != 0) {
-        /* bert_chunks(text, 'name') puts the model where max_tokens goes. */
-        if (sqlite3_value_type(args[1]) == SQLITE_TEXT && !args[2] && !args[3])
-            vtab_error(&v->base, bert_errorf("bert_chunks: max_tokens must be an INTEGER, not TEXT; the model "
-                                             "name goes last: bert_chunks(text, NULL, 0, '%s'); " BERT_SEE_FUNCTIONS,
-                                             sqlite3_value_text(args[1])));
-        else
-            vtab_error(&v->base, bert_errorf("bert_chunks: max_tokens must be a positive INTEGER such as 256, "
-                                             "or NULL for the model's max_length - 2; " BERT_SEE_FUNCTIONS));
+    if (chunks_integer(v, args, 1, "max_tokens", -1, "text, NULL, 0",
+                       "a positive INTEGER such as 256, or NULL for the model's max_length - 2", &max_tokens) != 0)
         return SQLITE_ERROR;
-    }
     if (args[1] && sqlite3_value_type(args[1]) != SQLITE_NULL && max_tokens < 1) {
         vtab_error(&v->base, bert_errorf("bert_chunks: max_tokens is %lld; give a positive INTEGER such as 256, "
                                          "or NULL for the model's max_length - 2", (long long)max_tokens));
         return SQLITE_ERROR;
     }
-    if (integer_argument(args[2], 0, &overlap) != 0) {
-        if (sqlite3_value_type(args[2]) == SQLITE_TEXT && !args[3])
-            vtab_error(&v->base, bert_errorf("bert_chunks: overlap must be an INTEGER, not TEXT; the model "
-                                             "name goes last: bert_chunks(text, max_tokens, 0, '%s'); " BERT_SEE_FUNCTIONS,
-                                             sqlite3_value_text(args[2])));
-        else
-            vtab_error(&v->base, bert_errorf("bert_chunks: overlap must be an INTEGER from 0 to max_tokens - 1, "
-                                             "such as 32; " BERT_SEE_FUNCTIONS));
+    if (chunks_integer(v, args, 2, "overlap", 0, "text, max_tokens, 0",
+                       "an INTEGER from 0 to max_tokens - 1, such as 32", &overlap) != 0)
         return SQLITE_ERROR;
-    }
     bert_entry *e = table_model(v, args[3], 3);
     if (!e) return SQLITE_ERROR;
     char *err = NULL;
