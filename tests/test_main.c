@@ -98,6 +98,10 @@ static struct case_state {
 } current;
 static int passed, failed, skipped;
 
+/* What was skipped and why, for the summary at the end (the first few). */
+#define MAX_SKIP_NOTES 32
+static char skip_notes[MAX_SKIP_NOTES][400];
+
 static int quiet;    /* while the harness tests itself */
 
 /* Seconds on `clock`. */
@@ -168,6 +172,8 @@ void t_skip(const char *reason)
     current.skipped = 1;
     if (quiet) return;
     printf("SKIP %s: %s (%s)\n", current.suite, current.name, reason);
+    if (skipped < MAX_SKIP_NOTES)
+        snprintf(skip_notes[skipped], sizeof skip_notes[skipped], "%s: %s (%s)", current.suite, current.name, reason);
 }
 
 sqlite3 *t_open(void)
@@ -450,13 +456,27 @@ int main(int argc, char **argv)
         fprintf(stderr, "\nrun one with build/run_tests SUITE, or make test SUITE=SUITE (--list: one a line)\n");
         return 2;
     }
+    /* A line a suite as it ends, with its counts and time, so that a long
+     * run shows where it is. */
 #define RUN(name) \
     if (!only || strcmp(only, #name) == 0) { \
+        int p0 = passed, f0 = failed, s0 = skipped; \
+        double t0 = seconds_of(CLOCK_MONOTONIC); \
         current.suite = #name; \
         suite_##name(); \
         tally(); \
+        printf("suite %-13s %3d passed, %d failed, %d skipped  %6.1f s\n", #name, passed - p0, failed - f0, \
+               skipped - s0, seconds_of(CLOCK_MONOTONIC) - t0); \
     }
     SUITES(RUN)
+    if (skipped) {
+        /* A skip is a case that could not run here: say which and why, so
+         * that whoever reads the last lines knows what was not checked. */
+        printf("skipped, and why (a CPU without the instructions cannot run their kernels; "
+               "the other reasons say what to install or set):\n");
+        for (int i = 0; i < skipped && i < MAX_SKIP_NOTES; i++) printf("  %s\n", skip_notes[i]);
+        if (skipped > MAX_SKIP_NOTES) printf("  and %d more (the SKIP lines above)\n", skipped - MAX_SKIP_NOTES);
+    }
     printf("%d passed, %d failed", passed, failed);
     if (skipped) printf(", %d skipped", skipped);
     printf("\n");
