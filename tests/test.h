@@ -53,6 +53,10 @@ void t_skip(const char *reason);
 /* A fresh in-memory connection with the extension registered. */
 sqlite3 *t_open(void);
 
+/* A fresh reading of the model directory `dir` (ext/base/model_files.h),
+ * for the loaders the tests call directly; freed when the case ends. */
+struct bert_model_files *t_dir(const char *dir);
+
 /* Runs `sql` (with optional text parameters ?1, ?2 ... from the NULL-ended
  * list) and returns the first column of the first row as a malloc'd string:
  * the value as text, "NULL" for NULL, or "ERROR: <message>" on error. */

@@ -4,6 +4,7 @@
  * test_*.c) because the runner is built from tests/test_*.c.
  */
 #include "checkpoint_fixture.h"
+#include "test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,5 +268,5 @@ int ckpt_load_edited(const char *name, void (*edit)(ckpt *), bert_model **m, cha
     ckpt_free(&c);
     *m = NULL;
     *err = NULL;
-    return bert_model_load(dir.path, m, err);
+    return bert_model_load(t_dir(dir.path), m, err);
 }

@@ -19,12 +19,12 @@ static void config_json(void)
     const char *dir = d.path;
 
     t_case("config: a missing config.json");
-    T_CHECK(bert_config_load(dir, &cfg, &err) == -1 && tm_contains(err, "config.json"), "got: %s", err ? err : "success");
+    T_CHECK(bert_config_load(t_dir(dir), &cfg, &err) == -1 && tm_contains(err, "config.json"), "got: %s", err ? err : "success");
     free(err);
 
     t_case("config: model_type bert alone takes BertConfig's defaults");
     tm_write_text(dir, "config.json", "{\"model_type\": \"bert\"}");
-    if (T_CHECK(bert_config_load(dir, &cfg, &err) == 0, "rejected: %s", err ? err : "?"))
+    if (T_CHECK(bert_config_load(t_dir(dir), &cfg, &err) == 0, "rejected: %s", err ? err : "?"))
         T_CHECK(cfg.vocab_size == 30522 && cfg.hidden_size == 768 && cfg.num_layers == 12 && cfg.num_heads == 12 &&
                 cfg.intermediate_size == 3072 && cfg.max_position_embeddings == 512 && cfg.type_vocab_size == 2 &&
                 cfg.layer_norm_eps == 1e-12f && cfg.hidden_act == BERT_ACT_GELU, "defaults");
@@ -34,7 +34,7 @@ static void config_json(void)
                "{\"vocab_size\": 100, \"hidden_size\": 64, \"num_hidden_layers\": 3, \"num_attention_heads\": 4,"
                " \"intermediate_size\": 128, \"max_position_embeddings\": 32, \"layer_norm_eps\": 1e-5,"
                " \"hidden_act\": \"gelu_new\"}");
-    if (T_CHECK(bert_config_load(dir, &cfg, &err) == 0, "rejected: %s", err ? err : "?"))
+    if (T_CHECK(bert_config_load(t_dir(dir), &cfg, &err) == 0, "rejected: %s", err ? err : "?"))
         T_CHECK(cfg.vocab_size == 100 && cfg.hidden_size == 64 && cfg.num_layers == 3 && cfg.type_vocab_size == 2 &&
                 cfg.layer_norm_eps == 1e-5f && cfg.hidden_act == BERT_ACT_GELU_TANH, "values");
 
@@ -56,7 +56,7 @@ static void config_json(void)
     };
     for (size_t i = 0; i < sizeof family / sizeof *family; i++) {
         tm_write_text(dir, "config.json", family[i].json);
-        if (T_CHECK(bert_config_load(dir, &cfg, &err) == 0, "%s rejected: %s", family[i].json, err ? err : "?"))
+        if (T_CHECK(bert_config_load(t_dir(dir), &cfg, &err) == 0, "%s rejected: %s", family[i].json, err ? err : "?"))
             T_CHECK(cfg.family == family[i].family && cfg.pad_id == family[i].pad &&
                         cfg.position_offset == family[i].offset && cfg.relative_buckets == family[i].buckets &&
                         cfg.type_vocab_size == family[i].types &&
@@ -97,7 +97,7 @@ static void config_json(void)
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         tm_write_text(dir, "config.json", bad[i].json);
         err = NULL;
-        T_CHECK(bert_config_load(dir, &cfg, &err) == -1 && tm_contains(err, bad[i].needle), "%s: %s", bad[i].json,
+        T_CHECK(bert_config_load(t_dir(dir), &cfg, &err) == -1 && tm_contains(err, bad[i].needle), "%s: %s", bad[i].json,
                 err ? err : "accepted");
         free(err);
     }
@@ -112,7 +112,7 @@ static void sentence_transformers_files(void)
     char sub[600];
 
     t_case("sentence-transformers: a plain checkpoint");
-    T_CHECK(bert_st_config_load(dir, &st, &err) == 0 && !st.present && st.pooling == BERT_POOL_MEAN &&
+    T_CHECK(bert_st_config_load(t_dir(dir), &st, &err) == 0 && !st.present && st.pooling == BERT_POOL_MEAN &&
             !st.normalize && st.max_seq_length == 0, "got present=%d pooling=%d: %s", st.present, st.pooling,
             err ? err : "");
     free(err);
@@ -129,7 +129,7 @@ static void sentence_transformers_files(void)
                " \"pooling_mode_mean_tokens\": false, \"pooling_mode_max_tokens\": false}");
     tm_write_text(dir, "sentence_bert_config.json", "{\"max_seq_length\": 256, \"do_lower_case\": false}");
     err = NULL;
-    T_CHECK(bert_st_config_load(dir, &st, &err) == 0 && st.present && st.pooling == BERT_POOL_CLS && st.normalize &&
+    T_CHECK(bert_st_config_load(t_dir(dir), &st, &err) == 0 && st.present && st.pooling == BERT_POOL_CLS && st.normalize &&
             st.max_seq_length == 256, "got present=%d pooling=%d normalize=%d max=%d: %s", st.present, st.pooling,
             st.normalize, st.max_seq_length, err ? err : "");
     free(err);
@@ -140,7 +140,7 @@ static void sentence_transformers_files(void)
     mkdir(sub, 0755);
     tm_write_text(sub, "config.json", "{\"pooling_mode_max_tokens\": true, \"pooling_mode_mean_tokens\": false}");
     err = NULL;
-    T_CHECK(bert_st_config_load(dir, &st, &err) == 0 && st.present && st.pooling == BERT_POOL_MAX && !st.normalize,
+    T_CHECK(bert_st_config_load(t_dir(dir), &st, &err) == 0 && st.present && st.pooling == BERT_POOL_MAX && !st.normalize,
             "got present=%d pooling=%d: %s", st.present, st.pooling, err ? err : "");
     free(err);
 
@@ -154,7 +154,7 @@ static void sentence_transformers_files(void)
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         tm_write_text(sub, "config.json", bad[i].pooling);
         err = NULL;
-        T_CHECK(bert_st_config_load(dir, &st, &err) == -1 && tm_contains(err, bad[i].needle), "%s: %s", bad[i].pooling,
+        T_CHECK(bert_st_config_load(t_dir(dir), &st, &err) == -1 && tm_contains(err, bad[i].needle), "%s: %s", bad[i].pooling,
                 err ? err : "accepted");
         free(err);
     }
@@ -166,16 +166,16 @@ static void sentence_transformers_files(void)
                " {\"idx\": 1, \"path\": \"1_Pooling\", \"type\": \"sentence_transformers.models.Pooling\"},"
                " {\"idx\": 2, \"path\": \"2_Dense\", \"type\": \"sentence_transformers.models.Dense\"}]");
     err = NULL;
-    T_CHECK(bert_st_config_load(dir, &st, &err) == -1 && tm_contains(err, "Dense"), "got: %s", err ? err : "accepted");
+    T_CHECK(bert_st_config_load(t_dir(dir), &st, &err) == -1 && tm_contains(err, "Dense"), "got: %s", err ? err : "accepted");
     free(err);
     tm_write_text(dir, "modules.json", "{\"not\": \"an array\"}");
     err = NULL;
-    T_CHECK(bert_st_config_load(dir, &st, &err) == -1 && tm_contains(err, "modules.json"), "got: %s", err ? err : "accepted");
+    T_CHECK(bert_st_config_load(t_dir(dir), &st, &err) == -1 && tm_contains(err, "modules.json"), "got: %s", err ? err : "accepted");
     free(err);
     remove(TM_ROOT "/stconfig2/modules.json");
     tm_write_text(dir, "sentence_bert_config.json", "{\"max_seq_length\": -3}");
     err = NULL;
-    T_CHECK(bert_st_config_load(dir, &st, &err) == -1 && tm_contains(err, "max_seq_length"), "got: %s", err ? err : "accepted");
+    T_CHECK(bert_st_config_load(t_dir(dir), &st, &err) == -1 && tm_contains(err, "max_seq_length"), "got: %s", err ? err : "accepted");
     free(err);
 }
 
@@ -189,9 +189,9 @@ static void prompts(void)
     remove(file);   /* left by an earlier run */
 
     t_case("prompts: none without config_sentence_transformers.json, an error when one is named");
-    T_CHECK(bert_st_prompt(dir, NULL, &prompt, &err) == 0 && !prompt, "got %s: %s", prompt ? prompt : "NULL",
+    T_CHECK(bert_st_prompt(t_dir(dir), NULL, &prompt, &err) == 0 && !prompt, "got %s: %s", prompt ? prompt : "NULL",
             err ? err : "");
-    T_CHECK(bert_st_prompt(dir, "query", &prompt, &err) == -1 && tm_contains(err, "has no prompts") &&
+    T_CHECK(bert_st_prompt(t_dir(dir), "query", &prompt, &err) == -1 && tm_contains(err, "has no prompts") &&
             tm_contains(err, "{\"text\""), "%s", err ? err : "accepted");
     free(err);
     err = NULL;
@@ -200,24 +200,24 @@ static void prompts(void)
     tm_write_text(dir, "config_sentence_transformers.json",
                   "{\"prompts\": {\"query\": \"query: \", \"passage\": \"passage: \", \"none\": \"\"}, "
                   "\"default_prompt_name\": \"passage\"}");
-    if (T_CHECK(bert_st_prompt(dir, NULL, &prompt, &err) == 0 && prompt, "%s", err ? err : "no prompt"))
+    if (T_CHECK(bert_st_prompt(t_dir(dir), NULL, &prompt, &err) == 0 && prompt, "%s", err ? err : "no prompt"))
         T_CHECK(strcmp(prompt, "passage: ") == 0, "default %s", prompt);
     free(prompt);
     prompt = NULL;
-    if (T_CHECK(bert_st_prompt(dir, "query", &prompt, &err) == 0 && prompt, "%s", err ? err : "no prompt"))
+    if (T_CHECK(bert_st_prompt(t_dir(dir), "query", &prompt, &err) == 0 && prompt, "%s", err ? err : "no prompt"))
         T_CHECK(strcmp(prompt, "query: ") == 0, "named %s", prompt);
     free(prompt);
     prompt = NULL;
     /* sentence-transformers adds nothing for an empty prompt. */
-    T_CHECK(bert_st_prompt(dir, "none", &prompt, &err) == 0 && !prompt, "empty prompt %s", prompt ? prompt : "");
+    T_CHECK(bert_st_prompt(t_dir(dir), "none", &prompt, &err) == 0 && !prompt, "empty prompt %s", prompt ? prompt : "");
 
     t_case("prompts: an unknown name lists the model's prompts");
-    T_CHECK(bert_st_prompt(dir, "search", &prompt, &err) == -1 && tm_contains(err, "\"search\"") &&
+    T_CHECK(bert_st_prompt(t_dir(dir), "search", &prompt, &err) == -1 && tm_contains(err, "\"search\"") &&
             tm_contains(err, "\"query\", \"passage\", \"none\""), "%s", err ? err : "accepted");
     free(err);
     err = NULL;
     tm_write_text(dir, "config_sentence_transformers.json", "{\"prompts\": [\"query: \"]}");
-    T_CHECK(bert_st_prompt(dir, "query", &prompt, &err) == -1 && tm_contains(err, "\"prompts\" must be an object"),
+    T_CHECK(bert_st_prompt(t_dir(dir), "query", &prompt, &err) == -1 && tm_contains(err, "\"prompts\" must be an object"),
             "%s", err ? err : "accepted");
     free(err);
 }

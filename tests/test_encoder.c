@@ -131,7 +131,7 @@ static void same_weights_same_outputs(void)
         ckpt_free(&c);
         err = NULL;
         m = NULL;
-        if (T_CHECK(bert_model_load(dir.path, &m, &err) == 0, "rejected: %s", err ? err : "?")) {
+        if (T_CHECK(bert_model_load(t_dir(dir.path), &m, &err) == 0, "rejected: %s", err ? err : "?")) {
             T_CHECK(variants[i].untied ? m->mlm_decoder_w != m->word_emb : m->mlm_decoder_w == m->word_emb,
                     "decoder tied=%d", m->mlm_decoder_w == m->word_emb);
             if (variants[i].misalign) T_CHECK(m->converted_bytes > 0, "misaligned float32 was used in place");

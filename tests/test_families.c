@@ -122,7 +122,7 @@ static int encode_line(const json_doc *d, int line, const char *dir, double *wor
     int32_t *ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
     char *err = NULL;
     int ok = 0;
-    if (!s || !ids || bert_model_load(path, &m, &err) != 0) {
+    if (!s || !ids || bert_model_load(t_dir(path), &m, &err) != 0) {
         snprintf(why, why_size, "cannot load %s: %s", path, err ? err : "out of memory");
         goto done;
     }

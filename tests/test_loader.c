@@ -161,7 +161,7 @@ static void tiles_at_load(void)
             char *err = NULL;
             packing_run_env(run, "vnni", saved);
             int tiled = run == 0 && amx;
-            if (T_CHECK(bert_model_load_precision(dir, p, &m, &err) == 0, "rejected: %s", err ? err : "?")) {
+            if (T_CHECK(bert_model_load_precision(t_dir(dir), p, &m, &err) == 0, "rejected: %s", err ? err : "?")) {
                 const int hid = m->cfg.hidden_size, F = m->cfg.intermediate_size, layers = m->cfg.num_layers;
                 if (tiled) {
                     size_t want = 0;
@@ -289,7 +289,7 @@ static void missing_weights_file(void)
         tm_dir dir = tm_case_dir("noweights");
         tm_write_text(dir.path, "config.json", "{\"model_type\": \"bert\"}");
         err = NULL;
-        T_CHECK(bert_model_load(dir.path, &m, &err) == -1 && tm_contains(err, "model.safetensors"), "got: %s",
+        T_CHECK(bert_model_load(t_dir(dir.path), &m, &err) == -1 && tm_contains(err, "model.safetensors"), "got: %s",
                 err ? err : "success");
         free(err);
     }
@@ -325,7 +325,7 @@ static void half_precision_widens_exactly(void)
             ckpt_write(&c, dir.path, which ? "BF16" : "F16", 0);
             ckpt_free(&c);
             err = NULL;
-            if (T_CHECK(bert_model_load(dir.path, &m, &err) == 0, "rejected: %s", err ? err : "?")) {
+            if (T_CHECK(bert_model_load(t_dir(dir.path), &m, &err) == 0, "rejected: %s", err ? err : "?")) {
                 const double *expect = which ? bf16_expect : f16_expect;
                 T_CHECK(strcmp(m->dtype, which ? "bfloat16" : "float16") == 0, "dtype %s", m->dtype);
                 T_CHECK(m->converted_bytes > 0, "nothing converted");

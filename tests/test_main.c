@@ -2,6 +2,7 @@
  * test_main.c - runs every suite and prints "N passed, N failed".
  */
 #include "test.h"
+#include "../ext/base/model_files.h"
 
 #include <linux/perf_event.h>
 #include <math.h>
@@ -104,6 +105,11 @@ static char skip_notes[MAX_SKIP_NOTES][400];
 
 static int quiet;    /* while the harness tests itself */
 
+/* The readings of model directories t_dir made for the current case. */
+#define MAX_CASE_DIRS 256
+static bert_model_files *case_dirs[MAX_CASE_DIRS];
+static int n_case_dirs;
+
 /* Seconds on `clock`. */
 static double seconds_of(clockid_t clock)
 {
@@ -119,6 +125,7 @@ static double case_started, case_cpu_started;
 
 static void tally(void)
 {
+    while (n_case_dirs > 0) bert_model_files_free(case_dirs[--n_case_dirs]);
     if (!current.open) return;
     current.open = 0;
     if (!quiet && getenv("BERT_TEST_TIMES"))
@@ -174,6 +181,16 @@ void t_skip(const char *reason)
     printf("SKIP %s: %s (%s)\n", current.suite, current.name, reason);
     if (skipped < MAX_SKIP_NOTES)
         snprintf(skip_notes[skipped], sizeof skip_notes[skipped], "%s: %s (%s)", current.suite, current.name, reason);
+}
+
+bert_model_files *t_dir(const char *dir)
+{
+    bert_model_files *f = n_case_dirs < MAX_CASE_DIRS ? bert_model_files_new(dir) : NULL;
+    if (!f) {
+        fprintf(stderr, "t_dir: out of memory, or more than %d directories in one case\n", MAX_CASE_DIRS);
+        exit(2);
+    }
+    return case_dirs[n_case_dirs++] = f;
 }
 
 sqlite3 *t_open(void)

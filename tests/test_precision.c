@@ -427,7 +427,7 @@ static void check_loader(void)
         bert_model *m = NULL;
         char *err = NULL;
         const char *pname = bert_precision_name(runs[i].p);
-        if (!T_CHECK(bert_model_load_precision(runs[i].dir, runs[i].p, &m, &err) == 0, "%s at %s: %s", runs[i].dir,
+        if (!T_CHECK(bert_model_load_precision(t_dir(runs[i].dir), runs[i].p, &m, &err) == 0, "%s at %s: %s", runs[i].dir,
                      pname, err ? err : "?")) {
             free(err);
             continue;
@@ -493,7 +493,7 @@ static void check_allocations(void)
         bert_model *m = NULL;
         char *err = NULL;
         bert_scratch *s = bert_scratch_new();
-        if (!T_CHECK(s && bert_model_load_precision(SMALL, ps[i], &m, &err) == 0, "load: %s",
+        if (!T_CHECK(s && bert_model_load_precision(t_dir(SMALL), ps[i], &m, &err) == 0, "load: %s",
                      err ? err : "?")) {
             free(err);
             bert_scratch_free(s);
@@ -562,7 +562,7 @@ static void check_released(void)
     for (size_t i = 0; emb && i < sizeof ps / sizeof *ps; i++) {
         bert_model *m = NULL;
         bert_scratch *s = bert_scratch_new();
-        if (!T_CHECK(s && bert_model_load_precision(dir, ps[i], &m, &err) == 0, "load: %s", err ? err : "?")) {
+        if (!T_CHECK(s && bert_model_load_precision(t_dir(dir), ps[i], &m, &err) == 0, "load: %s", err ? err : "?")) {
             free(err);
             err = NULL;
             bert_scratch_free(s);

@@ -7,6 +7,7 @@
 #include "../base/error.h"
 #include "../base/file.h"
 #include "../base/json.h"
+#include "../base/model_files.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,15 +108,17 @@ char *bert_checkpoint_dir(const char *path, char **err)
 
 /* ---- the weights ---------------------------------------------------------- */
 
-char *bert_checkpoint_weights_file(const char *dir, char **err)
+char *bert_checkpoint_weights_file(bert_model_files *files, char **err)
 {
     *err = NULL;
+    const char *dir = bert_model_files_dir(files);
     static const char *const names[] = {"model.safetensors", "model.safetensors.index.json"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        int found = has_file(dir, names[i]);
-        if (found) return found > 0 ? bert_path_join(dir, names[i]) : NULL;
+        int found = bert_model_files_has(files, names[i]);
+        if (found) return found > 0 ? bert_model_files_path(files, names[i]) : NULL;
     }
-    int bin = has_file(dir, "pytorch_model.bin"), sharded_bin = has_file(dir, "pytorch_model.bin.index.json");
+    int bin = bert_model_files_has(files, "pytorch_model.bin");
+    int sharded_bin = bert_model_files_has(files, "pytorch_model.bin.index.json");
     if (bin < 0 || sharded_bin < 0) return NULL;
     if (bin || sharded_bin)
         *err = bert_errorf("%s has its weights only as pytorch_model.bin, which is not read: convert them "
@@ -180,10 +183,10 @@ static int check_map(const json_doc *doc, int map, const char *label, const char
     return 0;
 }
 
-static int open_shards(const char *dir, const char *label, st_file **out, char **err)
+static int open_shards(bert_model_files *dir, const char *label, st_file **out, char **err)
 {
-    json_doc *doc = NULL;
-    int found = bert_json_read_model_file(dir, "model.safetensors.index.json", 0, &doc, err);
+    const json_doc *doc = NULL;
+    int found = bert_model_files_json(dir, "model.safetensors.index.json", 0, &doc, err);
     if (found <= 0) {
         if (found == 0) *err = bert_errorf("%s disappeared while it was being read", label);
         return -1;
@@ -196,7 +199,7 @@ static int open_shards(const char *dir, const char *label, st_file **out, char *
     files = calloc((size_t)n, sizeof *files);
     if (!files) { *err = bert_errorf("out of memory reading %s", label); goto done; }
     for (int i = 0; i < n; i++) {
-        char *path = bert_path_join(dir, names[i]);
+        char *path = bert_model_files_path(dir, names[i]);
         if (!path) { *err = bert_errorf("out of memory reading %s", label); goto done; }
         int opened = bert_safetensors_open(path, &files[i], err);
         free(path);
@@ -208,7 +211,6 @@ done:
     for (int i = 0; files && i < n; i++) bert_safetensors_close(files[i]);
     free(files);
     free(names);
-    bert_json_free(doc);
     return rc;
 }
 
@@ -218,12 +220,12 @@ static int ends_with(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-int bert_checkpoint_open(const char *dir, st_file **out, char **label, char **err)
+int bert_checkpoint_open(bert_model_files *files, st_file **out, char **label, char **err)
 {
     *out = NULL;
-    *label = bert_checkpoint_weights_file(dir, err);
+    *label = bert_checkpoint_weights_file(files, err);
     if (!*label) return -1;
-    int rc = ends_with(*label, ".index.json") ? open_shards(dir, *label, out, err)
+    int rc = ends_with(*label, ".index.json") ? open_shards(files, *label, out, err)
                                                : bert_safetensors_open(*label, out, err);
     if (rc != 0) {
         free(*label);
@@ -235,9 +237,9 @@ int bert_checkpoint_open(const char *dir, st_file **out, char **label, char **er
 /* ---- what bert_load checks -------------------------------------------------- */
 
 /* 0 unless dir/name is a Git LFS pointer (or unreadable): -1 with *err. */
-static int not_a_pointer(const char *dir, const char *name, char **err)
+static int not_a_pointer(bert_model_files *files, const char *name, char **err)
 {
-    char *path = bert_path_join(dir, name);
+    char *path = bert_model_files_path(files, name);
     if (!path) { *err = NULL; return -1; }
     struct stat st;
     int rc = 0;
@@ -252,30 +254,31 @@ static int not_a_pointer(const char *dir, const char *name, char **err)
     return rc;
 }
 
-static int check_tokenizer(const char *dir, char **err)
+static int check_tokenizer(bert_model_files *files, char **err)
 {
-    static const char *const files[] = {"tokenizer.json", "vocab.txt", "vocab.json", "merges.txt"};
+    static const char *const names[] = {"tokenizer.json", "vocab.txt", "vocab.json", "merges.txt"};
     int present[4];
     for (int i = 0; i < 4; i++)
-        if ((present[i] = has_file(dir, files[i])) < 0) return -1;   /* out of memory: *err stays NULL */
+        if ((present[i] = bert_model_files_has(files, names[i])) < 0) return -1;   /* out of memory: *err stays NULL */
     if (!present[0] && !present[1] && !(present[2] && present[3])) {
+        const char *dir = bert_model_files_dir(files);
         *err = bert_errorf("%s has no tokenizer: it needs tokenizer.json, vocab.txt, or vocab.json with "
                            "merges.txt; download them with the model (`huggingface-cli download <repo> "
                            "--local-dir %s --include \"*.json\" \"*.txt\" \"*.safetensors\"`)", dir, dir);
         return -1;
     }
     for (int i = 0; i < 4; i++)
-        if (present[i] && not_a_pointer(dir, files[i], err) != 0) return -1;
+        if (present[i] && not_a_pointer(files, names[i], err) != 0) return -1;
     return 0;
 }
 
-int bert_checkpoint_check(const char *dir, char **err)
+int bert_checkpoint_check(bert_model_files *files, char **err)
 {
     *err = NULL;
-    if (check_tokenizer(dir, err) != 0) return -1;
+    if (check_tokenizer(files, err) != 0) return -1;
     st_file *weights = NULL;
     char *label = NULL;
-    if (bert_checkpoint_open(dir, &weights, &label, err) != 0) return -1;
+    if (bert_checkpoint_open(files, &weights, &label, err) != 0) return -1;
     bert_safetensors_close(weights);
     free(label);
     return 0;

@@ -10,6 +10,7 @@
 #ifndef BERT_CHECKPOINT_H
 #define BERT_CHECKPOINT_H
 
+#include "../base/model_files.h"
 #include "safetensors.h"
 
 /* The model directory `path` stands for: itself, or the snapshot of a
@@ -21,12 +22,12 @@ char *bert_checkpoint_dir(const char *path, char **err);
  * model.safetensors.index.json when there is no single file.  Malloc'd, or
  * NULL with *err saying what is missing and what to do (a directory with
  * only pytorch_model.bin gets the command that converts it). */
-char *bert_checkpoint_weights_file(const char *dir, char **err);
+char *bert_checkpoint_weights_file(bert_model_files *files, char **err);
 
 /* Maps the weights, every shard of a sharded checkpoint, as one st_file
  * whose headers are checked (bert_safetensors_open); *label (malloc'd) is
  * the file to name in messages.  0, or -1 with *err. */
-int bert_checkpoint_open(const char *dir, st_file **out, char **label, char **err);
+int bert_checkpoint_open(bert_model_files *files, st_file **out, char **label, char **err);
 
 /* What bert_load checks before it registers a directory, all of it cheap:
  * a tokenizer file (vocab.txt, tokenizer.json, or vocab.json with
@@ -34,6 +35,6 @@ int bert_checkpoint_open(const char *dir, st_file **out, char **label, char **er
  * each safetensors header whole, its tensors' data inside the file, not a
  * Git LFS pointer).  The data itself is neither read nor kept mapped.
  * 0, or -1 with *err. */
-int bert_checkpoint_check(const char *dir, char **err);
+int bert_checkpoint_check(bert_model_files *files, char **err);
 
 #endif

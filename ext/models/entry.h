@@ -9,6 +9,7 @@
 #include "../base/buffer.h"
 #include "../encoder/encoder.h"
 #include "../base/interrupt.h"
+#include "../base/model_files.h"
 #include "../encoder/model.h"
 #include "registry.h"
 #include "../tokenizer/tokenizer.h"
@@ -18,6 +19,7 @@
 struct bert_entry {
     char *name;
     char *path;             /* as the user spelled it */
+    bert_model_files *files;  /* the directory, read once for every loader */
     dev_t dir_dev;          /* the directory's identity: two spellings of one */
     ino_t dir_ino;          /* directory are the same model */
     bert_options given;     /* options as the user gave them */

@@ -20,13 +20,14 @@ static const char *dtype_label(st_dtype t)
     return t == ST_F16 ? "float16" : t == ST_BF16 ? "bfloat16" : "float32";
 }
 
-int bert_model_load(const char *model_dir, bert_model **out, char **err)
+int bert_model_load(bert_model_files *files, bert_model **out, char **err)
 {
-    return bert_model_load_precision(model_dir, BERT_PRECISION_FLOAT32, out, err);
+    return bert_model_load_precision(files, BERT_PRECISION_FLOAT32, out, err);
 }
 
-int bert_model_load_precision(const char *model_dir, bert_precision precision, bert_model **out, char **err)
+int bert_model_load_precision(bert_model_files *files, bert_precision precision, bert_model **out, char **err)
 {
+    const char *model_dir = bert_model_files_dir(files);
     *out = NULL;
     *err = NULL;
     bert_model *m = calloc(1, sizeof *m);
@@ -41,12 +42,12 @@ int bert_model_load_precision(const char *model_dir, bert_precision precision, b
     }
     m->priv = priv;
     m->precision = precision;
-    if (bert_config_load(model_dir, &m->cfg, err) != 0) goto fail;
+    if (bert_config_load(files, &m->cfg, err) != 0) goto fail;
     const bert_config *c = &m->cfg;
-    if (bert_checkpoint_open(model_dir, &priv->st, &path, err) != 0) goto fail;
+    if (bert_checkpoint_open(files, &priv->st, &path, err) != 0) goto fail;
     /* The head settings matter only to a checkpoint with a classifier: an
      * odd id2label in a fill-mask model's config.json is no reason to fail. */
-    if (bert_head_config_load(model_dir, &m->head, err) != 0) {
+    if (bert_head_config_load(files, &m->head, err) != 0) {
         if (bert_safetensors_find(priv->st, "classifier.weight") ||
             bert_safetensors_find(priv->st, "classifier.out_proj.weight"))
             goto fail;

@@ -93,29 +93,21 @@ typedef struct {
     int *dst;
 } size_field;
 
-int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
+int bert_config_load(bert_model_files *files, bert_config *cfg, char **err)
 {
     *err = NULL;
     memset(cfg, 0, sizeof *cfg);
-    char *path = bert_path_join(model_dir, "config.json");
+    char *path = bert_model_files_path(files, "config.json");
     if (!path) { *err = bert_errorf("out of memory"); return -1; }
-    json_doc *doc = NULL;
+    const json_doc *doc = NULL;
     int rc = -1;
-    char *jerr = NULL;
-    int found = bert_json_parse_file(path, &doc, &jerr);
+    int found = bert_model_files_json(files, "config.json", 0, &doc, err);
     if (found != 1) {
         if (found == 0)
             *err = bert_errorf("%s does not exist; a model directory needs the config.json of its "
                                "Hugging Face checkpoint", path);
-        else
-            *err = bert_errorf("%s; fix or download the file again", jerr ? jerr : "out of memory");
-        free(jerr);
         free(path);
         return -1;
-    }
-    if (doc->nodes[0].type != JSON_OBJECT) {
-        *err = bert_errorf("%s is not a JSON object", path);
-        goto done;
     }
 
     int type_node = bert_json_member(doc, 0, "model_type");
@@ -202,7 +194,6 @@ int bert_config_load(const char *model_dir, bert_config *cfg, char **err)
     if (read_positions(doc, path, cfg, err) != 0) goto done;
     rc = 0;
 done:
-    bert_json_free(doc);
     free(path);
     return rc;
 }
@@ -273,22 +264,18 @@ static bert_ce_activation ce_activation(const char *name)
     return strncmp(name, "torch.", 6) == 0 ? BERT_CE_UNSUPPORTED : BERT_CE_DEFAULT;
 }
 
-int bert_head_config_load(const char *model_dir, bert_head_config *hc, char **err)
+int bert_head_config_load(bert_model_files *files, bert_head_config *hc, char **err)
 {
     *err = NULL;
     memset(hc, 0, sizeof *hc);
-    json_doc *doc = NULL;
-    char *path = bert_path_join(model_dir, "config.json");
+    const json_doc *doc = NULL;
+    char *path = bert_model_files_path(files, "config.json");
     if (!path) { *err = bert_errorf("out of memory"); return -1; }
-    int found = bert_json_read_model_file(model_dir, "config.json", 0, &doc, err), rc = -1;
+    int found = bert_model_files_json(files, "config.json", 0, &doc, err), rc = -1;
     if (found <= 0) {
         if (found == 0) *err = bert_errorf("%s does not exist", path);
         free(path);
         return -1;
-    }
-    if (doc->nodes[0].type != JSON_OBJECT) {
-        *err = bert_errorf("%s is not a JSON object", path);
-        goto done;
     }
     int id2label = bert_json_member(doc, 0, "id2label");
     if (id2label >= 0 && doc->nodes[id2label].type != JSON_NULL) {
@@ -338,7 +325,6 @@ int bert_head_config_load(const char *model_dir, bert_head_config *hc, char **er
     rc = 0;
 done:
     if (rc != 0) bert_head_config_free(hc);
-    bert_json_free(doc);
     free(path);
     return rc;
 }

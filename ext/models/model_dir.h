@@ -3,11 +3,13 @@
  * config.json (the encoder's shape, the heads' labels), the
  * sentence-transformers files, and the checkpoint whose tensors fill a
  * bert_model (encoder/model.h).  The encoder computes with what these
- * return; the registry and the weight cache call them.
+ * return; the registry and the weight cache call them, each with the one
+ * reading of the directory the registry keeps (base/model_files.h).
  */
 #ifndef BERT_MODEL_DIR_H
 #define BERT_MODEL_DIR_H
 
+#include "../base/model_files.h"
 #include "../encoder/model.h"
 
 #include <string.h>
@@ -26,41 +28,41 @@ static inline int bert_ends_with(const char *s, const char *suffix)
 /* The model_type of a family ("bert", "xlm-roberta", ...); static. */
 const char *bert_family_name(bert_family f);
 
-/* Reads and validates `model_dir`/config.json (BertConfig's keys, which
+/* Reads and validates the directory's config.json (BertConfig's keys, which
  * RoBERTa, XLM-RoBERTa and MPNet share, or DistilBertConfig's: dim,
  * n_layers, n_heads, hidden_dim, activation).  An unsupported model_type
  * is an error that lists the supported ones.
  * 0, or -1 with *err (malloc'd). */
-int bert_config_load(const char *model_dir, bert_config *cfg, char **err);
+int bert_config_load(bert_model_files *files, bert_config *cfg, char **err);
 
-/* Reads the head settings of `model_dir`/config.json.  0, or -1 with *err
+/* Reads the head settings of the directory's config.json.  0, or -1 with *err
  * naming the file, the key and the fix (id2label that does not number its
  * labels 0..n-1, an unknown problem_type). */
-int bert_head_config_load(const char *model_dir, bert_head_config *hc, char **err);
+int bert_head_config_load(bert_model_files *files, bert_head_config *hc, char **err);
 void bert_head_config_free(bert_head_config *hc);
 
 /* The label names for a head of n labels: hc's, or LABEL_<i> made up when
  * config.json named none (hc->num_labels 0).  0, or -1 out of memory. */
 int bert_head_config_default_labels(bert_head_config *hc, int n);
 
-int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err);
+int bert_st_config_load(bert_model_files *files, bert_st_config *st, char **err);
 
 /* The prompt of config_sentence_transformers.json's "prompts" called
  * `name`, or (name NULL) the one its default_prompt_name names.  *out is a
  * malloc'd copy, or NULL when no prompt applies (no file, no default, an
  * empty prompt).  0, or -1 with *err: an unknown name (the message lists
  * the model's prompts), a file that is not as sentence-transformers writes it. */
-int bert_st_prompt(const char *model_dir, const char *name, char **out, char **err);
+int bert_st_prompt(bert_model_files *files, const char *name, char **out, char **err);
 
-/* Maps `model_dir`/model.safetensors, checks every tensor's name, dtype, shape
+/* Maps the directory's model.safetensors, checks every tensor's name, dtype, shape
  * and byte range against config.json and the file size.  0, or -1 with *err
  * (malloc'd) naming the file, the tensor and the fix. */
-int bert_model_load(const char *model_dir, bert_model **out, char **err);
+int bert_model_load(bert_model_files *files, bert_model **out, char **err);
 
 /* The same, with the layers' projections held at `precision`: bfloat16
  * tensors of the file are used in place, anything else is converted or
  * quantized once, and the pages of the file read for it are released. */
-int bert_model_load_precision(const char *model_dir, bert_precision precision, bert_model **out, char **err);
+int bert_model_load_precision(bert_model_files *files, bert_precision precision, bert_model **out, char **err);
 void bert_model_free(bert_model *m);
 
 /* What the model's heads make it, as bert_models' `task` column says:

@@ -12,12 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int read_pooling(const char *model_dir, const char *pooling_dir, bert_st_config *st, char **err)
+static int read_pooling(bert_model_files *files, const char *pooling_dir, bert_st_config *st, char **err)
 {
+    const char *model_dir = bert_model_files_dir(files);
     char *name = bert_path_join(pooling_dir, "config.json");
     if (!name) { *err = bert_errorf("out of memory"); return -1; }
-    json_doc *doc = NULL;
-    int found = bert_json_read_model_file(model_dir, name, 1, &doc, err);
+    const json_doc *doc = NULL;
+    int found = bert_model_files_json(files, name, 1, &doc, err);
     if (found <= 0) { free(name); return found; }
 
     static const struct { const char *key; int mode; } modes[] = {
@@ -43,26 +44,25 @@ static int read_pooling(const char *model_dir, const char *pooling_dir, bert_st_
             st->pooling = (bert_pooling)modes[i].mode;
         }
     }
-    bert_json_free(doc);
     free(name);
     return rc < 0 ? -1 : 1;
 }
 
-int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err)
+int bert_st_config_load(bert_model_files *files, bert_st_config *st, char **err)
 {
+    const char *model_dir = bert_model_files_dir(files);
     *err = NULL;
     memset(st, 0, sizeof *st);
     st->pooling = BERT_POOL_MEAN;
 
-    json_doc *doc = NULL;
+    const json_doc *doc = NULL;
     char *pooling_dir = NULL;
-    int found = bert_json_read_model_file(model_dir, "modules.json", 1, &doc, err), rc = 0;
+    int found = bert_model_files_json(files, "modules.json", 1, &doc, err), rc = 0;
     if (found < 0) return -1;
     if (found) {
         st->present = 1;
         if (doc->nodes[0].type != JSON_ARRAY) {
             *err = bert_errorf("%s/modules.json is not a JSON array of modules", model_dir);
-            bert_json_free(doc);
             return -1;
         }
         for (int c = doc->nodes[0].first_child; c >= 0 && rc == 0; c = doc->nodes[c].next_sibling) {
@@ -85,17 +85,16 @@ int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err)
                 rc = -1;
             }
         }
-        bert_json_free(doc);
         doc = NULL;
         if (rc != 0) { free(pooling_dir); return -1; }
     }
 
-    int pooled = read_pooling(model_dir, pooling_dir ? pooling_dir : "1_Pooling", st, err);
+    int pooled = read_pooling(files, pooling_dir ? pooling_dir : "1_Pooling", st, err);
     free(pooling_dir);
     if (pooled < 0) return -1;
     if (pooled) st->present = 1;
 
-    found = bert_json_read_model_file(model_dir, "sentence_bert_config.json", 1, &doc, err);
+    found = bert_model_files_json(files, "sentence_bert_config.json", 1, &doc, err);
     if (found < 0) return -1;
     if (found) {
         int node = bert_json_member(doc, 0, "max_seq_length");
@@ -103,22 +102,21 @@ int bert_st_config_load(const char *model_dir, bert_st_config *st, char **err)
         if (v < 0 || v > BERT_MAX_POSITIONS) {
             *err = bert_errorf("%s/sentence_bert_config.json: max_seq_length must be a positive integer",
                                model_dir);
-            bert_json_free(doc);
             return -1;
         }
         st->max_seq_length = (int)v;
-        bert_json_free(doc);
     }
     return 0;
 }
 
 
-int bert_st_prompt(const char *model_dir, const char *name, char **out, char **err)
+int bert_st_prompt(bert_model_files *files, const char *name, char **out, char **err)
 {
+    const char *model_dir = bert_model_files_dir(files);
     *out = NULL;
     *err = NULL;
-    json_doc *doc = NULL;
-    int found = bert_json_read_model_file(model_dir, "config_sentence_transformers.json", 0, &doc, err);
+    const json_doc *doc = NULL;
+    int found = bert_model_files_json(files, "config_sentence_transformers.json", 0, &doc, err);
     if (found < 0) return -1;
     int prompts = found ? bert_json_member(doc, 0, "prompts") : -1, rc = -1;
     if (prompts >= 0 && doc->nodes[prompts].type != JSON_OBJECT && doc->nodes[prompts].type != JSON_NULL) {
@@ -156,6 +154,5 @@ int bert_st_prompt(const char *model_dir, const char *name, char **out, char **e
     }
     rc = 0;
 done:
-    bert_json_free(doc);
     return rc;
 }

@@ -185,7 +185,7 @@ static int resolve_settings(bert_entry *e, char **err)
             *err = bert_errorf("out of memory registering %s", e->path);
             return -1;
         }
-    } else if (bert_st_prompt(e->path, o->prompt_kind == BERT_PROMPT_NAME ? o->prompt : NULL, &e->prompt, err) != 0) {
+    } else if (bert_st_prompt(e->files, o->prompt_kind == BERT_PROMPT_NAME ? o->prompt : NULL, &e->prompt, err) != 0) {
         return -1;
     }
     return 0;
@@ -204,6 +204,7 @@ static void entry_free(bert_entry *e)
     free(e->prompted.s);
     free(e->name);
     free(e->path);
+    bert_model_files_free(e->files);
     free(e);
 }
 
@@ -284,7 +285,8 @@ static int add_dir(bert_registry *r, const char *name, const char *path, const b
         return -1;
     }
     bert_entry *e = calloc(1, sizeof *e);
-    if (!e || !(e->name = bert_strdup(name)) || !(e->path = bert_strdup(path))) {
+    if (!e || !(e->name = bert_strdup(name)) || !(e->path = bert_strdup(path)) ||
+        !(e->files = bert_model_files_new(path))) {
         entry_free(e);
         *err = bert_errorf("out of memory registering model '%s'", name);
         return -1;
@@ -292,8 +294,8 @@ static int add_dir(bert_registry *r, const char *name, const char *path, const b
     e->dir_dev = st.st_dev;
     e->dir_ino = st.st_ino;
     e->given = *opts;
-    if (bert_config_load(path, &e->cfg, err) != 0 || bert_st_config_load(path, &e->st, err) != 0 ||
-        resolve_settings(e, err) != 0 || bert_checkpoint_check(path, err) != 0) {
+    if (bert_config_load(e->files, &e->cfg, err) != 0 || bert_st_config_load(e->files, &e->st, err) != 0 ||
+        resolve_settings(e, err) != 0 || bert_checkpoint_check(e->files, err) != 0) {
         entry_free(e);
         return -1;
     }
@@ -301,7 +303,7 @@ static int add_dir(bert_registry *r, const char *name, const char *path, const b
      * whose labels cannot be read fails only a model with a classifier,
      * when its weights load (model.c), so here it shows none. */
     char *head_err = NULL;
-    if (bert_head_config_load(path, &e->announced, &head_err) != 0) memset(&e->announced, 0, sizeof e->announced);
+    if (bert_head_config_load(e->files, &e->announced, &head_err) != 0) memset(&e->announced, 0, sizeof e->announced);
     free(head_err);
     bert_entry *old = lookup(r, name);
     if (old) {
@@ -405,7 +407,7 @@ int bert_entry_need_model(bert_entry *e, char **err)
         return -1;
     }
     if (e->model) return 0;
-    const bert_model *m = bert_weight_cache_acquire(e->path, e->precision, err);
+    const bert_model *m = bert_weight_cache_acquire(e->files, e->precision, err);
     if (!m) return -1;
     if (m->cfg.vocab_size < (int)bert_tokenizer_vocab_size(e->tokenizer)) {
         *err = bert_errorf("model '%s': vocab.txt has %zu entries but the weights only %d: the "

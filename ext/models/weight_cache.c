@@ -30,12 +30,12 @@ typedef struct cache_entry {
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static cache_entry *cache_head;
 
-const bert_model *bert_weight_cache_acquire(const char *model_dir, bert_precision precision, char **err)
+const bert_model *bert_weight_cache_acquire(bert_model_files *files, bert_precision precision, char **err)
 {
     *err = NULL;
     /* A sharded checkpoint is known by its index: each of its shards is
      * then mapped once per process with the rest of the model. */
-    char *path = bert_checkpoint_weights_file(model_dir, err);
+    char *path = bert_checkpoint_weights_file(files, err);
     if (!path) return NULL;
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -45,7 +45,7 @@ const bert_model *bert_weight_cache_acquire(const char *model_dir, bert_precisio
     }
     free(path);
     struct stat cst;
-    char *config = bert_path_join(model_dir, "config.json");
+    char *config = bert_model_files_path(files, "config.json");
     if (!config) return NULL;
     int have_config = stat(config, &cst) == 0;
     free(config);
@@ -64,7 +64,7 @@ const bert_model *bert_weight_cache_acquire(const char *model_dir, bert_precisio
      * file twice; loads are rare and a waiting caller needs the result anyway. */
     cache_entry *e = calloc(1, sizeof *e);
     bert_model *m = NULL;
-    if (!e || bert_model_load_precision(model_dir, precision, &m, err) != 0) {
+    if (!e || bert_model_load_precision(files, precision, &m, err) != 0) {
         free(e);
         pthread_mutex_unlock(&cache_lock);
         return NULL;

@@ -11,11 +11,12 @@
 #ifndef BERT_WEIGHT_CACHE_H
 #define BERT_WEIGHT_CACHE_H
 
+#include "../base/model_files.h"
 #include "../encoder/model.h"
 
-/* Returns the shared model of `model_dir` at `precision`, loading it on
+/* Returns the shared model of the directory `files` reads, at `precision`, loading it on
  * first use.  NULL with *err (malloc'd) when it cannot be loaded. */
-const bert_model *bert_weight_cache_acquire(const char *model_dir, bert_precision precision, char **err);
+const bert_model *bert_weight_cache_acquire(bert_model_files *files, bert_precision precision, char **err);
 
 /* Gives back one reference taken by bert_weight_cache_acquire. */
 void bert_weight_cache_release(const bert_model *m);

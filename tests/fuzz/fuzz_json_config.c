@@ -61,11 +61,21 @@ static void expect_message(int rc, char *err, const char *what)
     free(err);
 }
 
+/* A fresh reading of the fuzzed model directory. */
+static bert_model_files *read_dir(void)
+{
+    bert_model_files *f = bert_model_files_new(model_dir);
+    if (!f) fuzz_die("out of memory");
+    return f;
+}
+
 static void config(void)
 {
     bert_config c;
     char *err = NULL;
-    int rc = bert_config_load(model_dir, &c, &err);
+    bert_model_files *f = read_dir();
+    int rc = bert_config_load(f, &c, &err);
+    bert_model_files_free(f);
     expect_message(rc, err, "bert_config_load");
     if (rc != 0) return;
     if (c.vocab_size < 1 || c.hidden_size < 1 || c.num_layers < 1 || c.num_heads < 1 ||
@@ -85,7 +95,9 @@ static void head_config(void)
 {
     bert_head_config hc;
     char *err = NULL;
-    int rc = bert_head_config_load(model_dir, &hc, &err);
+    bert_model_files *f = read_dir();
+    int rc = bert_head_config_load(f, &hc, &err);
+    bert_model_files_free(f);
     expect_message(rc, err, "bert_head_config_load");
     if (rc != 0) return;
     if (hc.num_labels < 0 || (hc.num_labels > 0 && !hc.labels))
@@ -99,7 +111,9 @@ static void st_config(void)
 {
     bert_st_config st;
     char *err = NULL;
-    int rc = bert_st_config_load(model_dir, &st, &err);
+    bert_model_files *f = read_dir();
+    int rc = bert_st_config_load(f, &st, &err);
+    bert_model_files_free(f);
     expect_message(rc, err, "bert_st_config_load");
     if (rc == 0 && (st.max_seq_length < 0 || (int)st.pooling < 0 || st.pooling > BERT_POOL_POOLER))
         fuzz_die("bert_st_config_load accepted max_seq_length %d pooling %d", st.max_seq_length, (int)st.pooling);

@@ -97,7 +97,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     snprintf(path, sizeof path, "%s/model.safetensors", model_dir);
     fuzz_write(path, data, size);
     bert_model *m = NULL;
-    if (bert_model_load(model_dir, &m, &err) != 0) {
+    bert_model_files *files = bert_model_files_new(model_dir);
+    if (!files) fuzz_die("out of memory");
+    int loaded = bert_model_load(files, &m, &err);
+    bert_model_files_free(files);
+    if (loaded != 0) {
         if (!err) fuzz_die("bert_model_load failed without a message");
         free(err);
         return 0;
