@@ -120,7 +120,6 @@ typedef struct tok_pipeline tok_pipeline;
  * vocab.json + merges.txt (byte-level BPE as RoBERTa's). */
 int tok_pipeline_load(const char *model_dir, const json_doc *tj, tok_pipeline **out, char **err);
 void tok_pipeline_free(tok_pipeline *p);
-void tok_word_cache_free(tok_word_cache *c);   /* tok_word_cache.c */
 int tok_pipeline_encode(const tok_pipeline *p, const char *text, size_t len, size_t max_ids, bert_ids *out,
                         bert_spans *spans, bert_encode_buffers *keep);
 char *tok_pipeline_decode(const tok_pipeline *p, const int32_t *ids, size_t n, int skip_special);

@@ -10,7 +10,6 @@
 #include "tokenizer.h"
 #include "tok_internal.h"
 
-#include "../base/buffer.h"
 #include "../base/error.h"
 #include "../base/file.h"
 #include "../base/json.h"
@@ -41,24 +40,6 @@ const char *tok_token_name(const json_doc *doc, int node)
     return bert_json_str(doc, node, NULL);
 }
 
-int bert_ids_push(bert_ids *v, int32_t id)
-{
-    if (v->len == v->cap) {
-        int32_t *p = bert_grow(v->ids, &v->cap, v->len + 1, sizeof *p);
-        if (!p) return -1;
-        v->ids = p;
-    }
-    v->ids[v->len++] = id;
-    return 0;
-}
-
-void bert_ids_free(bert_ids *v)
-{
-    free(v->ids);
-    v->ids = NULL;
-    v->len = v->cap = 0;
-}
-
 int bert_tokenizer_model_max_length(const char *model_dir)
 {
     json_doc *doc = NULL;
@@ -67,23 +48,6 @@ int bert_tokenizer_model_max_length(const char *model_dir)
     free(err);
     bert_json_free(doc);
     return v;
-}
-
-void bert_encode_buffers_free(bert_encode_buffers *b)
-{
-    if (!b) return;
-    free(b->word);
-    free(b->marks);
-    free(b->normalized);
-    tok_word_cache_free(b->words);
-    memset(b, 0, sizeof *b);
-}
-
-void bert_spans_free(bert_spans *v)
-{
-    free(v->at);
-    v->at = NULL;
-    v->len = v->cap = 0;
 }
 
 void bert_text_char_bytes(const char *text, size_t len, int64_t *byte_start, int64_t *byte_end)
