@@ -15,7 +15,6 @@
 #include "../base/json.h"
 
 #include <assert.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,19 +25,6 @@ struct bert_tokenizer {
     tok_post post;
     bert_special_ids specials;
 };
-
-int tok_model_max_length_of(const json_doc *doc)
-{
-    double v = bert_json_real(doc, bert_json_member(doc, 0, "model_max_length"), 0);
-    return v >= 1 && v <= INT_MAX ? (int)v : 0;
-}
-
-const char *tok_token_name(const json_doc *doc, int node)
-{
-    if (node < 0) return NULL;
-    if (doc->nodes[node].type == JSON_OBJECT) return bert_json_str(doc, bert_json_member(doc, node, "content"), NULL);
-    return bert_json_str(doc, node, NULL);
-}
 
 int bert_tokenizer_model_max_length(const char *model_dir)
 {
