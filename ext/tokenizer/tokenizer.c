@@ -155,47 +155,13 @@ int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t le
     return tok_pipeline_encode(tok->pipe, text, len, max_ids, out, NULL, keep);
 }
 
-/* The post-processor's trim_offsets (RobertaProcessing, ByteLevel): a
- * token's span loses the spaces that its leading and trailing 'Ġ' stand
- * for, except the one add_prefix_space put before the first token. */
-static void trim_offsets(const bert_tokenizer *tok, const bert_ids *out, size_t from, bert_spans *spans,
-                         size_t span_from)
-{
-    static const char space[] = "\xC4\xA0";   /* 'Ġ', the byte-level form of ' ' */
-    assert(spans->len - span_from == out->len - from);   /* a span for every id */
-    for (size_t i = from; i < out->len; i++) {
-        const char *t = bert_tokenizer_token(tok, out->ids[i]);
-        if (!t) continue;
-        size_t n = strlen(t), lead = 0, trail = 0;
-        while (n - 2 * lead >= 2 && memcmp(t + 2 * lead, space, 2) == 0) lead++;
-        while (n - 2 * trail >= 2 && memcmp(t + n - 2 * (trail + 1), space, 2) == 0) trail++;
-        bert_token_span *s = &spans->at[span_from + (i - from)];
-        if (lead > 0) {
-            int first = i == from || s->start == 0;
-            if (!(first && tok->post.add_prefix_space && lead == 1)) {
-                int64_t k = (int64_t)lead;
-                if (s->byte_start + k > s->byte_end) k = s->byte_end - s->byte_start;
-                if (s->start + k > s->end) k = s->end - s->start;
-                s->start += k;
-                s->byte_start += k;
-            }
-        }
-        if (trail > 0 && s->end >= (int64_t)trail) {
-            int64_t k = (int64_t)trail;
-            if (s->end - k < s->start) k = s->end - s->start;
-            s->end -= k;
-            s->byte_end -= k;
-        }
-    }
-}
-
 int bert_tokenizer_encode_spans(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
                                 bert_ids *out, bert_spans *spans, bert_encode_buffers *keep)
 {
     if (tok->wp) return wp_encode_spans(tok->wp, text, len, max_ids, out, spans, keep);
     size_t from = out->len, span_from = spans->len;
     if (tok_pipeline_encode(tok->pipe, text, len, max_ids, out, spans, keep) != 0) return -1;
-    if (tok->post.trim_offsets) trim_offsets(tok, out, from, spans, span_from);
+    if (tok->post.trim_offsets) tok_post_trim_offsets(&tok->post, tok->pipe, out, from, spans, span_from);
     return 0;
 }
 
