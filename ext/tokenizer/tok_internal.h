@@ -79,6 +79,25 @@ size_t tok_replace_all(char *s, size_t from, size_t len, const tok_replacement *
 /* transformers' clean_up_tokenization (clean_up_tokenization_spaces). */
 size_t tok_clean_up_spaces(char *s, size_t len);
 
+/* ---- the general pipeline (tok_pipeline.c) ------------------------------- */
+
+typedef struct tok_pipeline tok_pipeline;
+
+/* `tj` is the parsed tokenizer.json, or NULL for a directory with only
+ * vocab.json + merges.txt (byte-level BPE as RoBERTa's). */
+int tok_pipeline_load(const char *model_dir, const json_doc *tj, tok_pipeline **out, char **err);
+void tok_pipeline_free(tok_pipeline *p);
+int tok_pipeline_encode(const tok_pipeline *p, const char *text, size_t len, size_t max_ids, bert_ids *out,
+                        bert_spans *spans, bert_encode_buffers *keep);
+char *tok_pipeline_decode(const tok_pipeline *p, const int32_t *ids, size_t n, int skip_special);
+char *tok_pipeline_tokens_to_string(const tok_pipeline *p, const char *const *tokens, size_t n);
+int tok_pipeline_has_subword_prefix(const tok_pipeline *p);
+size_t tok_pipeline_vocab_size(const tok_pipeline *p);
+const char *tok_pipeline_token(const tok_pipeline *p, int32_t id);
+int32_t tok_pipeline_find(const tok_pipeline *p, const char *token, size_t len);
+const bert_special_ids *tok_pipeline_specials(const tok_pipeline *p);
+int tok_pipeline_is_special(const tok_pipeline *p, int32_t id);
+
 /* ---- the post-processor (tok_postprocess.c) ------------------------------ */
 
 /* One item of a template: a special token's ids, or the sequence A or B. */
@@ -111,26 +130,10 @@ int tok_post_apply(const tok_post *p, const int32_t *a, size_t na, const int32_t
 /* The first special token before A and the first after it in the single
  * template (cls and sep for BERT and RoBERTa; -1 when absent). */
 void tok_post_cls_sep(const tok_post *p, int32_t *cls, int32_t *sep);
-
-/* ---- the general pipeline (tok_pipeline.c) ------------------------------- */
-
-typedef struct tok_pipeline tok_pipeline;
-
-/* `tj` is the parsed tokenizer.json, or NULL for a directory with only
- * vocab.json + merges.txt (byte-level BPE as RoBERTa's). */
-int tok_pipeline_load(const char *model_dir, const json_doc *tj, tok_pipeline **out, char **err);
-void tok_pipeline_free(tok_pipeline *p);
-void tok_word_cache_free(tok_word_cache *c);   /* tok_word_cache.c */
-int tok_pipeline_encode(const tok_pipeline *p, const char *text, size_t len, size_t max_ids, bert_ids *out,
-                        bert_spans *spans, bert_encode_buffers *keep);
-char *tok_pipeline_decode(const tok_pipeline *p, const int32_t *ids, size_t n, int skip_special);
-char *tok_pipeline_tokens_to_string(const tok_pipeline *p, const char *const *tokens, size_t n);
-int tok_pipeline_has_subword_prefix(const tok_pipeline *p);
-size_t tok_pipeline_vocab_size(const tok_pipeline *p);
-const char *tok_pipeline_token(const tok_pipeline *p, int32_t id);
-int32_t tok_pipeline_find(const tok_pipeline *p, const char *token, size_t len);
-const bert_special_ids *tok_pipeline_specials(const tok_pipeline *p);
-int tok_pipeline_is_special(const tok_pipeline *p, int32_t id);
+/* Applies trim_offsets to the spans spans->at[span_from..] of the ids
+ * out->ids[from..], which `pipe` encoded (one span for each id). */
+void tok_post_trim_offsets(const tok_post *p, const tok_pipeline *pipe, const bert_ids *out, size_t from,
+                           bert_spans *spans, size_t span_from);
 
 /* For the tests, which look inside a tokenizer. */
 const bert_tokenizer_settings *bert_tokenizer_get_settings(const bert_tokenizer *tok);

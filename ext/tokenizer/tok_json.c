@@ -2,7 +2,9 @@
  * tok_json.c - reading the stages of the general pipeline from
  * tokenizer.json (through SQLite's JSON functions, json.h), or from the
  * older vocab.json + merges.txt of a byte-level BPE tokenizer, with the
- * config files for its special tokens.
+ * config files for its special tokens; and the reading of the model files
+ * that WordPiece's loader and tokenizer.c share with it (tokenizer.json's
+ * vocab, a special token's name, model_max_length).
  */
 #include "tok_pipeline.h"
 
@@ -11,6 +13,7 @@
 #include "../base/file.h"
 #include "../base/unicode_text.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +87,19 @@ int tok_json_vocab(const json_doc *tj, bert_vocab *v, char **err)
     /* An empty vocab (as tests and some exports write) leaves vocab.txt's. */
     if (vocab < 0 || tj->nodes[vocab].type != JSON_OBJECT || bert_json_length(tj, vocab) == 0) return 0;
     return object_vocab(tj, vocab, v, "tokenizer.json", err) == 0 ? 1 : -1;
+}
+
+int tok_model_max_length_of(const json_doc *doc)
+{
+    double v = bert_json_real(doc, bert_json_member(doc, 0, "model_max_length"), 0);
+    return v >= 1 && v <= INT_MAX ? (int)v : 0;
+}
+
+const char *tok_token_name(const json_doc *doc, int node)
+{
+    if (node < 0) return NULL;
+    if (doc->nodes[node].type == JSON_OBJECT) return bert_json_str(doc, bert_json_member(doc, node, "content"), NULL);
+    return bert_json_str(doc, node, NULL);
 }
 
 static int unsupported(char **err, const char *path, const char *what, const char *type, const char *supported)

@@ -1,6 +1,7 @@
 /*
  * tok_postprocess.c - tokenizer.json's post_processor: the special tokens
- * around one text or a pair, and their token type ids.
+ * around one text or a pair, their token type ids, and the trimming of the
+ * offsets of byte-level tokens (trim_offsets).
  *
  * Every kind is read into one template per case (as TemplateProcessing
  * writes it): BertProcessing is [CLS] A [SEP] / [CLS] A [SEP] B [SEP] with
@@ -13,6 +14,7 @@
 #include "../base/buffer.h"
 #include "../base/error.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,5 +200,39 @@ void tok_post_cls_sep(const tok_post *p, int32_t *cls, int32_t *sep)
         if (it->sequence) { seen_a = 1; continue; }
         if (!seen_a && *cls < 0) *cls = it->ids[0];
         if (seen_a && *sep < 0) *sep = it->ids[0];
+    }
+}
+
+/* The post-processor's trim_offsets (RobertaProcessing, ByteLevel): a
+ * token's span loses the spaces that its leading and trailing 'Ġ' stand
+ * for, except the one add_prefix_space put before the first token. */
+void tok_post_trim_offsets(const tok_post *p, const tok_pipeline *pipe, const bert_ids *out, size_t from,
+                           bert_spans *spans, size_t span_from)
+{
+    static const char space[] = "\xC4\xA0";   /* 'Ġ', the byte-level form of ' ' */
+    assert(spans->len - span_from == out->len - from);   /* a span for every id */
+    for (size_t i = from; i < out->len; i++) {
+        const char *t = tok_pipeline_token(pipe, out->ids[i]);
+        if (!t) continue;
+        size_t n = strlen(t), lead = 0, trail = 0;
+        while (n - 2 * lead >= 2 && memcmp(t + 2 * lead, space, 2) == 0) lead++;
+        while (n - 2 * trail >= 2 && memcmp(t + n - 2 * (trail + 1), space, 2) == 0) trail++;
+        bert_token_span *s = &spans->at[span_from + (i - from)];
+        if (lead > 0) {
+            int first = i == from || s->start == 0;
+            if (!(first && p->add_prefix_space && lead == 1)) {
+                int64_t k = (int64_t)lead;
+                if (s->byte_start + k > s->byte_end) k = s->byte_end - s->byte_start;
+                if (s->start + k > s->end) k = s->end - s->start;
+                s->start += k;
+                s->byte_start += k;
+            }
+        }
+        if (trail > 0 && s->end >= (int64_t)trail) {
+            int64_t k = (int64_t)trail;
+            if (s->end - k < s->start) k = s->end - s->start;
+            s->end -= k;
+            s->byte_end -= k;
+        }
     }
 }

@@ -12,7 +12,7 @@
  * text, so a tokenizer that has them keeps each stretch between raw-matched
  * tokens whole before pre-tokenizing it.
  */
-#include "tokenizer.h"
+#include "tokens.h"
 #include "tok_internal.h"
 
 #include "../base/buffer.h"

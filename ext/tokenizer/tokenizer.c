@@ -10,13 +10,11 @@
 #include "tokenizer.h"
 #include "tok_internal.h"
 
-#include "../base/buffer.h"
 #include "../base/error.h"
 #include "../base/file.h"
 #include "../base/json.h"
 
 #include <assert.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,37 +26,6 @@ struct bert_tokenizer {
     bert_special_ids specials;
 };
 
-int tok_model_max_length_of(const json_doc *doc)
-{
-    double v = bert_json_real(doc, bert_json_member(doc, 0, "model_max_length"), 0);
-    return v >= 1 && v <= INT_MAX ? (int)v : 0;
-}
-
-const char *tok_token_name(const json_doc *doc, int node)
-{
-    if (node < 0) return NULL;
-    if (doc->nodes[node].type == JSON_OBJECT) return bert_json_str(doc, bert_json_member(doc, node, "content"), NULL);
-    return bert_json_str(doc, node, NULL);
-}
-
-int bert_ids_push(bert_ids *v, int32_t id)
-{
-    if (v->len == v->cap) {
-        int32_t *p = bert_grow(v->ids, &v->cap, v->len + 1, sizeof *p);
-        if (!p) return -1;
-        v->ids = p;
-    }
-    v->ids[v->len++] = id;
-    return 0;
-}
-
-void bert_ids_free(bert_ids *v)
-{
-    free(v->ids);
-    v->ids = NULL;
-    v->len = v->cap = 0;
-}
-
 int bert_tokenizer_model_max_length(const char *model_dir)
 {
     json_doc *doc = NULL;
@@ -67,23 +34,6 @@ int bert_tokenizer_model_max_length(const char *model_dir)
     free(err);
     bert_json_free(doc);
     return v;
-}
-
-void bert_encode_buffers_free(bert_encode_buffers *b)
-{
-    if (!b) return;
-    free(b->word);
-    free(b->marks);
-    free(b->normalized);
-    tok_word_cache_free(b->words);
-    memset(b, 0, sizeof *b);
-}
-
-void bert_spans_free(bert_spans *v)
-{
-    free(v->at);
-    v->at = NULL;
-    v->len = v->cap = 0;
 }
 
 void bert_text_char_bytes(const char *text, size_t len, int64_t *byte_start, int64_t *byte_end)
@@ -205,47 +155,13 @@ int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t le
     return tok_pipeline_encode(tok->pipe, text, len, max_ids, out, NULL, keep);
 }
 
-/* The post-processor's trim_offsets (RobertaProcessing, ByteLevel): a
- * token's span loses the spaces that its leading and trailing 'Ġ' stand
- * for, except the one add_prefix_space put before the first token. */
-static void trim_offsets(const bert_tokenizer *tok, const bert_ids *out, size_t from, bert_spans *spans,
-                         size_t span_from)
-{
-    static const char space[] = "\xC4\xA0";   /* 'Ġ', the byte-level form of ' ' */
-    assert(spans->len - span_from == out->len - from);   /* a span for every id */
-    for (size_t i = from; i < out->len; i++) {
-        const char *t = bert_tokenizer_token(tok, out->ids[i]);
-        if (!t) continue;
-        size_t n = strlen(t), lead = 0, trail = 0;
-        while (n - 2 * lead >= 2 && memcmp(t + 2 * lead, space, 2) == 0) lead++;
-        while (n - 2 * trail >= 2 && memcmp(t + n - 2 * (trail + 1), space, 2) == 0) trail++;
-        bert_token_span *s = &spans->at[span_from + (i - from)];
-        if (lead > 0) {
-            int first = i == from || s->start == 0;
-            if (!(first && tok->post.add_prefix_space && lead == 1)) {
-                int64_t k = (int64_t)lead;
-                if (s->byte_start + k > s->byte_end) k = s->byte_end - s->byte_start;
-                if (s->start + k > s->end) k = s->end - s->start;
-                s->start += k;
-                s->byte_start += k;
-            }
-        }
-        if (trail > 0 && s->end >= (int64_t)trail) {
-            int64_t k = (int64_t)trail;
-            if (s->end - k < s->start) k = s->end - s->start;
-            s->end -= k;
-            s->byte_end -= k;
-        }
-    }
-}
-
 int bert_tokenizer_encode_spans(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
                                 bert_ids *out, bert_spans *spans, bert_encode_buffers *keep)
 {
     if (tok->wp) return wp_encode_spans(tok->wp, text, len, max_ids, out, spans, keep);
     size_t from = out->len, span_from = spans->len;
     if (tok_pipeline_encode(tok->pipe, text, len, max_ids, out, spans, keep) != 0) return -1;
-    if (tok->post.trim_offsets) trim_offsets(tok, out, from, spans, span_from);
+    if (tok->post.trim_offsets) tok_post_trim_offsets(&tok->post, tok->pipe, out, from, spans, span_from);
     return 0;
 }
 

@@ -14,27 +14,13 @@
 #ifndef BERT_TOKENIZER_H
 #define BERT_TOKENIZER_H
 
+/* The ids, spans, special ids and encode buffers this API takes and gives. */
+#include "tokens.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct bert_tokenizer bert_tokenizer;
-typedef struct tok_word_cache tok_word_cache;
-
-/* A growable array of token ids. Zero-initialise, then push; free when done. */
-typedef struct {
-    int32_t *ids;
-    size_t len, cap;
-} bert_ids;
-
-int bert_ids_push(bert_ids *v, int32_t id);   /* 0, or -1 when out of memory */
-void bert_ids_free(bert_ids *v);
-
-/* The model's own special tokens, whatever the family: cls is BERT's [CLS]
- * or RoBERTa's <s> (the bos token), sep [SEP] or </s> (eos), mask [MASK] or
- * <mask>.  -1 where the tokenizer lacks one. */
-typedef struct {
-    int32_t cls, sep, mask, pad, unk;
-} bert_special_ids;
 
 /* Reads the tokenizer files of `model_dir`.
  * Returns 0, or -1 with *err set to a malloc'd message naming the file and the fix. */
@@ -45,22 +31,6 @@ void bert_tokenizer_free(bert_tokenizer *tok);
  * tokenizer's settings read it, without loading the tokenizer. */
 int bert_tokenizer_model_max_length(const char *model_dir);
 
-/* Working memory of an encode that a caller may keep from one call to the
- * next, so that encoding in steady state does not allocate.  Zero it before
- * first use; free it with bert_encode_buffers_free. */
-typedef struct {
-    char *word;
-    size_t word_cap;
-    int32_t *marks;
-    size_t marks_cap;
-    char *normalized;
-    size_t normalized_cap;
-    /* BPE and Unigram: the pieces of recent words (bounded), for the
-     * tokenizer that filled it; another tokenizer starts it afresh. */
-    tok_word_cache *words;
-} bert_encode_buffers;
-void bert_encode_buffers_free(bert_encode_buffers *b);
-
 /* Appends the ids of `text` (len bytes, need not be NUL-terminated, may hold
  * invalid UTF-8, which is read as U+FFFD) to `out`, WITHOUT [CLS]/[SEP] and
  * without truncation.  Special tokens written in the text are kept whole.
@@ -70,37 +40,6 @@ void bert_encode_buffers_free(bert_encode_buffers *b);
  * memory between calls.  Returns 0, or -1 when out of memory. */
 int bert_tokenizer_encode(const bert_tokenizer *tok, const char *text, size_t len, size_t max_ids,
                           bert_ids *out, bert_encode_buffers *keep);
-
-/* Where a token came from in the text it was read from, as Hugging Face's
- * offset mapping gives it: a word piece spans its characters (a "##" piece
- * without the prefix), a word that became one [UNK] the whole word, an
- * added token its match; through lowercasing, accent stripping, CJK spacing
- * and removed control characters every normalized character keeps the span
- * of the original character it came from. */
-typedef struct {
-    /* Characters, end exclusive, counted as SQLite's substr and length
-     * count them, so substr(text, start + 1, end - start) is the span.  For
-     * valid UTF-8 a character is a code point (as Python and the Rust
-     * library's Node binding count); in ill-formed UTF-8 a character starts
-     * at every byte except a continuation byte (10xxxxxx) that follows a
-     * byte >= 0xC0 or its continuation bytes.  (SQLite's substr and length
-     * stop at a NUL character; these offsets count on past it.) */
-    int64_t start, end;
-    /* The bytes the token was decoded from.  In valid UTF-8 they are the
-     * bytes of characters start..end; in ill-formed UTF-8 the characters
-     * may take a few more continuation bytes (bert_text_char_bytes). */
-    int64_t byte_start, byte_end;
-    /* The pre-tokenizer word, from 0 in each call: the pieces of one word
-     * share it; an added token is a word of its own. */
-    int64_t word;
-} bert_token_span;
-
-/* A growable array of spans. Zero-initialise; free when done. */
-typedef struct {
-    bert_token_span *at;
-    size_t len, cap;
-} bert_spans;
-void bert_spans_free(bert_spans *v);
 
 /* bert_tokenizer_encode, also appending to `spans` the span of every id it
  * appends to `out` (one for one: spans->len grows as out->len does).  The
