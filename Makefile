@@ -2,7 +2,7 @@
 #
 #   make            build bert.so (the loadable extension)
 #   make demo       run sql/demo.sql in the sqlite3 shell
-#   make test       run the test suite (ends with "N passed, N failed")
+#   make test       run the test suite (ends with "N passed, 0 failed, M skipped")
 #   make bench      speed measurements (installs its peers, not part of test)
 #   make bench-kernels  GFLOP/s of the float32, bfloat16 and int8 projection
 #                   kernels on bert-base and MiniLM shapes, one thread

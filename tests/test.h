@@ -6,7 +6,7 @@
  * a case passes when it made at least one check and none failed: a case that
  * makes no check fails, since it could never have failed otherwise (the
  * `harness` suite shows it).  The runner ends with the line
- * "N passed, N failed".  Paths are relative to the project root, where
+ * "N passed, N failed, N skipped".  Paths are relative to the project root, where
  * the runner is started.
  */
 #ifndef BERT_TEST_H

@@ -1,14 +1,15 @@
 /*
  * test_examples.c - every file in sql/ and every ```sql snippet of README.md
- * runs in the sqlite3 shell, as users run them, without an error, so that
- * the examples never rot.  Whatever uses sqlite-vec (`.load ./vec0`, a
- * `vec0` table) is skipped when ./vec0.so is absent (`make sqlite-vec`
- * fetches it); everything else always runs.
+ * and of sql/README.md (the SQL reference) runs in the sqlite3 shell, as
+ * users run them, without an error, so that the examples never rot.
+ * Whatever uses sqlite-vec (`.load ./vec0`, a `vec0` table) is skipped when
+ * ./vec0.so is absent (`make sqlite-vec` fetches it); everything else
+ * always runs.
  *
- * A README snippet runs in build/readme/, a folder where the checkpoints
- * the README names (all-MiniLM-L6-v2, bert-base-NER ...) are the generated
+ * A snippet runs in build/readme/, a folder where the checkpoints
+ * the documents name (all-MiniLM-L6-v2, bert-base-NER ...) are the generated
  * test models of the same kind (make test builds them in build/models/),
- * after a prelude that does what the README's text says came before: the
+ * after a prelude that does what the documents' text says came before: the
  * extension loaded, the models it registered earlier ('minilm', 'reranker',
  * 'default'), :query bound, and the tables it talks about (notes, docs,
  * documents, passages, contracts, chunks, vectors) holding a few rows,
@@ -39,11 +40,16 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void readme_snippets(void);
+static void snippet_folder(void);
+static void document_snippets(const char *path, int at_least);
 
 void suite_examples(void)
 {
-    readme_snippets();
+    snippet_folder();
+    /* The reference holds most snippets: they moved there from README.md,
+     * and each must still run as it did there. */
+    document_snippets("README.md", 2);
+    document_snippets("sql/README.md", 15);
     DIR *dir = opendir("sql");
     t_case("sql/ holds examples");
     if (!T_CHECK(dir != NULL, "cannot open sql/")) return;
@@ -90,11 +96,11 @@ void suite_examples(void)
     }
 }
 
-/* ---- README.md's SQL snippets ----------------------------------------------- */
+/* ---- the documents' SQL snippets -------------------------------------------- */
 
 #define README_DIR "build/readme"
 
-/* The checkpoints the README names, and the generated models that stand
+/* The checkpoints the documents name, and the generated models that stand
  * for them: the same architecture, head and pooling. */
 static const char *const stand_ins[][2] = {
     {"all-MiniLM-L6-v2", "../models/minilm-f16"},
@@ -112,7 +118,7 @@ static const char *const stand_ins[][2] = {
     {"model", "../../model"},
 };
 
-/* The tables the README's text talks about, as a snippet finds them: each
+/* The tables the documents' text talks about, as a snippet finds them: each
  * made unless the snippet itself holds one of its skip_if texts (it creates
  * the table, or adds the column). */
 static const struct { const char *skip_if[2], *sql; } fixtures[] = {
@@ -172,11 +178,10 @@ static int write_snippet(const char *sql, size_t len, int with_vec)
     return fclose(f);
 }
 
-static void readme_snippets(void)
+/* Makes build/readme/, where every snippet runs: the stand-ins linked in. */
+static void snippet_folder(void)
 {
-    t_case("README.md's SQL snippets are found");
-    char *readme = t_read_file("README.md", NULL);
-    if (!T_CHECK(readme, "cannot read README.md")) return;
+    t_case("the folder the snippets run in is made");
     mkdir(README_DIR, 0755);
     for (size_t i = 0; i < sizeof stand_ins / sizeof *stand_ins; i++) {
         char path[256];
@@ -184,20 +189,31 @@ static void readme_snippets(void)
         remove(path);
         T_CHECK(symlink(stand_ins[i][1], path) == 0, "cannot link %s", path);
     }
+}
+
+/* Runs every ```sql snippet of the markdown file `path`; fails when it has
+ * fewer than `at_least`, so that snippets cannot vanish unnoticed (a fence
+ * mistyped, a section cut). */
+static void document_snippets(const char *path, int at_least)
+{
+    char title[160];
+    snprintf(title, sizeof title, "%s's SQL snippets are found", path);
+    t_case(title);
+    char *doc = t_read_file(path, NULL);
+    if (!T_CHECK(doc, "cannot read %s", path)) return;
     int n = 0, line = 0;
     /* Line by line: a snippet may be indented (in a list item), its closing
      * fence as much. */
-    for (const char *p = readme; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p)) {
+    for (const char *p = doc; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p)) {
         line++;
         const char *fence = p + strspn(p, " ");
         if (strncmp(fence, "```sql\n", 7) != 0) continue;
         const char *start = fence + 7, *end = start;
         while (*end && strncmp(end + strspn(end, " "), "```", 3) != 0) end = strchr(end, '\n') ? strchr(end, '\n') + 1 : end + strlen(end);
-        if (!T_CHECK(*end, "README.md line %d: an SQL snippet without its closing ```", line)) break;
+        if (!T_CHECK(*end, "%s line %d: an SQL snippet without its closing ```", path, line)) break;
         end--;   /* the snippet's last newline */
         n++;
-        char title[128];
-        snprintf(title, sizeof title, "README.md's SQL snippet at line %d runs", line);
+        snprintf(title, sizeof title, "%s's SQL snippet at line %d runs", path, line);
         t_case(title);
         char *sql = strndup(start, (size_t)(end - start) + 1);
         if (!T_CHECK(sql, "out of memory")) break;
@@ -213,7 +229,8 @@ static void readme_snippets(void)
         }
         free(sql);
     }
-    free(readme);
-    t_case("README.md has SQL snippets");
-    T_CHECK(n >= 10, "only %d ```sql snippets found in README.md", n);
+    free(doc);
+    snprintf(title, sizeof title, "%s has SQL snippets", path);
+    t_case(title);
+    T_CHECK(n >= at_least, "only %d ```sql snippets found in %s, expected at least %d", n, path, at_least);
 }
