@@ -42,7 +42,7 @@ static bert_tokenizer *load_tokenizer(const char *config)
     free(vocab);
     bert_tokenizer *tok = NULL;
     char *err = NULL;
-    if (T_CHECK(ok, "cannot write a tokenizer to %s", dir) && bert_tokenizer_load(dir, &tok, &err) != 0) {
+    if (T_CHECK(ok, "cannot write a tokenizer to %s", dir) && bert_tokenizer_load(t_dir(dir), &tok, &err) != 0) {
         T_CHECK(0, "cannot load the tokenizer: %s", err ? err : "?");
         free(err);
     }

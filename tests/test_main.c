@@ -107,7 +107,7 @@ static char skip_notes[MAX_SKIP_NOTES][400];
 static int quiet;    /* while the harness tests itself */
 
 /* The readings of model directories t_dir made for the current case. */
-#define MAX_CASE_DIRS 256
+#define MAX_CASE_DIRS 4096
 static bert_model_files *case_dirs[MAX_CASE_DIRS];
 static int n_case_dirs;
 

@@ -51,7 +51,7 @@ static bert_tokenizer *make_tokenizer(const char *vocab, const char *config, con
     if (rc == 0 && tokenizer_json) rc = write_file(dir, "tokenizer.json", tokenizer_json, strlen(tokenizer_json));
     bert_tokenizer *tok = NULL;
     char *err = NULL;
-    if (T_CHECK(rc == 0, "cannot write the model directory %s", dir) && bert_tokenizer_load(dir, &tok, &err) != 0) {
+    if (T_CHECK(rc == 0, "cannot write the model directory %s", dir) && bert_tokenizer_load(t_dir(dir), &tok, &err) != 0) {
         T_CHECK(0, "cannot load the tokenizer: %s", err ? err : "?");
         free(err);
         tok = NULL;

@@ -123,7 +123,7 @@ static void check_family(const char *name)
     }
     bert_tokenizer *tok = NULL;
     char *err = NULL;
-    if (!T_CHECK(bert_tokenizer_load(dir, &tok, &err) == 0, "cannot load %s: %s", dir, err ? err : "")) {
+    if (!T_CHECK(bert_tokenizer_load(t_dir(dir), &tok, &err) == 0, "cannot load %s: %s", dir, err ? err : "")) {
         free(err);
         bert_json_free(g);
         return;
@@ -218,7 +218,7 @@ static void check_bad_files(void)
                      "cannot write a model directory")) return;
         bert_tokenizer *tok = NULL;
         char *err = NULL;
-        int rc = bert_tokenizer_load(dir, &tok, &err);
+        int rc = bert_tokenizer_load(t_dir(dir), &tok, &err);
         T_CHECK(rc != 0 && err && strstr(err, cases[i].want) && strstr(err, dir),
                 "case %zu: want an error naming the file and \"%s\", got %s", i, cases[i].want, err ? err : "success");
         free(err);
@@ -242,7 +242,7 @@ static void check_odd_charsmap(void)
         if (!T_CHECK(write_dir(dir, "tokenizer.json", json, NULL, NULL) == 0, "cannot write a model directory")) return;
         bert_tokenizer *tok = NULL;
         char *err = NULL;
-        if (T_CHECK(bert_tokenizer_load(dir, &tok, &err) == 0, "charsmap %zu: %s", i, err ? err : "")) {
+        if (T_CHECK(bert_tokenizer_load(t_dir(dir), &tok, &err) == 0, "charsmap %zu: %s", i, err ? err : "")) {
             bert_ids ids = {0};
             T_CHECK(bert_tokenizer_encode(tok, "a\x7f\xff b aa", 9, SIZE_MAX, &ids, NULL) == 0 && ids.len > 0,
                     "charsmap %zu: the text did not tokenize", i);
@@ -285,7 +285,9 @@ static void check_out_of_memory(void)
             bert_ids ids = {0};
             bert_spans spans = {0};
             char *decoded = NULL;
-            int ok = bert_tokenizer_load(dir, &tok, &err) == 0 &&
+            /* The directory's reading is made inside the failing window too. */
+            bert_model_files *files = bert_model_files_new(dir);
+            int ok = files && bert_tokenizer_load(files, &tok, &err) == 0 &&
                      bert_tokenizer_encode_spans(tok, text, sizeof text - 1, SIZE_MAX, &ids, &spans, NULL) == 0 &&
                      (decoded = bert_tokenizer_decode(tok, ids.ids, ids.len, 0)) != NULL;
             t_fail_allocation(-1);
@@ -308,6 +310,7 @@ static void check_out_of_memory(void)
             bert_ids_free(&ids);
             bert_spans_free(&spans);
             bert_tokenizer_free(tok);
+            bert_model_files_free(files);
             if (fail >= used) break;
         }
         T_CHECK(errors > 0, "tokenizer %zu: no failing allocation gave an error in %d runs", k, runs);

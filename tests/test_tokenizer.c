@@ -92,7 +92,7 @@ static bert_tokenizer *load_dir(const char *dir)
 {
     bert_tokenizer *tok = NULL;
     char *err = NULL;
-    if (bert_tokenizer_load(dir, &tok, &err) != 0) {
+    if (bert_tokenizer_load(t_dir(dir), &tok, &err) != 0) {
         T_CHECK(0, "cannot load the tokenizer in %s: %s", dir, err ? err : "?");
         free(err);
         return NULL;
@@ -639,25 +639,25 @@ static void check_loading(void)
     t_case("load errors name the file and the fix");
     err = NULL;
     tok = NULL;
-    T_CHECK(bert_tokenizer_load("tests/no/such/model", &tok, &err) == -1 && !tok && err && strstr(err, "vocab.txt"),
+    T_CHECK(bert_tokenizer_load(t_dir("tests/no/such/model"), &tok, &err) == -1 && !tok && err && strstr(err, "vocab.txt"),
             "missing vocab.txt: %s", err ? err : "(no message)");
     free(err);
     if (T_CHECK(make_dir(dir, "[PAD]\nhello\n", NULL, NULL) == 0, "cannot make a model directory")) {
         err = NULL;
-        T_CHECK(bert_tokenizer_load(dir, &tok, &err) == -1 && err && strstr(err, "[UNK]"), "no [UNK]: %s", err ? err : "(no message)");
+        T_CHECK(bert_tokenizer_load(t_dir(dir), &tok, &err) == -1 && err && strstr(err, "[UNK]"), "no [UNK]: %s", err ? err : "(no message)");
         free(err);
         remove_dir(dir);
     }
     if (T_CHECK(make_dir(dir, NULL, NULL, "{\"normalizer\": {\"type\": \"Lowercase\"}}") == 0, "cannot make a model directory")) {
         err = NULL;
-        T_CHECK(bert_tokenizer_load(dir, &tok, &err) == -1 && err && strstr(err, "Lowercase") && strstr(err, "tokenizer.json"),
+        T_CHECK(bert_tokenizer_load(t_dir(dir), &tok, &err) == -1 && err && strstr(err, "Lowercase") && strstr(err, "tokenizer.json"),
                 "unsupported normalizer: %s", err ? err : "(no message)");
         free(err);
         remove_dir(dir);
     }
     if (T_CHECK(make_dir(dir, NULL, "{\"do_lower_case\": tru", NULL) == 0, "cannot make a model directory")) {
         err = NULL;
-        T_CHECK(bert_tokenizer_load(dir, &tok, &err) == -1 && err && strstr(err, "tokenizer_config.json"),
+        T_CHECK(bert_tokenizer_load(t_dir(dir), &tok, &err) == -1 && err && strstr(err, "tokenizer_config.json"),
                 "malformed tokenizer_config.json: %s", err ? err : "(no message)");
         free(err);
         remove_dir(dir);

@@ -184,27 +184,6 @@ int bert_json_parse_file(const char *path, json_doc **out, char **err)
     return rc == 0 ? 1 : -1;
 }
 
-int bert_json_read_model_file(const char *dir, const char *name, int allow_array, json_doc **doc, char **err)
-{
-    *doc = NULL;
-    *err = NULL;
-    char *path = bert_path_join(dir, name);
-    if (!path) { *err = bert_errorf("out of memory reading %s", name); return -1; }
-    char *perr = NULL;
-    int rc = bert_json_parse_file(path, doc, &perr);
-    if (rc < 0) {
-        *err = bert_errorf("%s; fix the file or remove it", perr ? perr : "out of memory");
-    } else if (rc > 0 && (*doc)->nodes[0].type != JSON_OBJECT && (!allow_array || (*doc)->nodes[0].type != JSON_ARRAY)) {
-        *err = bert_errorf("%s is not a JSON object%s; fix or delete the file", path, allow_array ? " nor an array" : "");
-        bert_json_free(*doc);
-        *doc = NULL;
-        rc = -1;
-    }
-    free(perr);
-    free(path);
-    return rc;
-}
-
 void bert_json_free(json_doc *doc)
 {
     if (!doc) return;

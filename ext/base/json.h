@@ -56,12 +56,6 @@ int bert_json_parse(const char *text, size_t len, json_doc **out, char **err);
  * the file; NULL when memory ran out) when it cannot be read or parsed. */
 int bert_json_parse_file(const char *path, json_doc **out, char **err);
 
-/* Reads the optional file `dir`/`name` of a model directory, whose root must
- * be an object (or, with allow_array, an array): 1 with *doc set when it was
- * read, 0 when it does not exist, -1 with *err (malloc'd, naming the file and
- * the fix) when it cannot be read or is not such JSON. */
-int bert_json_read_model_file(const char *dir, const char *name, int allow_array, json_doc **doc, char **err);
-
 void bert_json_free(json_doc *doc);
 
 /* The child of object node `obj` named `key`, or -1. */

@@ -86,6 +86,16 @@ int bert_model_files_has(bert_model_files *f, const char *name)
     return k->exists;
 }
 
+void bert_model_files_drop(bert_model_files *f, const char *name)
+{
+    for (known_file *k = f->known; k; k = k->next) {
+        if (strcmp(k->name, name) != 0) continue;
+        bert_json_free(k->doc);
+        k->doc = NULL;
+        k->exists = -1;
+    }
+}
+
 int bert_model_files_json(bert_model_files *f, const char *name, int allow_array, const json_doc **doc,
                           char **err)
 {

@@ -36,4 +36,8 @@ int bert_model_files_has(bert_model_files *f, const char *name);
 int bert_model_files_json(bert_model_files *f, const char *name, int allow_array, const json_doc **doc,
                           char **err);
 
+/* Frees the parsed JSON of dir/name, a large file (tokenizer.json) that its
+ * one reader is done with; a later call parses it again. */
+void bert_model_files_drop(bert_model_files *f, const char *name);
+
 #endif

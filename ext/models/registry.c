@@ -167,7 +167,7 @@ static int resolve_settings(bert_entry *e, char **err)
     int limit = bert_config_max_tokens(&e->cfg);
     int max_length = limit;
     /* Read at registration, so max_length is known before the tokenizer is loaded. */
-    int model_max = bert_tokenizer_model_max_length(e->path);
+    int model_max = bert_tokenizer_model_max_length(e->files);
     if (model_max > 0 && model_max < max_length) max_length = model_max;
     if (e->st.max_seq_length > 0 && e->st.max_seq_length < limit) max_length = e->st.max_seq_length;
     if (o->max_length > 0) {
@@ -395,7 +395,7 @@ int bert_entry_need_tokenizer(bert_entry *e, char **err)
 {
     *err = NULL;
     if (e->tokenizer) return 0;
-    return bert_tokenizer_load(e->path, &e->tokenizer, err);
+    return bert_tokenizer_load(e->files, &e->tokenizer, err);
 }
 
 int bert_entry_need_model(bert_entry *e, char **err)

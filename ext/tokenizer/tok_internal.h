@@ -34,7 +34,7 @@ typedef struct {
 typedef struct wp_tokenizer wp_tokenizer;
 
 /* `tj`: the directory's parsed tokenizer.json, or NULL. */
-int wp_load(const char *model_dir, const json_doc *tj, wp_tokenizer **out, char **err);
+int wp_load(bert_model_files *files, const json_doc *tj, wp_tokenizer **out, char **err);
 void wp_free(wp_tokenizer *t);
 int wp_encode(const wp_tokenizer *tok, const char *text, size_t len, size_t max_ids, bert_ids *out,
               bert_encode_buffers *keep);
@@ -85,7 +85,7 @@ typedef struct tok_pipeline tok_pipeline;
 
 /* `tj` is the parsed tokenizer.json, or NULL for a directory with only
  * vocab.json + merges.txt (byte-level BPE as RoBERTa's). */
-int tok_pipeline_load(const char *model_dir, const json_doc *tj, tok_pipeline **out, char **err);
+int tok_pipeline_load(bert_model_files *files, const json_doc *tj, tok_pipeline **out, char **err);
 void tok_pipeline_free(tok_pipeline *p);
 int tok_pipeline_encode(const tok_pipeline *p, const char *text, size_t len, size_t max_ids, bert_ids *out,
                         bert_spans *spans, bert_encode_buffers *keep);

@@ -440,13 +440,15 @@ static int read_tokenizer_json(tok_pipeline *p, const char *path, const json_doc
 /* vocab.json + merges.txt: RoBERTa's byte-level BPE, with the special
  * tokens of the config files (RoBERTa's by default), as transformers
  * converts them. */
-static int read_legacy_bpe(tok_pipeline *p, const char *dir, const json_doc *config, const json_doc *map, char **err)
+static int read_legacy_bpe(tok_pipeline *p, bert_model_files *files, const json_doc *config, const json_doc *map,
+                           char **err)
 {
-    json_doc *vocab = NULL;
-    char *merges = NULL, *path = bert_path_join(dir, "merges.txt");
+    const char *dir = bert_model_files_dir(files);
+    const json_doc *vocab = NULL;
+    char *merges = NULL, *path = bert_model_files_path(files, "merges.txt");
     int rc = -1;
     if (!path) goto done;
-    if (bert_json_read_model_file(dir, "vocab.json", 0, &vocab, err) != 1) {
+    if (bert_model_files_json(files, "vocab.json", 0, &vocab, err) != 1) {
         if (!*err) *err = bert_errorf("%s: no vocab.json (or vocab.txt or tokenizer.json): the model directory "
                                       "needs its tokenizer files", dir);
         goto done;
@@ -494,23 +496,24 @@ static int read_legacy_bpe(tok_pipeline *p, const char *dir, const json_doc *con
     }
     rc = 0;
 done:
-    bert_json_free(vocab);
+    /* The vocabulary is the pipeline's own now. */
+    bert_model_files_drop(files, "vocab.json");
     free(merges);
     free(path);
     return rc;
 }
 
-int tok_json_load_stages(tok_pipeline *p, const char *model_dir, const json_doc *tj, char **err)
+int tok_json_load_stages(tok_pipeline *p, bert_model_files *files, const json_doc *tj, char **err)
 {
-    json_doc *config = NULL, *map = NULL;
+    const json_doc *config = NULL, *map = NULL;
     int rc = -1;
-    char *path = bert_path_join(model_dir, "tokenizer.json");
+    char *path = bert_model_files_path(files, "tokenizer.json");
     if (!path) return -1;
-    if (bert_json_read_model_file(model_dir, "tokenizer_config.json", 0, &config, err) < 0 ||
-        bert_json_read_model_file(model_dir, "special_tokens_map.json", 0, &map, err) < 0)
+    if (bert_model_files_json(files, "tokenizer_config.json", 0, &config, err) < 0 ||
+        bert_model_files_json(files, "special_tokens_map.json", 0, &map, err) < 0)
         goto done;
     p->cleanup_spaces = config ? bert_json_bool(config, bert_json_member(config, 0, "clean_up_tokenization_spaces"), 1) : 1;
-    if (tj ? read_tokenizer_json(p, path, tj, err) : read_legacy_bpe(p, model_dir, config, map, err)) goto done;
+    if (tj ? read_tokenizer_json(p, path, tj, err) : read_legacy_bpe(p, files, config, map, err)) goto done;
     /* The special tokens by name: the config files', else the usual ones
      * present in the vocabulary. */
     static const char *const keys[][2] = {{"cls_token", "bos_token"}, {"sep_token", "eos_token"}, {"mask_token", NULL},
@@ -535,8 +538,6 @@ int tok_json_load_stages(tok_pipeline *p, const char *model_dir, const json_doc 
     p->specials.unk = p->model_unk >= 0 ? p->model_unk : found[4];
     rc = 0;
 done:
-    bert_json_free(config);
-    bert_json_free(map);
     free(path);
     return rc;
 }

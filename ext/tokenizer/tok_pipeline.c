@@ -321,13 +321,14 @@ done:
 
 /* ---- loading, decoding, queries ------------------------------------------ */
 
-int tok_pipeline_load(const char *model_dir, const json_doc *tj, tok_pipeline **out, char **err)
+int tok_pipeline_load(bert_model_files *files, const json_doc *tj, tok_pipeline **out, char **err)
 {
+    const char *model_dir = bert_model_files_dir(files);
     *out = NULL;
     tok_pipeline *p = calloc(1, sizeof *p);
     if (!p) return -1;
     p->model_unk = -1;
-    if (tok_json_load_stages(p, model_dir, tj, err) != 0 || build_added_sets(p) != 0) goto fail;
+    if (tok_json_load_stages(p, files, tj, err) != 0 || build_added_sets(p) != 0) goto fail;
     if (p->vocab.count == 0) {
         *err = bert_errorf("%s: the tokenizer's vocabulary is empty; use the tokenizer files the model came with",
                            model_dir);

@@ -223,6 +223,6 @@ struct tok_pipeline {
 };
 
 /* tok_json.c: the stages from tokenizer.json, or vocab.json + merges.txt. */
-int tok_json_load_stages(tok_pipeline *p, const char *model_dir, const json_doc *tj, char **err);
+int tok_json_load_stages(tok_pipeline *p, bert_model_files *files, const json_doc *tj, char **err);
 
 #endif

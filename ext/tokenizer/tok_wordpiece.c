@@ -190,10 +190,10 @@ static int read_bool_or_null(const json_doc *doc, int node, int fallback)
 
 
 
-static int read_tokenizer_config(wp_tokenizer *t, const char *dir, load_state *ls, char **err)
+static int read_tokenizer_config(wp_tokenizer *t, bert_model_files *files, load_state *ls, char **err)
 {
-    json_doc *doc = NULL;
-    int rc = bert_json_read_model_file(dir, "tokenizer_config.json", 0, &doc, err);
+    const json_doc *doc = NULL;
+    int rc = bert_model_files_json(files, "tokenizer_config.json", 0, &doc, err);
     if (rc <= 0) return rc;
     rc = -1;
     bert_tokenizer_settings *s = &t->settings;
@@ -214,18 +214,15 @@ static int read_tokenizer_config(wp_tokenizer *t, const char *dir, load_state *l
     }
     rc = 0;
 done:
-    bert_json_free(doc);
     return rc;
 }
 
-static int read_special_tokens_map(const char *dir, load_state *ls, char **err)
+static int read_special_tokens_map(bert_model_files *files, load_state *ls, char **err)
 {
-    json_doc *doc = NULL;
-    int rc = bert_json_read_model_file(dir, "special_tokens_map.json", 0, &doc, err);
+    const json_doc *doc = NULL;
+    int rc = bert_model_files_json(files, "special_tokens_map.json", 0, &doc, err);
     if (rc <= 0) return rc;
-    rc = read_token_names(doc, ls);
-    bert_json_free(doc);
-    return rc;
+    return read_token_names(doc, ls);
 }
 
 static int unsupported(char **err, const char *path, const char *what, const char *type, const char *supported)
@@ -249,11 +246,12 @@ static int set_prefix(char **slot, size_t *len, const char *value)
  * (they win over tokenizer_config.json) and the added tokens.  Its
  * truncation, padding and post-processor are not used: callers add [CLS]
  * and [SEP] and choose their own length. */
-static int read_tokenizer_json(wp_tokenizer *t, const char *dir, const json_doc *doc, load_state *ls, char **err)
+static int read_tokenizer_json(wp_tokenizer *t, bert_model_files *files, const json_doc *doc, load_state *ls,
+                               char **err)
 {
     if (!doc) return 0;
     int rc = -1;
-    char *path = bert_path_join(dir, "tokenizer.json");
+    char *path = bert_model_files_path(files, "tokenizer.json");
     if (!path) return -1;
     bert_tokenizer_settings *s = &t->settings;
 
@@ -479,14 +477,14 @@ static int32_t find_name(const wp_tokenizer *t, const load_state *ls, int which)
     return bert_vocab_find(&t->vocab, name, strlen(name));
 }
 
-int wp_load(const char *model_dir, const json_doc *tj, wp_tokenizer **out, char **err)
+int wp_load(bert_model_files *files, const json_doc *tj, wp_tokenizer **out, char **err)
 {
     *out = NULL;
     *err = NULL;
     load_state ls;
     memset(&ls, 0, sizeof ls);
     wp_tokenizer *t = calloc(1, sizeof *t);
-    char *vocab_path = bert_path_join(model_dir, "vocab.txt");
+    char *vocab_path = bert_model_files_path(files, "vocab.txt");
     char *data = NULL;
     size_t len = 0;
     if (!t || !vocab_path) goto fail;
@@ -519,9 +517,9 @@ int wp_load(const char *model_dir, const json_doc *tj, wp_tokenizer **out, char 
         goto fail;
     }
 
-    if (read_tokenizer_config(t, model_dir, &ls, err) != 0) goto fail;
-    if (read_special_tokens_map(model_dir, &ls, err) != 0) goto fail;
-    if (read_tokenizer_json(t, model_dir, tj, &ls, err) != 0) goto fail;
+    if (read_tokenizer_config(t, files, &ls, err) != 0) goto fail;
+    if (read_special_tokens_map(files, &ls, err) != 0) goto fail;
+    if (read_tokenizer_json(t, files, tj, &ls, err) != 0) goto fail;
     if (!ls.have_json_added && add_named_tokens(t, &ls, err) != 0) goto fail;
 
     t->unk = find_name(t, &ls, NAME_UNK);

@@ -26,13 +26,12 @@ struct bert_tokenizer {
     bert_special_ids specials;
 };
 
-int bert_tokenizer_model_max_length(const char *model_dir)
+int bert_tokenizer_model_max_length(bert_model_files *files)
 {
-    json_doc *doc = NULL;
+    const json_doc *doc = NULL;
     char *err = NULL;
-    int v = bert_json_read_model_file(model_dir, "tokenizer_config.json", 0, &doc, &err) == 1 ? tok_model_max_length_of(doc) : 0;
+    int v = bert_model_files_json(files, "tokenizer_config.json", 0, &doc, &err) == 1 ? tok_model_max_length_of(doc) : 0;
     free(err);
-    bert_json_free(doc);
     return v;
 }
 
@@ -59,15 +58,6 @@ void bert_text_char_bytes(const char *text, size_t len, int64_t *byte_start, int
     *byte_end = e;
 }
 
-static int has_file(const char *dir, const char *name, int *yes)
-{
-    char *path = bert_path_join(dir, name);
-    if (!path) return -1;
-    *yes = access(path, F_OK) == 0;
-    free(path);
-    return 0;
-}
-
 /* The family tokenizer.json's model belongs to. */
 typedef enum { FAMILY_WORDPIECE, FAMILY_PIPELINE } family;
 
@@ -89,15 +79,15 @@ static int family_of(const json_doc *tj, const char *path, family *f, char **err
     return -1;
 }
 
-int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
+int bert_tokenizer_load(bert_model_files *files, bert_tokenizer **out, char **err)
 {
     *out = NULL;
     *err = NULL;
-    json_doc *tj = NULL;
-    char *path = bert_path_join(model_dir, "tokenizer.json");
+    const json_doc *tj = NULL;
+    char *path = bert_model_files_path(files, "tokenizer.json");
     bert_tokenizer *t = calloc(1, sizeof *t);
     if (!t || !path) goto fail;
-    int have = bert_json_read_model_file(model_dir, "tokenizer.json", 0, &tj, err);
+    int have = bert_model_files_json(files, "tokenizer.json", 0, &tj, err);
     if (have < 0) goto fail;
     family f = FAMILY_WORDPIECE;
     if (have) {
@@ -105,16 +95,16 @@ int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
     } else {
         /* No tokenizer.json: vocab.json + merges.txt (without vocab.txt) is
          * RoBERTa's byte-level BPE. */
-        int txt, json;
-        if (has_file(model_dir, "vocab.txt", &txt) != 0 || has_file(model_dir, "vocab.json", &json) != 0) goto fail;
+        int txt = bert_model_files_has(files, "vocab.txt"), json = bert_model_files_has(files, "vocab.json");
+        if (txt < 0 || json < 0) goto fail;
         if (!txt && json) f = FAMILY_PIPELINE;
     }
     const bert_special_ids *sp;
     if (f == FAMILY_WORDPIECE) {
-        if (wp_load(model_dir, tj, &t->wp, err) != 0) goto fail;
+        if (wp_load(files, tj, &t->wp, err) != 0) goto fail;
         sp = wp_specials(t->wp);
     } else {
-        if (tok_pipeline_load(model_dir, tj, &t->pipe, err) != 0) goto fail;
+        if (tok_pipeline_load(files, tj, &t->pipe, err) != 0) goto fail;
         sp = tok_pipeline_specials(t->pipe);
     }
     int pp = tj ? bert_json_member(tj, 0, "post_processor") : TOK_POST_BERT;
@@ -127,13 +117,14 @@ int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err)
     tok_post_cls_sep(&t->post, &cls, &sep);
     if (t->specials.cls < 0) t->specials.cls = cls;
     if (t->specials.sep < 0) t->specials.sep = sep;
-    bert_json_free(tj);
+    /* What the tokenizer needs of tokenizer.json (megabytes, parsed) is its own now. */
+    bert_model_files_drop(files, "tokenizer.json");
     free(path);
     *out = t;
     return 0;
 fail:
     if (!*err) *err = bert_errorf("out of memory loading the tokenizer");
-    bert_json_free(tj);
+    bert_model_files_drop(files, "tokenizer.json");
     free(path);
     bert_tokenizer_free(t);
     return -1;

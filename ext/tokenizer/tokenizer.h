@@ -15,6 +15,7 @@
 #define BERT_TOKENIZER_H
 
 /* The ids, spans, special ids and encode buffers this API takes and gives. */
+#include "../base/model_files.h"
 #include "tokens.h"
 
 #include <stddef.h>
@@ -22,14 +23,14 @@
 
 typedef struct bert_tokenizer bert_tokenizer;
 
-/* Reads the tokenizer files of `model_dir`.
+/* Reads the tokenizer files of the directory `files` reads.
  * Returns 0, or -1 with *err set to a malloc'd message naming the file and the fix. */
-int bert_tokenizer_load(const char *model_dir, bert_tokenizer **out, char **err);
+int bert_tokenizer_load(bert_model_files *files, bert_tokenizer **out, char **err);
 void bert_tokenizer_free(bert_tokenizer *tok);
 
-/* The model_max_length of `model_dir`/tokenizer_config.json as the
+/* The model_max_length of the directory's tokenizer_config.json as the
  * tokenizer's settings read it, without loading the tokenizer. */
-int bert_tokenizer_model_max_length(const char *model_dir);
+int bert_tokenizer_model_max_length(bert_model_files *files);
 
 /* Appends the ids of `text` (len bytes, need not be NUL-terminated, may hold
  * invalid UTF-8, which is read as U+FFFD) to `out`, WITHOUT [CLS]/[SEP] and

@@ -136,7 +136,10 @@ int main(int argc, char **argv)
     bert_tokenizer *tok = NULL;
     char *err = NULL;
     double t0 = now();
-    if (bert_tokenizer_load(dir, &tok, &err) != 0) {
+    bert_model_files *model_files = bert_model_files_new(dir);
+    int loaded = model_files ? bert_tokenizer_load(model_files, &tok, &err) : -1;
+    bert_model_files_free(model_files);
+    if (loaded != 0) {
         fprintf(stderr, "%s\n", err ? err : "out of memory");
         free(err);
         return 1;

@@ -123,7 +123,9 @@ static void tokenizer(void)
 {
     bert_tokenizer *tok = NULL;
     char *err = NULL;
-    int rc = bert_tokenizer_load(model_dir, &tok, &err);
+    bert_model_files *f = read_dir();
+    int rc = bert_tokenizer_load(f, &tok, &err);
+    bert_model_files_free(f);
     expect_message(rc, err, "bert_tokenizer_load");
     if (rc != 0) return;
     static const char text[] = "[CLS] Hello, World! the cat sat on the mat [MASK] caf\xc3\xa9 na\xc3\xafve "

@@ -51,6 +51,17 @@ static const char RAW_JSON[] =
     "{\"normalizer\": null, \"pre_tokenizer\": {\"type\": \"BertPreTokenizer\"}, \"decoder\": null,\n"
     " \"model\": {\"type\": \"WordPiece\", \"unk_token\": \"[UNK]\", \"continuing_subword_prefix\": \"@@\"}}\n";
 
+/* The tokenizer of directory `dir`, or a stop naming it. */
+static void load_dir(const char *dir, bert_tokenizer **out)
+{
+    char *err = NULL;
+    bert_model_files *files = bert_model_files_new(dir);
+    if (!files) fuzz_setup_failed("out of memory", NULL);
+    int rc = bert_tokenizer_load(files, out, &err);
+    bert_model_files_free(files);
+    if (rc != 0) fuzz_setup_failed(dir, err);
+}
+
 static void load_variant(tokenizers *t, int i, const char *vocab, const char *file, const char *json)
 {
     char dir[256], name[16];
@@ -63,8 +74,7 @@ static void load_variant(tokenizers *t, int i, const char *vocab, const char *fi
     snprintf(path, sizeof path, "%s/tokenizer.json", dir);
     remove(path);
     if (file) fuzz_write_text(dir, file, json);
-    char *err = NULL;
-    if (bert_tokenizer_load(dir, &t->tok[i], &err) != 0) fuzz_setup_failed(dir, err);
+    load_dir(dir, &t->tok[i]);
 }
 
 static tokenizers *setup(void)
@@ -83,10 +93,7 @@ static tokenizers *setup(void)
     load_variant(t, 6, FUZZ_VOCAB, "tokenizer.json", RAW_JSON);
     static const char *const families[] = {"tests/fixtures/bpe-bytelevel", "tests/fixtures/unigram-xlmr",
                                            "tests/fixtures/unigram-bytes"};
-    for (int i = 0; i < 3; i++) {
-        char *err = NULL;
-        if (bert_tokenizer_load(families[i], &t->tok[7 + i], &err) != 0) fuzz_setup_failed(families[i], err);
-    }
+    for (int i = 0; i < 3; i++) load_dir(families[i], &t->tok[7 + i]);
     return t;
 }
 
