@@ -53,6 +53,12 @@ void t_skip(const char *reason);
 /* A fresh in-memory connection with the extension registered. */
 sqlite3 *t_open(void);
 
+/* Sets (value NULL: unsets) the environment variable `name` and returns
+ * its previous value (malloc'd, NULL when unset), which t_restore_env puts
+ * back: for the variables the extension reads when a model loads. */
+char *t_setenv(const char *name, const char *value);
+void t_restore_env(const char *name, char *saved);
+
 /* A fresh reading of the model directory `dir` (ext/base/model_files.h),
  * for the loaders the tests call directly; freed when the case ends. */
 struct bert_model_files *t_dir(const char *dir);

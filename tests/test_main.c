@@ -184,6 +184,26 @@ void t_skip(const char *reason)
         snprintf(skip_notes[skipped], sizeof skip_notes[skipped], "%s: %s (%s)", current.suite, current.name, reason);
 }
 
+char *t_setenv(const char *name, const char *value)
+{
+    const char *was = getenv(name);
+    char *saved = was ? strdup(was) : NULL;
+    if (was && !saved) {
+        fprintf(stderr, "t_setenv: out of memory\n");
+        exit(2);
+    }
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+    return saved;
+}
+
+void t_restore_env(const char *name, char *saved)
+{
+    if (saved) setenv(name, saved, 1);
+    else unsetenv(name);
+    free(saved);
+}
+
 bert_model_files *t_dir(const char *dir)
 {
     bert_model_files *f = n_case_dirs < MAX_CASE_DIRS ? bert_model_files_new(dir) : NULL;

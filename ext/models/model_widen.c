@@ -10,8 +10,9 @@
  * with panel kernels (AVX2 or AVX-512), the projections read in place are
  * also packed once into that block (linear.h, BERT_PANEL), which the panel
  * kernels stream for every product; the packed block is memory of its
- * own, the size of the projections (bert-base: 340 MB), beside the
- * mapping's pages read to pack it.
+ * own, the size of the projections (bert-base: 340 MB), and the mapping's
+ * pages read to pack it are given back, so that the process holds the
+ * projections once.
  * Likewise at int8
  * and bfloat16 on a CPU with AMX, the projections are also laid out as AMX
  * tiles (bert-base: 85 and 170 MB more).
@@ -86,13 +87,14 @@ static const float *float_row(const st_tensor *t, size_t r, size_t cols, float *
     return row_buf;
 }
 
-/* At a reduced precision the 1-D float32 tensors (biases, LayerNorms) are
- * copied out of the mapping: they lie between the projections whose pages
- * were released, and a read of one in place makes the kernel map back the
- * whole page-cache folio around it, megabytes of those projections. */
-static int copied_at(const st_tensor *t, bert_precision p)
+/* Where the projections leave the mapping (converted to a reduced
+ * precision, or packed at float32), the 1-D float32 tensors (biases,
+ * LayerNorms) are copied out of it too: they lie between the projections
+ * whose pages are released, and a read of one in place makes the kernel map
+ * back the whole page-cache folio around it, megabytes of those projections. */
+static int copied_at(const st_tensor *t, bert_precision p, int pack)
 {
-    return p != BERT_PRECISION_FLOAT32 && t->ndim == 1;
+    return (p != BERT_PRECISION_FLOAT32 || pack) && t->ndim == 1;
 }
 
 /* A bfloat16 tensor at bfloat16 precision is used where it lies. */
@@ -103,10 +105,10 @@ static int bf16_in_place(const st_tensor *t)
 
 /* Whether the model reads tensor t (bound to `mat`, or to a float32
  * pointer when mat is NULL) where it lies in the mapping. */
-static int used_in_place(const st_tensor *t, const bert_matrix *mat, bert_precision p)
+static int used_in_place(const st_tensor *t, const bert_matrix *mat, bert_precision p, int pack)
 {
     if (mat && p != BERT_PRECISION_FLOAT32) return p == BERT_PRECISION_BFLOAT16 && bf16_in_place(t);
-    return in_place(t) && !copied_at(t, p);
+    return in_place(t) && !copied_at(t, p, pack);
 }
 
 /* The projections' blocks start on cache lines, for the vector kernels. */
@@ -229,7 +231,7 @@ int bert_bind_materialize(binder *b, model_priv *priv, bert_model *m)
         if (b->list[i].matrix) reduced += reduced_size(t, p, pack);
         if (b->list[i].matrix && p != BERT_PRECISION_FLOAT32) {
             if (reduced_size(t, p, pack) && (size_t)t->shape[1] > cols_max) cols_max = (size_t)t->shape[1];
-        } else if (!in_place(t) || copied_at(t, p)) {
+        } else if (!in_place(t) || copied_at(t, p, pack)) {
             floats += t->count;   /* bounded by the file size */
         }
     }
@@ -262,13 +264,13 @@ int bert_bind_materialize(binder *b, model_priv *priv, bert_model *m)
     for (int i = 0; i < b->count; i++) {
         const st_tensor *t = b->list[i].t;
         bert_matrix *mat = b->list[i].matrix;
-        mapped |= used_in_place(t, mat, p);
+        mapped |= used_in_place(t, mat, p, pack);
         if (mat && p != BERT_PRECISION_FLOAT32) {
             reduce(t, p, pack, &next_reduced, row_buf, mat);
             continue;
         }
         const float *data;
-        if (used_in_place(t, mat, p)) {
+        if (used_in_place(t, mat, p, pack)) {
             data = (const float *)(const void *)t->data;
         } else {
             convert(t, next);
@@ -307,11 +309,14 @@ int bert_bind_materialize(binder *b, model_priv *priv, bert_model *m)
     }
     /* Released last: reading a tensor maps back the page-cache folio
      * around it, which may hold the pages of one converted before.  A
-     * packed projection keeps its pages, though the panel kernels, which
-     * take every float32 product where W is packed, do not read them:
-     * clean file pages, which the kernel reclaims under memory pressure. */
-    for (int i = 0; i < b->count; i++)
-        if (!used_in_place(b->list[i].t, b->list[i].matrix, p)) bert_safetensors_release(priv->st, b->list[i].t);
+     * packed projection's pages go too: the panel kernels take every
+     * float32 product where W is packed, so the packed copy is the one the
+     * process holds (a product sent elsewhere would read the file again). */
+    for (int i = 0; i < b->count; i++) {
+        const bert_matrix *mat = b->list[i].matrix;
+        if (!used_in_place(b->list[i].t, mat, p, pack) || (mat && mat->f32_packed))
+            bert_safetensors_release(priv->st, b->list[i].t);
+    }
     return 0;
 }
 
