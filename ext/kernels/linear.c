@@ -198,7 +198,8 @@ int bert_linear_with_packed(bert_linear_kernel kernel, bert_workers *workers, in
         plan.workers = workers;
         plan.threads = threads;
         bert_matrix m = {BERT_PRECISION_FLOAT32, w, NULL, NULL, NULL, NULL, packed, NULL};
-        return bert_linear_matrix(&plan, out, in, &m, b, n, rows, cols) == 0 ? 1 : -1;
+        bert_linear_f32(&plan, out, in, &m, b, n, rows, cols);
+        return 1;
     }
     const bert_kernel *e = entry_of(kernel);
     if (kernel != BERT_LINEAR_BLAS && (!e || !bert_kernel_runs(e, bert_cpu_isa(), 0))) return 0;
