@@ -22,6 +22,7 @@ models/model_bind.h
 tokenizer/tok_internal.h
 tokenizer/tok_pipeline.h
 kernels/hsum_x86.h
+kernels/isa_kernels.h
 '
 # SQLite's API (base/sqlite_api.h, and sqlite3.h only through it or through
 # sql/sqlite_bert.h, the header for applications) is the SQL layer's; the one

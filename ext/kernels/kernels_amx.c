@@ -1,6 +1,7 @@
 /*
  * kernels_amx.c - the int8 and bfloat16 projection kernels on AMX tiles
- * (kernels.h), W packed at load as tiles (linear.h, bert_tiles_pack):
+ * (isa_kernels.h), W packed at load as tiles (kernel_types.h,
+ * BERT_TILE_BYTES; linear.h, bert_tiles_pack):
  *
  *   bert_int8_amx   tdpbusd (AMX-INT8): unsigned by signed bytes, int32 sums
  *   bert_bf16_amx   tdpbf16ps (AMX-BF16): bfloat16 pairs, float32 sums
@@ -20,7 +21,7 @@
  * at the end, so that a thread that has finished its products does not
  * carry 8 KB of tile state through every context switch.
  */
-#include "kernels.h"
+#include "isa_kernels.h"
 
 #ifdef BERT_X86_KERNELS
 #include <immintrin.h>

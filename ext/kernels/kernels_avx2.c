@@ -1,5 +1,5 @@
 /*
- * kernels_avx2.c - the projection kernels on AVX2 and FMA (kernels.h):
+ * kernels_avx2.c - the projection kernels on AVX2 and FMA (isa_kernels.h):
  * blocks of 3 input rows x 4 weight rows, 12 accumulators of 256 bits
  * (with the input vectors and one weight vector, the 16 registers).
  *
@@ -23,7 +23,7 @@
  * bytes are what limits, at a few rows, not once the products are
  * compute-bound.
  */
-#include "kernels.h"
+#include "isa_kernels.h"
 
 #ifdef BERT_X86_KERNELS
 #include "hsum_x86.h"
@@ -216,7 +216,7 @@ TARGET BERT_INLINE void packed_panels(const int rm, const bert_kernel_args *a, c
 }
 
 /* Input rows i..i+rm (packed in xp) through panels p0..p1 (a block of W,
- * kernels.h: bert_packed_walk), with rm a literal for the compiler. */
+ * isa_kernels.h: bert_packed_walk), with rm a literal for the compiler. */
 TARGET static void packed_rows(const bert_kernel_args *a, const float *xp, int rm, int i, int p0, int p1, int r1,
                                int k0, int k1, bert_input_prefetch *pf)
 {

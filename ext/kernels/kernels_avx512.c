@@ -1,7 +1,7 @@
 /*
- * kernels_avx512.c - the projection kernels on AVX-512 (kernels.h): blocks
- * of 4 input rows x 6 weight rows, 24 accumulators of 512 bits (with the
- * input vectors and one weight vector, the 32 registers).
+ * kernels_avx512.c - the projection kernels on AVX-512 (isa_kernels.h):
+ * blocks of 4 input rows x 6 weight rows, 24 accumulators of 512 bits
+ * (with the input vectors and one weight vector, the 32 registers).
  *
  *   bert_f32_avx512        float32, FMA, 16 columns a step
  *   bert_bf16_avx512       bfloat16 widened to float32 in registers, FMA, 16 a step
@@ -17,7 +17,7 @@
  * kernels.c runs each kernel only where the CPU has its own: a kernel's
  * code holds only the instructions of its precision's branch.
  */
-#include "kernels.h"
+#include "isa_kernels.h"
 
 #ifdef BERT_X86_KERNELS
 #include "hsum_x86.h"
@@ -217,7 +217,7 @@ TARGET BERT_INLINE void packed_panels(const int rm, const bert_kernel_args *a, c
 }
 
 /* Input rows i..i+rm (packed in xp) through panels p0..p1 (a block of W,
- * kernels.h: bert_packed_walk), with rm a literal for the compiler. */
+ * isa_kernels.h: bert_packed_walk), with rm a literal for the compiler. */
 TARGET static void packed_rows(const bert_kernel_args *a, const float *xp, int rm, int i, int p0, int p1, int r1,
                                int k0, int k1, bert_input_prefetch *pf)
 {

@@ -1,5 +1,5 @@
 /*
- * kernels_neon.c - the arm64 projection kernels (kernels.h): float32 on
+ * kernels_neon.c - the arm64 projection kernels (isa_kernels.h): float32 on
  * NEON FMA, bfloat16 (widened in registers, BFDOT, BFMMLA) and int8
  * (widening multiplies, SDOT, SMMLA).
  *
@@ -20,7 +20,7 @@
  * operand) and a lone last row through the dot-product kernel of the same
  * extension.
  */
-#include "kernels.h"
+#include "isa_kernels.h"
 
 #ifdef BERT_ARM64_KERNELS
 #include <arm_neon.h>

@@ -1,10 +1,10 @@
 /*
  * kernels_portable.c - the reduced-precision projection kernels in plain C
- * (kernels.h), for any CPU: the reference every vector kernel is tested
+ * (isa_kernels.h), for any CPU: the reference every vector kernel is tested
  * against, and what runs where no vector kernel does.  float32 has none:
  * without vector instructions of ours, OpenBLAS computes it (linear.c).
  */
-#include "kernels.h"
+#include "isa_kernels.h"
 
 void bert_bf16_portable(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
 {

@@ -159,9 +159,9 @@ enum { PACKED_BY_INPUT = 128 };
  * kernels: spans of 48 rows at least, a multiple of their slabs (48 input
  * rows) or weight blocks (6 and 4).  OpenBLAS, which packs W anew in every
  * span: 128 input rows at least.  The panel kernels: one span a thread,
- * since each span copies its input rows anew (kernels.h, bert_packed_walk);
- * four a thread copied x four times and made two threads 10% slower than
- * OpenBLAS on 450 tokens.  From PACKED_BY_INPUT rows the spans are of input
+ * since each span copies its input rows anew (bert_packed_walk,
+ * isa_kernels.h); four a thread copied x four times and made two threads
+ * 10% slower than OpenBLAS on 450 tokens.  From PACKED_BY_INPUT rows the spans are of input
  * rows, each thread streaming all of W: 450-token texts on two threads
  * 1.69-1.80 s -> 1.58-1.68 s against spans of weight rows (100 sentences
  * batched 0.87-0.88 -> 0.80-0.83); below it, where streaming W is most of
@@ -198,7 +198,8 @@ int bert_linear_with_packed(bert_linear_kernel kernel, bert_workers *workers, in
         plan.workers = workers;
         plan.threads = threads;
         bert_matrix m = {BERT_PRECISION_FLOAT32, w, NULL, NULL, NULL, NULL, packed, NULL};
-        return bert_linear_matrix(&plan, out, in, &m, b, n, rows, cols) == 0 ? 1 : -1;
+        bert_linear_f32(&plan, out, in, &m, b, n, rows, cols);
+        return 1;
     }
     const bert_kernel *e = entry_of(kernel);
     if (kernel != BERT_LINEAR_BLAS && (!e || !bert_kernel_runs(e, bert_cpu_isa(), 0))) return 0;

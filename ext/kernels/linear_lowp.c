@@ -13,7 +13,7 @@
  *
  * int8 sums are exact int32 sums, so the result of every kernel is a
  * function of the quantized values alone: the final scaling is written once
- * (bert_int8_output, kernels.h) and every kernel goes through it.
+ * (bert_int8_output, isa_kernels.h) and every kernel goes through it.
  */
 #include "linear.h"
 #include "kernels.h"
