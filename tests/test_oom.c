@@ -154,4 +154,13 @@ void suite_oom(void)
     };
     fail_each_allocation("oom: each allocation failing in turn, task heads, bfloat16, chunks", head_steps,
                          sizeof head_steps / sizeof *head_steps);
+    static const char *const view_steps[] = {
+        "SELECT bert_load('v', 'build/models/mpnet-st', '{\"threads\": 1}')",
+        "SELECT group_concat(layer || head || from_position || to_position || from_token || printf('%.6f', weight)) "
+        "FROM bert_attention('the cat sat', '{\"model\": \"v\", \"layers\": [1], \"heads\": [0, 2]}')",
+        "SELECT group_concat(layer || position || token || ifnull(start, '-') || hex(substr(vector, 1, 8))) "
+        "FROM bert_hidden_states('the cat', '{\"model\": \"v\", \"layers\": [0, 2]}')",
+    };
+    fail_each_allocation("oom: each allocation failing in turn, attention and hidden states", view_steps,
+                         sizeof view_steps / sizeof *view_steps);
 }

@@ -676,10 +676,84 @@ static const float *projection_out_of_memory(const bert_model *m, int tokens, ch
     return NULL;
 }
 
-const float *bert_encode(const bert_model *m, bert_scratch *s,
-                         const int32_t *ids, const int32_t *type_ids,
-                         const int *lengths, int n_seqs,
-                         bert_interrupt_fn interrupted, void *ctx, char **err)
+/* ------------------------------------------------------------ observing a pass */
+
+/* An observed pass: the observer, and the memory its attention
+ * probabilities are recomputed in (a row of scores in double, then the
+ * probabilities of one head on one sequence). */
+typedef struct {
+    const bert_observer *observer;
+    void *memory;
+    size_t bytes;
+    double *row;
+    float *probs;
+} observation;
+
+static int observation_memory(observation *o, int len, char **err)
+{
+    size_t bytes = (size_t)len * sizeof(double) + (size_t)len * (size_t)len * sizeof(float);
+    if (bytes > o->bytes) {
+        free(o->memory);
+        o->memory = malloc(bytes);
+        o->bytes = o->memory ? bytes : 0;
+        if (!o->memory) {
+            *err = bert_errorf("out of memory: the attention of %d tokens needs %zu KB", len, bytes >> 10);
+            return -1;
+        }
+    }
+    o->row = o->memory;
+    o->probs = (float *)(o->row + len);
+    return 0;
+}
+
+/* Hands the observer the attention probabilities of every wanted head of
+ * layer l on every sequence, recomputed from the layer's queries q and
+ * keys k ([T x H], packed) as transformers computes them: softmax(q k^T /
+ * sqrt(dh) + MPNet's relative position bias), in double.  The attention
+ * kernels never hold a whole row of probabilities (they divide the context
+ * by the softmax sum instead), so the normal path has nothing to show. */
+static int observe_attention(const bert_model *m, observation *o, int layer, const float *q, const float *k,
+                             const int *lengths, int n_seqs, const float *rel, int longest, char **err)
+{
+    const bert_observer *ob = o->observer;
+    if (!ob->attention) return 0;
+    const int H = m->cfg.hidden_size, heads = m->cfg.num_heads, dh = H / heads;
+    const double scale = 1.0 / sqrt((double)dh);
+    for (int h = 0; h < heads; h++) {
+        if (ob->wants_head && !ob->wants_head(ob->ctx, layer, h)) continue;
+        const float *centre = rel ? rel + (size_t)h * (2 * longest - 1) + (longest - 1) : NULL;
+        size_t t0 = 0;
+        for (int seq = 0; seq < n_seqs; t0 += (size_t)lengths[seq], seq++) {
+            const int len = lengths[seq];
+            if (observation_memory(o, len, err) != 0) return -1;
+            for (int i = 0; i < len; i++) {
+                const float *qi = q + (t0 + (size_t)i) * H + (size_t)h * dh;
+                double max = -INFINITY, sum = 0;
+                for (int j = 0; j < len; j++) {
+                    const float *kj = k + (t0 + (size_t)j) * H + (size_t)h * dh;
+                    double dot = 0;
+                    for (int c = 0; c < dh; c++) dot += (double)qi[c] * kj[c];
+                    o->row[j] = dot * scale + (centre ? centre[j - i] : 0.0);
+                    max = o->row[j] > max ? o->row[j] : max;
+                }
+                for (int j = 0; j < len; j++) sum += o->row[j] = exp(o->row[j] - max);
+                for (int j = 0; j < len; j++) o->probs[(size_t)i * len + j] = (float)(o->row[j] / sum);
+            }
+            if (ob->attention(ob->ctx, layer, h, seq, o->probs, len, err) != 0) return -1;
+        }
+    }
+    return 0;
+}
+
+static int observe_hidden_states(const observation *o, int layer, const float *x, int T, int H, char **err)
+{
+    const bert_observer *ob = o->observer;
+    return ob->hidden_states ? ob->hidden_states(ob->ctx, layer, x, T, H, err) : 0;
+}
+
+static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *ids, const int32_t *type_ids,
+                           const int *lengths, int n_seqs, observation *seen, bert_interrupt_fn interrupted,
+                           void *ctx, char **err)
 {
     *err = NULL;
     if (!m || !s || !ids || !lengths) { *err = bert_errorf("bert_encode: missing argument"); return NULL; }
@@ -750,6 +824,7 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
             }
         }
     layer_norm_rows(plan, x, x, NULL, m->emb_ln_w, m->emb_ln_b, T, H, c->layer_norm_eps);
+    if (seen && observe_hidden_states(seen, 0, x, T, H, err) != 0) return NULL;
 
     for (int l = 0; l < c->num_layers; l++) {
         if (interrupted && interrupted(ctx)) {
@@ -762,6 +837,7 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
             bert_linear_matrix(plan, k, x, &w->k_w, w->k_b, T, H, H) ||
             bert_linear_matrix(plan, v, x, &w->v_w, w->v_b, T, H, H))
             return projection_out_of_memory(m, T, err);
+        if (seen && observe_attention(m, seen, l, q, k, lengths, n_seqs, rel, longest, err) != 0) return NULL;
         if (att_chunks > 1) bert_workers_run(plan->workers, plan->threads, att_chunks, attention_chunk, &att);
         else attention_chunk(&att, 0, 1);
         if (bert_linear_matrix(plan, q, a, &w->out_w, w->out_b, T, H, H))
@@ -774,8 +850,28 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
         if (bert_linear_matrix(plan, q, f, &w->ff_out_w, w->ff_out_b, T, H, FF))
             return projection_out_of_memory(m, T, err);
         layer_norm_rows(plan, x, q, x, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
+        if (seen && observe_hidden_states(seen, l + 1, x, T, H, err) != 0) return NULL;
     }
     return x;
+}
+
+const float *bert_encode(const bert_model *m, bert_scratch *s,
+                         const int32_t *ids, const int32_t *type_ids,
+                         const int *lengths, int n_seqs,
+                         bert_interrupt_fn interrupted, void *ctx, char **err)
+{
+    return encode(m, s, ids, type_ids, lengths, n_seqs, NULL, interrupted, ctx, err);
+}
+
+const float *bert_encode_observed(const bert_model *m, bert_scratch *s,
+                                  const int32_t *ids, const int32_t *type_ids,
+                                  const int *lengths, int n_seqs, const bert_observer *observer,
+                                  bert_interrupt_fn interrupted, void *ctx, char **err)
+{
+    observation seen = {observer, NULL, 0, NULL, NULL};
+    const float *out = encode(m, s, ids, type_ids, lengths, n_seqs, observer ? &seen : NULL, interrupted, ctx, err);
+    free(seen.memory);
+    return out;
 }
 
 /* ------------------------------------------------------------ pooling and heads */

@@ -33,6 +33,33 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
                          const int *lengths, int n_seqs,
                          bert_interrupt_fn interrupted, void *ctx, char **err);
 
+/* What a forward pass shows of itself besides its last hidden state, for
+ * bert_attention and bert_hidden_states; NULL in the normal path.  Each
+ * callback may be NULL; one that returns non-zero stops the pass with its
+ * *err (malloc'd; NULL when memory ran out). */
+typedef struct {
+    void *ctx;
+    /* Every packed token's hidden state [tokens x hidden]: after the
+     * embeddings' LayerNorm (layer 0, transformers' hidden_states[0]) and
+     * after each layer l (layer l + 1). */
+    int (*hidden_states)(void *ctx, int layer, const float *states, int tokens, int hidden, char **err);
+    /* Whether head h of layer l is wanted by `attention` (NULL: every head). */
+    int (*wants_head)(void *ctx, int layer, int head);
+    /* Head h of layer l on sequence seq: the softmax probabilities
+     * probs[len x len], a row for each query (from) position, a column for
+     * each key (to); transformers' output_attentions.  They are recomputed
+     * from the layer's queries and keys in double precision apart from the
+     * fused attention kernels, so they are the same whichever kernel runs:
+     * at a reduced precision, those of that precision's queries and keys. */
+    int (*attention)(void *ctx, int layer, int head, int seq, const float *probs, int len, char **err);
+} bert_observer;
+
+/* bert_encode with an observer (NULL: bert_encode itself). */
+const float *bert_encode_observed(const bert_model *m, bert_scratch *s,
+                                  const int32_t *ids, const int32_t *type_ids,
+                                  const int *lengths, int n_seqs, const bert_observer *observer,
+                                  bert_interrupt_fn interrupted, void *ctx, char **err);
+
 /* Pools one sequence's hidden states [len x H] into out[H]
  * (BERT_POOL_POOLER needs the pooler weights: returns -1 without them). */
 int bert_pool(const bert_model *m, const float *hidden, int len,

@@ -1,6 +1,6 @@
 /*
  * entry.h - the inside of a registered model, for registry.c, which owns
- * it, and pipeline.c and chunks.c, which compute with it.  Everything else sees a
+ * it, and pipeline.c, chunks.c and model_view.c, which compute with it.  Everything else sees a
  * bert_entry through registry.h only, the handle API.
  */
 #ifndef BERT_ENTRY_H
@@ -51,5 +51,10 @@ struct bert_entry {
 const float *bert_entry_encode(bert_entry *e, const int32_t *ids, const int32_t *type_ids,
                           const int *lengths, int n_seqs, bert_interrupt_fn interrupted,
                           void *ctx, char **err);
+
+/* The same with an observer (encoder.h), for the model's own view of a text. */
+const float *bert_entry_encode_observed(bert_entry *e, const int32_t *ids, const int *lengths, int n_seqs,
+                                        const bert_observer *observer, bert_interrupt_fn interrupted, void *ctx,
+                                        char **err);
 
 #endif

@@ -429,6 +429,14 @@ const float *bert_entry_encode(bert_entry *e, const int32_t *ids, const int32_t 
     return bert_encode(e->model, e->scratch, ids, type_ids, lengths, n_seqs, interrupted, ctx, err);
 }
 
+const float *bert_entry_encode_observed(bert_entry *e, const int32_t *ids, const int *lengths, int n_seqs,
+                                        const bert_observer *observer, bert_interrupt_fn interrupted, void *ctx,
+                                        char **err)
+{
+    e->encoder_calls++;
+    return bert_encode_observed(e->model, e->scratch, ids, NULL, lengths, n_seqs, observer, interrupted, ctx, err);
+}
+
 void bert_registry_clear(bert_registry *r)
 {
     while (r->head) {

@@ -59,6 +59,11 @@ const bert_signature bert_signatures[] = {
      "every token with the characters of text it came from", 1, 2, TABLE},
     {"bert_chunks", "text [, max_tokens [, overlap [, model]]]", "rows: chunk_index, text, start, end, tokens",
      "the text cut between words into pieces the model reads whole", 1, 4, TABLE},
+    {"bert_attention", "text [, options_json]",
+     "rows: layer, head, from_position, to_position, from_token, to_token, weight",
+     "each head's attention probabilities, as transformers' output_attentions", 1, 2, TABLE},
+    {"bert_hidden_states", "text [, options_json]", "rows: layer, position, token, start, end, vector",
+     "each layer's hidden state of every token (layer 0: the embeddings), as output_hidden_states", 1, 2, TABLE},
 };
 
 const size_t bert_signature_count = sizeof bert_signatures / sizeof bert_signatures[0];

@@ -10,6 +10,8 @@
  *   SELECT * FROM bert_answer_each(question, context [, top_k [, model]]);
  *   SELECT * FROM bert_tokenize_offsets(text [, model]); -- pieces with character offsets
  *   SELECT * FROM bert_chunks(text [, max_tokens [, overlap [, model]]]);
+ *   SELECT * FROM bert_attention(text [, options_json]);     -- the model's own view:
+ *   SELECT * FROM bert_hidden_states(text [, options_json]); -- its attention and layers
  *
  * All of them are eponymous virtual tables in the style of SQLite's
  * ext/misc/series.c: hidden columns carry the arguments.  Their counts come
@@ -23,6 +25,7 @@
 #include "../base/error.h"
 #include "../base/json.h"
 #include "../tasks/pipeline.h"
+#include "../tasks/model_view.h"
 #include "signatures.h"
 
 #include <assert.h>
@@ -806,18 +809,8 @@ static int offsets_rows(table_cursor *cur, bert_entry *e, const char *text, size
     (void)db;
     offsets_cursor *c = (offsets_cursor *)cur;
     if (bert_tokenize_offsets(e, text, len, &c->ids, &c->spans, err) != 0) return -1;
-    size_t bytes = 0;
-    for (size_t i = 0; i < c->ids.len; i++) bytes += strlen(bert_entry_token(e, c->ids.ids[i])) + 1;
-    c->names = malloc(bytes ? bytes : 1);
-    c->name_at = malloc((c->ids.len + 1) * sizeof *c->name_at);
-    if (!c->names || !c->name_at) return -1;   /* out of memory: *err stays NULL */
-    for (size_t i = 0, at = 0; i < c->ids.len; i++) {
-        const char *name = bert_entry_token(e, c->ids.ids[i]);
-        size_t n = strlen(name) + 1;
-        memcpy(c->names + at, name, n);
-        c->name_at[i] = at;
-        at += n;
-    }
+    /* out of memory: *err stays NULL */
+    if (bert_token_texts(e, c->ids.ids, c->ids.len, &c->names, &c->name_at) != 0) return -1;
     c->base.count = (sqlite3_int64)c->ids.len;
     return 0;
 }
@@ -988,6 +981,108 @@ static int chunks_column(table_cursor *cur, sqlite3_context *ctx, int col)
 }
 
 
+/* ---- bert_attention and bert_hidden_states ------------------------------------ */
+
+enum { AT_LAYER, AT_HEAD, AT_FROM, AT_TO, AT_FROM_TOKEN, AT_TO_TOKEN, AT_WEIGHT, AT_TEXT };
+enum { HS_LAYER, HS_POSITION, HS_TOKEN, HS_START, HS_END, HS_VECTOR, HS_TEXT };
+
+typedef struct {
+    table_cursor base;
+    bert_model_view view;
+} view_cursor;
+
+static void view_clear(table_cursor *cur)
+{
+    bert_model_view_free(&((view_cursor *)cur)->view);
+}
+
+/* (text [, options_json]): the options are checked even for a NULL text,
+ * which gives no rows. */
+static int view_filter(glue_vtab *v, table_cursor *cur, sqlite3_value **args, bert_view_kind kind)
+{
+    view_cursor *c = (view_cursor *)cur;
+    const char *text, *json = NULL;
+    size_t len, json_len = 0;
+    int got = table_text(v, args[0], 0, &text, &len);
+    if (got < 0 || (args[1] && table_text(v, args[1], 1, &json, &json_len) < 0)) return SQLITE_ERROR;
+    bert_view_options options;
+    char *err = NULL;
+    if (bert_view_options_parse(kind, json, json_len, &options, &err) != 0) {
+        vtab_error(&v->base, err);
+        return SQLITE_ERROR;
+    }
+    int rc = SQLITE_OK;
+    bert_entry *e = got == 0 ? bert_registry_find(&v->conn->registry, options.model, &err) : NULL;
+    if (got == 0 && (!e || bert_model_view_compute(e, text, len, &options, &c->view, bert_glue_interrupt_fn(), v->db,
+                                                   &err) != 0)) {
+        vtab_error(&v->base, err);
+        rc = SQLITE_ERROR;
+    }
+    bert_view_options_free(&options);
+    const size_t tokens = c->view.ids.len;
+    c->base.count = (sqlite3_int64)c->view.n_layers * (sqlite3_int64)tokens *
+                    (kind == BERT_VIEW_ATTENTION ? (sqlite3_int64)c->view.n_heads * (sqlite3_int64)tokens : 1);
+    return rc;
+}
+
+static int attention_filter(glue_vtab *v, table_cursor *c, sqlite3_value **args)
+{
+    return view_filter(v, c, args, BERT_VIEW_ATTENTION);
+}
+
+static int hidden_states_filter(glue_vtab *v, table_cursor *c, sqlite3_value **args)
+{
+    return view_filter(v, c, args, BERT_VIEW_HIDDEN_STATES);
+}
+
+static void view_token(const bert_model_view *view, sqlite3_context *ctx, sqlite3_int64 position)
+{
+    sqlite3_result_text(ctx, view->names + view->name_at[position], -1, SQLITE_TRANSIENT);
+}
+
+/* Rows layer by layer, head by head, from position by from position, then
+ * to position: the row number is the index of its weight in the values. */
+static int attention_column(table_cursor *cur, sqlite3_context *ctx, int col)
+{
+    const bert_model_view *view = &((const view_cursor *)cur)->view;
+    const sqlite3_int64 n = (sqlite3_int64)view->ids.len, row = cur->row;
+    const sqlite3_int64 square = row / (n * n), head = square % view->n_heads;
+    switch (col) {
+    case AT_LAYER: sqlite3_result_int(ctx, view->layers[square / view->n_heads]); break;
+    case AT_HEAD: sqlite3_result_int(ctx, view->heads[head]); break;
+    case AT_FROM: sqlite3_result_int64(ctx, row / n % n); break;
+    case AT_TO: sqlite3_result_int64(ctx, row % n); break;
+    case AT_FROM_TOKEN: view_token(view, ctx, row / n % n); break;
+    case AT_TO_TOKEN: view_token(view, ctx, row % n); break;
+    case AT_WEIGHT: sqlite3_result_double(ctx, view->values[row]); break;
+    default: break;
+    }
+    return SQLITE_OK;
+}
+
+static int hidden_states_column(table_cursor *cur, sqlite3_context *ctx, int col)
+{
+    const bert_model_view *view = &((const view_cursor *)cur)->view;
+    const sqlite3_int64 n = (sqlite3_int64)view->ids.len, row = cur->row, position = row % n;
+    const bert_token_span *span = &view->spans.at[position];
+    switch (col) {
+    case HS_LAYER: sqlite3_result_int(ctx, view->layers[row / n]); break;
+    case HS_POSITION: sqlite3_result_int64(ctx, position); break;
+    case HS_TOKEN: view_token(view, ctx, position); break;
+    /* NULL for [CLS] and [SEP] (<s>, </s>), which no characters gave. */
+    case HS_START: if (span->word >= 0) sqlite3_result_int64(ctx, span->start); break;
+    case HS_END: if (span->word >= 0) sqlite3_result_int64(ctx, span->end); break;
+    case HS_VECTOR:
+        sqlite3_result_blob(ctx, view->values + (size_t)row * (size_t)view->hidden,
+                            (int)((size_t)view->hidden * sizeof(float)), SQLITE_TRANSIENT);
+        sqlite3_result_subtype(ctx, BERT_SUBTYPE_FLOAT32);
+        break;
+    default: break;
+    }
+    return SQLITE_OK;
+}
+
+
 /* ---- the tables ------------------------------------------------------------ */
 
 static const table_spec tables[] = {
@@ -1022,6 +1117,14 @@ static const table_spec tables[] = {
      "chunk_index INTEGER, text TEXT, start INTEGER, \"end\" INTEGER, tokens INTEGER, "
      "input HIDDEN, max_tokens HIDDEN, overlap HIDDEN, model HIDDEN",
      C_INPUT, sizeof(chunks_cursor), chunks_clear, chunks_filter, chunks_column, chunks_next, chunks_eof, NULL},
+    {"bert_attention",
+     "layer INTEGER, head INTEGER, from_position INTEGER, to_position INTEGER, from_token TEXT, to_token TEXT, "
+     "weight REAL, text HIDDEN, options_json HIDDEN",
+     AT_TEXT, sizeof(view_cursor), view_clear, attention_filter, attention_column, NULL, NULL, NULL},
+    {"bert_hidden_states",
+     "layer INTEGER, position INTEGER, token TEXT, start INTEGER, \"end\" INTEGER, vector BLOB, "
+     "text HIDDEN, options_json HIDDEN",
+     HS_TEXT, sizeof(view_cursor), view_clear, hidden_states_filter, hidden_states_column, NULL, NULL, NULL},
 };
 
 /* Every table is an eponymous virtual table of this one module; its spec

@@ -58,6 +58,29 @@ int bert_tokenize_offsets(bert_entry *e, const char *text, size_t len, bert_ids 
     return 0;
 }
 
+int bert_token_texts(const bert_entry *e, const int32_t *ids, size_t n, char **names, size_t **at)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++) bytes += strlen(bert_entry_token(e, ids[i])) + 1;
+    *names = malloc(bytes ? bytes : 1);
+    *at = malloc((n + 1) * sizeof **at);
+    if (!*names || !*at) {
+        free(*names);
+        free(*at);
+        *names = NULL;
+        *at = NULL;
+        return -1;
+    }
+    for (size_t i = 0, to = 0; i < n; i++) {
+        const char *name = bert_entry_token(e, ids[i]);
+        size_t size = strlen(name) + 1;
+        memcpy(*names + to, name, size);
+        (*at)[i] = to;
+        to += size;
+    }
+    return 0;
+}
+
 int bert_chunks_tokenize(bert_entry *e, const char *text, size_t len, bert_spans *spans, char **err)
 {
     *err = NULL;

@@ -15,6 +15,12 @@
  * Face's (0, 0) and word -1.  0, or -1 with *err. */
 int bert_tokenize_offsets(bert_entry *e, const char *text, size_t len, bert_ids *ids, bert_spans *spans, char **err);
 
+/* The texts of tokens ids[0..n) on e, copied into one block, token i at
+ * *names + (*at)[i]: a function in the same query may unload the model
+ * (and its vocabulary) before a row is read.  0, or -1 when out of memory
+ * (*names and *at are then NULL). */
+int bert_token_texts(const bert_entry *e, const int32_t *ids, size_t n, char **names, size_t **at);
+
 /* The whole text's pieces (no [CLS]/[SEP], never truncated) with their
  * spans, fitted to the text by bert_chunks_fit, for bert_chunks.  0, or -1
  * with *err. */

@@ -218,12 +218,21 @@ def layer_norm(x, m, prefix, compute):
                                           m.t(prefix + ".bias", compute), m.eps)
 
 
-def encode(m, ids, type_ids=None, attention_mask=None, compute=torch.float64):
+def new_trace():
+    """What encode(..., trace=) fills: transformers' output_hidden_states
+    ("hidden_states": the embeddings' output, then each layer's, each [batch
+    x seq x hidden]) and output_attentions ("attentions": each layer's
+    softmax probabilities after the mask, [batch x heads x seq x seq])."""
+    return {"hidden_states": [], "attentions": []}
+
+
+def encode(m, ids, type_ids=None, attention_mask=None, compute=torch.float64, trace=None):
     """BertModel.forward: ids [batch x seq] (lists or tensor, padded with any id
     where attention_mask is 0).  Returns (last_hidden_state, pooler_output or None).
-    A DistilBERT checkpoint runs DistilBertModel.forward (type_ids ignored)."""
+    A DistilBERT checkpoint runs DistilBertModel.forward (type_ids ignored).
+    With trace (new_trace()), also the hidden states and attentions."""
     if m.distilbert:
-        return distil_encode(m, ids, attention_mask, compute), None
+        return distil_encode(m, ids, attention_mask, compute, trace), None
     ids = torch.as_tensor(ids, dtype=torch.long)
     if ids.dim() == 1:
         ids = ids[None]
@@ -236,6 +245,8 @@ def encode(m, ids, type_ids=None, attention_mask=None, compute=torch.float64):
          + m.t("embeddings.token_type_embeddings.weight", compute)[type_ids]
          + m.t("embeddings.position_embeddings.weight", compute)[positions])
     x = layer_norm(x, m, "embeddings.LayerNorm", compute)
+    if trace is not None:
+        trace["hidden_states"].append(x)
 
     # transformers' get_extended_attention_mask: 0 where attended, the dtype's
     # minimum where masked, added to the scores before the softmax.
@@ -257,6 +268,7 @@ def encode(m, ids, type_ids=None, attention_mask=None, compute=torch.float64):
                        p + "attention.output.LayerNorm", compute)
         inter = act(linear(x, m, p + "intermediate.dense", compute))
         x = layer_norm(linear(inter, m, p + "output.dense", compute) + x, m, p + "output.LayerNorm", compute)
+        observe(trace, probs, x)
 
     pooled = None
     if m.has_pooler:
@@ -264,7 +276,14 @@ def encode(m, ids, type_ids=None, attention_mask=None, compute=torch.float64):
     return x, pooled
 
 
-def distil_encode(m, ids, attention_mask=None, compute=torch.float64):
+def observe(trace, probs, x):
+    """One layer's attention probabilities and output hidden state into trace (or None)."""
+    if trace is not None:
+        trace["attentions"].append(probs)
+        trace["hidden_states"].append(x)
+
+
+def distil_encode(m, ids, attention_mask=None, compute=torch.float64, trace=None):
     """DistilBertModel.forward (modeling_distilbert.py): word + position
     embeddings, LayerNorm; per block: attention with q scaled by
     1/sqrt(head size) before the product and masked scores set to the dtype's
@@ -277,6 +296,8 @@ def distil_encode(m, ids, attention_mask=None, compute=torch.float64):
     x = (m.t("embeddings.word_embeddings.weight", compute)[ids]
          + m.t("embeddings.position_embeddings.weight", compute)[torch.arange(seq)][None])
     x = layer_norm(x, m, "embeddings.LayerNorm", compute)
+    if trace is not None:
+        trace["hidden_states"].append(x)
     heads, hd = m.heads, m.hidden // m.heads
     act = activation(m.act)
     masked = (mask == 0).view(batch, 1, 1, seq)
@@ -290,10 +311,12 @@ def distil_encode(m, ids, attention_mask=None, compute=torch.float64):
         v = split(linear(x, m, p + "attention.v_lin", compute))
         scores = torch.matmul(q, k.transpose(2, 3))
         scores = scores.masked_fill(masked.expand_as(scores), torch.finfo(compute).min)
-        ctx = torch.matmul(torch.softmax(scores, dim=-1), v).transpose(1, 2).reshape(batch, seq, m.hidden)
+        probs = torch.softmax(scores, dim=-1)
+        ctx = torch.matmul(probs, v).transpose(1, 2).reshape(batch, seq, m.hidden)
         sa = layer_norm(linear(ctx, m, p + "attention.out_lin", compute) + x, m, p + "sa_layer_norm", compute)
         ffn = linear(act(linear(sa, m, p + "ffn.lin1", compute)), m, p + "ffn.lin2", compute)
         x = layer_norm(ffn + sa, m, p + "output_layer_norm", compute)
+        observe(trace, probs, x)
     return x
 
 

@@ -132,10 +132,12 @@ def position_bias(m, seq, compute):
     return values.permute([2, 0, 1])
 
 
-def encode(m, ids, attention_mask=None, compute=torch.float64):
+def encode(m, ids, attention_mask=None, compute=torch.float64, trace=None):
     """RobertaModel.forward / MPNetModel.forward on ids [batch x seq] (token
     types all 0, as RoBERTa's tokenizers give them).  Returns
-    (last_hidden_state, pooler_output or None)."""
+    (last_hidden_state, pooler_output or None); with trace
+    (bert_reference.new_trace()), also the hidden states and attentions
+    (MPNet's with the relative position bias in the scores)."""
     ids = torch.as_tensor(ids, dtype=torch.long)
     if ids.dim() == 1:
         ids = ids[None]
@@ -147,6 +149,8 @@ def encode(m, ids, attention_mask=None, compute=torch.float64):
         x = x + m.t("embeddings.token_type_embeddings.weight", compute)[torch.zeros_like(ids)]
     x = x + m.t("embeddings.position_embeddings.weight", compute)[pos]
     x = bref.layer_norm(x, m, "embeddings.LayerNorm", compute)
+    if trace is not None:
+        trace["hidden_states"].append(x)
     additive = (1.0 - mask[:, None, None, :].to(compute)) * torch.finfo(compute).min
     bias = position_bias(m, seq, compute)[None] if m.mpnet else 0.0
     heads, hd = m.heads, m.hidden // m.heads
@@ -164,10 +168,12 @@ def encode(m, ids, attention_mask=None, compute=torch.float64):
         k = split(bref.linear(x, m, p + names[1], compute))
         v = split(bref.linear(x, m, p + names[2], compute))
         scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd) + bias + additive
-        ctx = torch.matmul(torch.softmax(scores, dim=-1), v).permute(0, 2, 1, 3).reshape(batch, seq, m.hidden)
+        probs = torch.softmax(scores, dim=-1)
+        ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).reshape(batch, seq, m.hidden)
         x = bref.layer_norm(bref.linear(ctx, m, p + names[3], compute) + x, m, p + names[4], compute)
         inter = act(bref.linear(x, m, p + "intermediate.dense", compute))
         x = bref.layer_norm(bref.linear(inter, m, p + "output.dense", compute) + x, m, p + "output.LayerNorm", compute)
+        bref.observe(trace, probs, x)
     pooled = torch.tanh(bref.linear(x[:, 0], m, "pooler.dense", compute)) if m.has_pooler else None
     return x, pooled
 
