@@ -261,7 +261,8 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/$(EXT_LIB) $(DESTDIR)$(LIBDIR)/libsqlite_bert.a $(DESTDIR)$(INCLUDEDIR)/sqlite_bert.h \
 	      $(DESTDIR)$(PKGCONFIGDIR)/sqlite-bert.pc
 
-# The Python package (ext/python/): its sdist carries the C sources and
+# The Python package (ext/python/): its sdist carries the C sources (and the
+# demo model, model/demo/ as sqlite_bert/demo_model/) and
 # builds them with the user's compiler and libraries; the wheel is built from
 # that sdist, the way pip would.  The sdist is staged in $(BUILD)/python
 # because setuptools packages only files under the project folder.
@@ -274,12 +275,14 @@ python-package: | build-deps
 	cp -R ext/python/. $(PY_STAGE)/
 	cd ext && cp --parents $(patsubst ext/%,%,$(EXT_SRC) $(EXT_HDR)) $(CURDIR)/$(PY_STAGE)/csrc/
 	cp README.md $(PY_STAGE)/README.md
+	cp -R model/demo $(PY_STAGE)/sqlite_bert/demo_model
 	cd $(PY_STAGE) && $(PYTHON) setup.py -q sdist -d $(CURDIR)/$(DIST)
 	$(PYTHON) -m pip wheel -q --no-deps --no-build-isolation --no-index -w $(DIST) $(DIST)/sqlite-bert-$(VERSION).tar.gz
 	@ls -1 $(DIST)/sqlite-bert-$(VERSION).tar.gz $(DIST)/sqlite_bert-$(VERSION)-*.whl
 
 # The npm package (ext/node/) ships the extension prebuilt for the platform
-# that packs it, in prebuilt/<platform>-<arch>/, as built by this Makefile.
+# that packs it, in prebuilt/<platform>-<arch>/, as built by this Makefile,
+# and the demo model (model/demo/) in demo-model/.
 NODE_STAGE := $(BUILD)/node
 node-package: $(EXT_LIB)
 	@command -v npm >/dev/null || { echo "make node-package: npm is needed (apt-get install npm)" >&2; exit 1; }
@@ -287,6 +290,7 @@ node-package: $(EXT_LIB)
 	mkdir -p $(NODE_STAGE) $(DIST)
 	cp -R ext/node/. $(NODE_STAGE)/
 	cp README.md $(NODE_STAGE)/README.md
+	cp -R model/demo $(NODE_STAGE)/demo-model
 	plat=$$(node -p 'process.platform + "-" + process.arch') && mkdir -p $(NODE_STAGE)/prebuilt/$$plat && \
 	    cp $(EXT_LIB) $(NODE_STAGE)/prebuilt/$$plat/
 	cd $(NODE_STAGE) && npm pkg set version=$(VERSION) && npm pack --silent --pack-destination $(CURDIR)/$(DIST)

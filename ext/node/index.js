@@ -1,6 +1,7 @@
 'use strict';
 // sqlite-bert for Node.js: the extension ships prebuilt for the platform the
-// package was packed on (prebuilt/<platform>-<arch>/bert.so or bert.dylib).
+// package was packed on (prebuilt/<platform>-<arch>/bert.so or bert.dylib),
+// with the project's demo model (demo-model/), which load() registers.
 const fs = require('fs');
 const path = require('path');
 
@@ -20,9 +21,38 @@ function getLoadablePath() {
   return path.join(dir, 'bert');
 }
 
+// The name load() registers the demo model under.  Not 'default': a user's
+// own bert_load('default', ...) must still work afterwards, and then takes
+// precedence (a call that names no model uses the model named 'default',
+// else the only one registered).
+const BUNDLED_MODEL = 'bundled';
+
+// The directory of the demo model the package carries (a small BERT, 6
+// layers x 256, sentence-transformers mean pooling): bert_load's path.
+function getDemoModelPath() {
+  return path.join(__dirname, 'demo-model');
+}
+
+// Registers the demo model unless the connection already has a model.
+function registerDemoModel(db) {
+  if (db.prepare('SELECT count(*) AS n FROM bert_models').get().n !== 0) return;
+  const dir = getDemoModelPath();
+  if (!fs.existsSync(path.join(dir, 'config.json'))) {
+    throw new Error(`sqlite-bert: the demo model (${dir}) is missing; reinstall the package, ` +
+      'or call load(db, { defaultModel: false })');
+  }
+  db.prepare('SELECT bert_load(?, ?)').get(BUNDLED_MODEL, dir);
+}
+
 // Loads the extension into a better-sqlite3 Database, or a node:sqlite
-// DatabaseSync opened with { allowExtension: true } (Node >= 22.5).
-function load(db) {
+// DatabaseSync opened with { allowExtension: true } (Node >= 22.5).  Unless
+// options.defaultModel is false or the connection already has a model, it
+// also registers the demo model as 'bundled', so that calls naming no model
+// work at once; register a model of your own as 'default' to have those calls
+// use it (with any other name: name it in each call, or
+// SELECT bert_unload('bundled') first).
+function load(db, options = {}) {
+  const defaultModel = !options || options.defaultModel !== false;
   if (!db || typeof db.loadExtension !== 'function') {
     throw new TypeError('sqlite-bert: load(db) takes a better-sqlite3 Database or a node:sqlite DatabaseSync');
   }
@@ -39,9 +69,10 @@ function load(db) {
     } finally {
       db.enableLoadExtension(false);
     }
-    return;
+  } else {
+    db.loadExtension(getLoadablePath());
   }
-  db.loadExtension(getLoadablePath());
+  if (defaultModel) registerDemoModel(db);
 }
 
-module.exports = { getLoadablePath, load };
+module.exports = { getLoadablePath, getDemoModelPath, load, BUNDLED_MODEL };

@@ -1,5 +1,7 @@
 """Builds the SQLite extension (csrc/, the project's ext/ sources) into the
-package as sqlite_bert/bert.so (bert.dylib on macOS).
+package as sqlite_bert/bert.so (bert.dylib on macOS).  The package also
+carries the project's demo model (model/demo/) as sqlite_bert/demo_model/,
+which sqlite_bert.load registers; `make python-package` stages both.
 
 The extension is a SQLite loadable library, not a Python C module: it uses no
 Python headers, exports sqlite3_bert_init, and its file name carries no Python
@@ -36,6 +38,12 @@ def version():
             if line.startswith("#define SQLITE_BERT_VERSION "):
                 return line.split('"')[1]
     raise RuntimeError("csrc/sql/sqlite_bert.h has no SQLITE_BERT_VERSION")
+
+
+def check_demo_model():
+    if not os.path.isfile(os.path.join(HERE, "sqlite_bert", "demo_model", "config.json")):
+        sys.exit("sqlite-bert: %s has no demo model (sqlite_bert/demo_model/): build the package from "
+                 "the repository's root with `make python-package`, which stages it" % HERE)
 
 
 def homebrew_prefixes():
@@ -191,9 +199,11 @@ def wheel_command():
 
 
 if __name__ == "__main__":
+    check_demo_model()
     setup(
         version=version(),
         packages=["sqlite_bert"],
+        package_data={"sqlite_bert": ["demo_model/*", "demo_model/*/*"]},
         ext_modules=[extension()],
         cmdclass={"build_ext": BuildSqliteExtension, **wheel_command()},
     )

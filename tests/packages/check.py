@@ -1,22 +1,45 @@
 """check.py MODEL_DIR [sqlite-utils] - what a user of the installed Python
 package does, with the standard library's sqlite3 module or with a
-sqlite_utils.Database: prints bert_version() and a bert_similarity of the
-model, `version|similarity`."""
+sqlite_utils.Database: load(conn) registers the bundled demo model; the
+user's own bert_load('default', MODEL_DIR) afterwards works and takes over
+the calls that name no model; load(conn, default_model=False) registers
+none.  Prints bert_version() and a bert_similarity of the user's model,
+`version|similarity`."""
+import os
 import sqlite3
 import sys
 
 import sqlite_bert
 
-if sys.argv[2:] == ["sqlite-utils"]:
-    import sqlite_utils
-    db = sqlite_utils.Database(memory=True)
-    sqlite_bert.load(db)
-    conn = db.conn
-else:
+
+def connect():
+    if sys.argv[2:] == ["sqlite-utils"]:
+        import sqlite_utils
+        db = sqlite_utils.Database(memory=True)
+        return db, db.conn
     conn = sqlite3.connect(":memory:")
-    sqlite_bert.load(conn)
+    return conn, conn
+
+
+db, conn = connect()
+sqlite_bert.load(db)
+models = conn.execute("SELECT name, path FROM bert_models").fetchall()
+assert [m[0] for m in models] == [sqlite_bert.BUNDLED_MODEL] == ["bundled"], models
+assert os.path.samefile(models[0][1], sqlite_bert.demo_model_path()), models
 version, name, sim = conn.execute(
     "SELECT bert_version(), bert_load('default', ?), bert_similarity('a dog barked', 'the puppy was noisy')",
     (sys.argv[1],)).fetchone()
 assert name == "default", name
+calls = dict(conn.execute("SELECT name, encoder_calls FROM bert_models").fetchall())
+assert calls["default"] > 0 and calls["bundled"] == 0, calls
+
+db, conn = connect()
+sqlite_bert.load(db, default_model=False)
+assert conn.execute("SELECT count(*) FROM bert_models").fetchone()[0] == 0
+try:
+    conn.execute("SELECT bert_embed('hello')").fetchone()
+    raise AssertionError("default_model=False: bert_embed found a model")
+except sqlite3.OperationalError as err:
+    assert "no model is registered" in str(err), err
+
 print("%s|%.6f" % (version, sim))

@@ -1,11 +1,12 @@
 """Command line: `python -m sqlite_bert download REPO DIR` (or `sqlite-bert download ...`)
 fetches a model from the Hugging Face hub; `python -m sqlite_bert path` prints
 the extension's path, for `.load` in the sqlite3 shell or
-`sqlite-utils --load-extension`."""
+`sqlite-utils --load-extension`; `python -m sqlite_bert demo-model` prints the
+directory of the demo model the package carries, for bert_load."""
 import argparse
 import sys
 
-from . import DownloadError, download, loadable_path
+from . import DownloadError, demo_model_path, download, loadable_path
 
 
 def _log(msg):
@@ -21,10 +22,14 @@ def main(argv=None):
     fetch.add_argument("dir", help="the model directory to write (created if missing)")
     fetch.add_argument("--revision", default="main", help="branch, tag or commit (default: main)")
     commands.add_parser("path", help="print the extension's path (without .so/.dylib) for .load")
+    commands.add_parser("demo-model", help="print the directory of the demo model the package carries")
     args = parser.parse_args(argv)
 
     if args.command == "path":
         print(loadable_path())
+        return 0
+    if args.command == "demo-model":
+        print(demo_model_path())
         return 0
     try:
         download(args.repo_id, args.dir, revision=args.revision, log=_log)
