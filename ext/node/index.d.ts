@@ -2,10 +2,10 @@
 export function getLoadablePath(): string;
 /** The directory of the demo model the package carries, as bert_load takes it. */
 export function getDemoModelPath(): string;
-/** The name load() registers the demo model under: "bundled". */
+/** The name load() registers the demo model under: "default". */
 export const BUNDLED_MODEL: string;
 export interface LoadOptions {
-  /** Register the demo model as "bundled" when the connection has no model yet (default true). */
+  /** Register the demo model as "default" when the connection has no model yet (default true). */
   defaultModel?: boolean;
 }
 /** Loads the extension into a better-sqlite3 Database or a node:sqlite DatabaseSync

@@ -25,7 +25,7 @@ function getLoadablePath() {
 // own bert_load('default', ...) must still work afterwards, and then takes
 // precedence (a call that names no model uses the model named 'default',
 // else the only one registered).
-const BUNDLED_MODEL = 'bundled';
+const BUNDLED_MODEL = 'default';
 
 // The directory of the demo model the package carries (a small BERT, 6
 // layers x 256, sentence-transformers mean pooling): bert_load's path.
@@ -47,10 +47,9 @@ function registerDemoModel(db) {
 // Loads the extension into a better-sqlite3 Database, or a node:sqlite
 // DatabaseSync opened with { allowExtension: true } (Node >= 22.5).  Unless
 // options.defaultModel is false or the connection already has a model, it
-// also registers the demo model as 'bundled', so that calls naming no model
-// work at once; register a model of your own as 'default' to have those calls
-// use it (with any other name: name it in each call, or
-// SELECT bert_unload('bundled') first).
+// also registers the demo model as 'default', so that calls naming no model
+// work at once; to make a model of your own the default, load with
+// { defaultModel: false }, or SELECT bert_unload('default') first.
 function load(db, options = {}) {
   const defaultModel = !options || options.defaultModel !== false;
   if (!db || typeof db.loadExtension !== 'function') {

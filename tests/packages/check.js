@@ -42,15 +42,18 @@ if (driver === 'node:sqlite') {
 let db = open();
 bert.load(db);
 const models = db.prepare('SELECT name, path FROM bert_models').all();
-check(models.length === 1 && models[0].name === 'bundled' && bert.BUNDLED_MODEL === 'bundled',
+check(models.length === 1 && models[0].name === 'default' && bert.BUNDLED_MODEL === 'default',
       `load(db) registered ${JSON.stringify(models)}`);
 check(fs.realpathSync(models[0].path) === fs.realpathSync(bert.getDemoModelPath()),
       `bundled model at ${models[0].path}, getDemoModelPath() ${bert.getDemoModelPath()}`);
+// A model of the user's own takes the name over once the demo model is unloaded.
+check(Number(db.prepare("SELECT bert_unload('default') AS n").get().n) === 1, 'bert_unload of the demo model');
 const row = db.prepare(SQL).get(model);
 check(row.m === 'default', `bert_load returned ${row.m}`);
-const calls = Object.fromEntries(db.prepare('SELECT name, encoder_calls AS n FROM bert_models').all()
-  .map((r) => [r.name, Number(r.n)]));
-check(calls.default > 0 && calls.bundled === 0, `encoder calls ${JSON.stringify(calls)}`);
+const own = db.prepare('SELECT path, encoder_calls AS n FROM bert_models').all();
+check(own.length === 1 && Number(own[0].n) > 0 &&
+      fs.realpathSync(own[0].path) !== fs.realpathSync(bert.getDemoModelPath()),
+      `after bert_load('default', own): ${JSON.stringify(own)}`);
 
 db = open();
 bert.load(db, { defaultModel: false });

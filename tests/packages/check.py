@@ -24,14 +24,17 @@ def connect():
 db, conn = connect()
 sqlite_bert.load(db)
 models = conn.execute("SELECT name, path FROM bert_models").fetchall()
-assert [m[0] for m in models] == [sqlite_bert.BUNDLED_MODEL] == ["bundled"], models
+assert [m[0] for m in models] == [sqlite_bert.BUNDLED_MODEL] == ["default"], models
 assert os.path.samefile(models[0][1], sqlite_bert.demo_model_path()), models
+# A model of the user's own takes the name over once the demo model is unloaded.
+assert conn.execute("SELECT bert_unload('default')").fetchone()[0] == 1
 version, name, sim = conn.execute(
     "SELECT bert_version(), bert_load('default', ?), bert_similarity('a dog barked', 'the puppy was noisy')",
     (sys.argv[1],)).fetchone()
 assert name == "default", name
-calls = dict(conn.execute("SELECT name, encoder_calls FROM bert_models").fetchall())
-assert calls["default"] > 0 and calls["bundled"] == 0, calls
+models = conn.execute("SELECT name, path, encoder_calls FROM bert_models").fetchall()
+assert len(models) == 1 and models[0][0] == "default" and models[0][2] > 0, models
+assert not os.path.samefile(models[0][1], sqlite_bert.demo_model_path()), models
 
 db, conn = connect()
 sqlite_bert.load(db, default_model=False)

@@ -21,7 +21,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 # a user's own bert_load('default', ...) must still work afterwards, and then
 # takes precedence (a call that names no model uses the model named
 # 'default', else the only one registered).
-BUNDLED_MODEL = "bundled"
+BUNDLED_MODEL = "default"
 
 
 def loadable_path():
@@ -57,11 +57,10 @@ def load(conn, default_model=True):
     off again afterwards.
 
     Unless `default_model` is False or the connection already has a model
-    registered, it also registers the package's demo model as 'bundled'
-    (bert_load('bundled', demo_model_path())), so that calls naming no model
-    work at once.  Registering a model of your own as 'default' makes it the
-    one those calls use; with any other name, name it in each call or
-    SELECT bert_unload('bundled') first."""
+    registered, it also registers the package's demo model as 'default'
+    (bert_load('default', demo_model_path())), so that calls naming no model
+    work at once.  To make a model of your own the default, load with
+    default_model=False, or SELECT bert_unload('default') first."""
     if not hasattr(conn, "load_extension") and hasattr(conn, "conn"):
         conn = conn.conn                # sqlite_utils.Database
     suffix = ".dylib" if sys.platform == "darwin" else ".so"
