@@ -59,6 +59,10 @@ const bert_signature bert_signatures[] = {
      "every token with the characters of text it came from", 1, 2, TABLE},
     {"bert_chunks", "text [, max_tokens [, overlap [, model]]]", "rows: chunk_index, text, start, end, tokens",
      "the text cut between words into pieces the model reads whole", 1, 4, TABLE},
+    {"bert_sparse", "text [, options_json]", "JSON object {token: weight}",
+     "the learned sparse vector (SPLADE) of a masked-LM model, heaviest first", 1, 2, SCALAR},
+    {"bert_sparse_terms", "text [, options_json]", "rows: token_id, token, weight",
+     "bert_sparse as rows, to fill an inverted index", 1, 2, TABLE},
 };
 
 const size_t bert_signature_count = sizeof bert_signatures / sizeof bert_signatures[0];

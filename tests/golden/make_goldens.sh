@@ -1,7 +1,8 @@
 #!/bin/sh
 # make_goldens.sh - regenerates the golden data in tests/golden/ (make_goldens.py,
 # then make_heads_goldens.py for the classifier heads and make_ner_qa_goldens.py
-# for token classification and question answering) from the
+# for token classification and question answering, make_family_goldens.py and
+# make_sparse_goldens.py for the learned sparse vectors) from the
 # test models (tests/tools/make_test_models.sh) and independent references.
 #
 # Needs, besides cc:
@@ -37,3 +38,4 @@ models=${MODELS_DIR:-$root/build/models}
 "${PYTHON:-/usr/bin/python3}" "$here/make_heads_goldens.py" "$models" "$here" "$TOKENIZER_JSON"
 "${PYTHON:-/usr/bin/python3}" "$here/make_ner_qa_goldens.py" "$models" "$here" "$TOKENIZER_JSON"
 "${PYTHON:-/usr/bin/python3}" "$here/make_family_goldens.py" "$models" "$here" "$FAMILY_TOKENIZER_JSON"
+"${PYTHON:-/usr/bin/python3}" "$here/make_sparse_goldens.py" "$models" "$here" "$TOKENIZER_JSON" "$FAMILY_TOKENIZER_JSON"
