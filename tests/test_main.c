@@ -75,6 +75,7 @@ void t_fail_allocation(long number)
     X(ner_qa) \
     X(families) \
     X(model_view) \
+    X(sparse) \
     X(kernels) \
     X(kernel_choice) \
     X(lowp) \
@@ -86,7 +87,8 @@ void t_fail_allocation(long number)
     X(surface) \
     X(examples) \
     X(docs) \
-    X(vec)
+    X(vec) \
+    X(hybrid)
 
 #define DECLARE(name) void suite_##name(void);
 SUITES(DECLARE)

@@ -163,4 +163,12 @@ void suite_oom(void)
     };
     fail_each_allocation("oom: each allocation failing in turn, attention and hidden states", view_steps,
                          sizeof view_steps / sizeof *view_steps);
+    static const char *const sparse_steps[] = {
+        "SELECT bert_load('s', 'build/models/distil-mlm', '{\"threads\": 1}')",
+        "SELECT bert_sparse('Sparse retrieval, café.', '{\"model\": \"s\", \"top_k\": 8}')",
+        "SELECT group_concat(token_id || ':' || weight) FROM bert_sparse_terms('a cat', '{\"model\": \"s\", \"top_k\": 4}')",
+        "SELECT bert_sparse('what is the weather', '{\"model\": \"s\", \"mode\": \"query\"}')",
+    };
+    fail_each_allocation("oom: each allocation failing in turn, sparse vectors (document and query sides)",
+                         sparse_steps, sizeof sparse_steps / sizeof *sparse_steps);
 }

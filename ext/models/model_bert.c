@@ -2,7 +2,7 @@
  * model_bert.c - the tensor names of BERT (modeling_bert.py) and DistilBERT
  * (modeling_distilbert.py): BertModel's, with or without the "bert." prefix
  * that the BertFor* classes add (DistilBERT's under "distilbert."), and
- * their heads: masked LM and next-sentence prediction (cls.*), sequence
+ * their heads: masked LM (cls.*, DistilBERT's vocab_*) and next-sentence prediction (cls.*), sequence
  * classification (classifier.* on the pooler, or DistilBERT's
  * pre_classifier), token classification and question answering.
  */
@@ -91,6 +91,18 @@ static int bind_pretraining_heads(binder *b, bert_model *m)
     return 0;
 }
 
+/* DistilBertForMaskedLM: vocab_transform, the activation, vocab_layer_norm
+ * and vocab_projector, tied to the word embeddings when its weight is absent. */
+static int bind_distil_mlm_head(binder *b, bert_model *m)
+{
+    static const char *const mlm[7] = {
+        "vocab_transform.weight", "vocab_transform.bias", "vocab_layer_norm.weight", "vocab_layer_norm.bias",
+        "vocab_projector.bias", "vocab_projector.bias", "vocab_projector.weight"};
+    int bound = bert_bind_mlm_head(b, m, mlm);
+    if (bound > 0) m->mlm_act = m->cfg.hidden_act;   /* get_activation(config.activation) */
+    return bound < 0 ? -1 : 0;
+}
+
 int bert_bind_bert(binder *b, bert_model *m)
 {
     const bert_config *c = &m->cfg;
@@ -104,5 +116,6 @@ int bert_bind_bert(binder *b, bert_model *m)
                             distil ? distil_layer : bert_layer_names) != 0)
             return -1;
     if (!distil && (bert_bind_pooler(b, m) != 0 || bind_pretraining_heads(b, m) != 0)) return -1;
+    if (distil && bind_distil_mlm_head(b, m) != 0) return -1;
     return bind_classifier(b, m) || bert_bind_qa(b, m) ? -1 : 0;
 }

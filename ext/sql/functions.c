@@ -14,6 +14,7 @@
 #include "../base/error.h"
 #include "../tasks/pipeline.h"
 #include "signatures.h"
+#include "sparse_glue.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -541,6 +542,32 @@ static void fn_version(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_text(ctx, SQLITE_BERT_VERSION, -1, SQLITE_STATIC);
 }
 
+/* ---- learned sparse vectors ------------------------------------------------------ */
+
+/* bert_sparse(text [, options_json]): {token: weight}, heaviest first. */
+static void fn_sparse(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const char *text;
+    size_t len;
+    if (text_arg(ctx, "bert_sparse", argv, 0, &text, &len) != 0) return;
+    bert_sparse_terms t;
+    char *err = NULL;
+    int got = bert_glue_sparse(sqlite3_user_data(ctx), "bert_sparse", text, len, argc > 1 ? argv[1] : NULL,
+                               sqlite3_context_db_handle(ctx), &t, &err);
+    if (got < 0) { fail(ctx, err); return; }
+    if (got > 0) { sqlite3_result_null(ctx); return; }
+    sqlite3_str *s = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+    sqlite3_str_appendchar(s, 1, '{');
+    for (int i = 0; i < t.n; i++) {
+        if (i) sqlite3_str_appendchar(s, 1, ',');
+        bert_glue_json_string(s, t.terms[i].token);
+        sqlite3_str_appendf(s, ":%!.7g", (double)t.terms[i].weight);
+    }
+    sqlite3_str_appendchar(s, 1, '}');
+    bert_sparse_terms_free(&t);
+    result_json(ctx, s);
+}
+
 /* ---- registration -------------------------------------------------------------- */
 
 /* A call with a number of arguments the function does not take: SQLite
@@ -577,6 +604,7 @@ static const function_def functions[] = {
     {"bert_answer", PURE | RESULT_SUBTYPE_FLAG, fn_answer},
     {"bert_fill_mask", PURE | RESULT_SUBTYPE_FLAG, fn_fill_mask},
     {"bert_next_sentence", PURE, fn_next_sentence},
+    {"bert_sparse", PURE | RESULT_SUBTYPE_FLAG, fn_sparse},
 };
 
 /* Registers f for each argument count its signature allows, and the

@@ -64,6 +64,10 @@ const bert_signature bert_signatures[] = {
      "each head's attention probabilities, as transformers' output_attentions", 1, 2, TABLE},
     {"bert_hidden_states", "text [, options_json]", "rows: layer, position, token, start, end, vector",
      "each layer's hidden state of every token (layer 0: the embeddings), as output_hidden_states", 1, 2, TABLE},
+    {"bert_sparse", "text [, options_json]", "JSON object {token: weight}",
+     "the learned sparse vector (SPLADE) of a masked-LM model, heaviest first", 1, 2, SCALAR},
+    {"bert_sparse_terms", "text [, options_json]", "rows: token_id, token, weight",
+     "bert_sparse as rows, to fill an inverted index", 1, 2, TABLE},
 };
 
 const size_t bert_signature_count = sizeof bert_signatures / sizeof bert_signatures[0];

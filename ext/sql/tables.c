@@ -12,6 +12,7 @@
  *   SELECT * FROM bert_chunks(text [, max_tokens [, overlap [, model]]]);
  *   SELECT * FROM bert_attention(text [, options_json]);     -- the model's own view:
  *   SELECT * FROM bert_hidden_states(text [, options_json]); -- its attention and layers
+ *   SELECT * FROM bert_sparse_terms(text [, options_json]); -- learned sparse vector
  *
  * All of them are eponymous virtual tables in the style of SQLite's
  * ext/misc/series.c: hidden columns carry the arguments.  Their counts come
@@ -27,6 +28,7 @@
 #include "../tasks/pipeline.h"
 #include "../tasks/model_view.h"
 #include "signatures.h"
+#include "sparse_glue.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -1082,6 +1084,49 @@ static int hidden_states_column(table_cursor *cur, sqlite3_context *ctx, int col
     return SQLITE_OK;
 }
 
+/* ---- bert_sparse_terms ------------------------------------------------------ */
+
+enum { S_TOKEN_ID, S_TOKEN, S_WEIGHT, S_TEXT, S_OPTIONS };
+
+typedef struct {
+    table_cursor base;
+    bert_sparse_terms terms;
+} sparse_cursor;
+
+static void sparse_clear(table_cursor *cur)
+{
+    bert_sparse_terms_free(&((sparse_cursor *)cur)->terms);
+}
+
+static int sparse_filter(glue_vtab *v, table_cursor *cur, sqlite3_value **args)
+{
+    sparse_cursor *c = (sparse_cursor *)cur;
+    const char *text = NULL;
+    size_t len = 0;
+    int got = table_text(v, args[0], 0, &text, &len);
+    if (got < 0) return SQLITE_ERROR;
+    char *err = NULL;
+    got = bert_glue_sparse(v->conn, v->spec->name, got ? NULL : text, len, args[1], v->db, &c->terms, &err);
+    if (got < 0) {
+        vtab_error(&v->base, err);
+        return SQLITE_ERROR;
+    }
+    c->base.count = c->terms.n;   /* a NULL text: no rows */
+    return SQLITE_OK;
+}
+
+static int sparse_column(table_cursor *cur, sqlite3_context *ctx, int col)
+{
+    const bert_sparse_term *t = &((sparse_cursor *)cur)->terms.terms[cur->row];
+    switch (col) {
+    case S_TOKEN_ID: sqlite3_result_int(ctx, t->id); break;
+    case S_TOKEN: sqlite3_result_text(ctx, t->token, -1, SQLITE_TRANSIENT); break;
+    case S_WEIGHT: sqlite3_result_double(ctx, t->weight); break;
+    default: break;
+    }
+    return SQLITE_OK;
+}
+
 
 /* ---- the tables ------------------------------------------------------------ */
 
@@ -1125,6 +1170,8 @@ static const table_spec tables[] = {
      "layer INTEGER, position INTEGER, token TEXT, start INTEGER, \"end\" INTEGER, vector BLOB, "
      "text HIDDEN, options_json HIDDEN",
      HS_TEXT, sizeof(view_cursor), view_clear, hidden_states_filter, hidden_states_column, NULL, NULL, NULL},
+    {"bert_sparse_terms", "token_id INTEGER, token TEXT, weight REAL, text HIDDEN, options HIDDEN",
+     S_TEXT, sizeof(sparse_cursor), sparse_clear, sparse_filter, sparse_column, NULL, NULL, NULL},
 };
 
 /* Every table is an eponymous virtual table of this one module; its spec

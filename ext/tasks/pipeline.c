@@ -261,9 +261,10 @@ int bert_pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top
     if (bert_entry_need_model(e, err) != 0) goto done;
     const bert_model *m = e->model;
     if (!bert_model_has_mlm_head(m)) {
-        *err = bert_errorf("model '%s' has no masked-language-model head (cls.predictions.* or lm_head.*): "
-                           "fill-mask needs a checkpoint saved as BertForMaskedLM, BertForPreTraining, "
-                           "RobertaForMaskedLM or MPNetForMaskedLM, such as bert-base-uncased or roberta-base; "
+        *err = bert_errorf("model '%s' has no masked-language-model head (cls.predictions.*, lm_head.* or "
+                           "vocab_projector.*): fill-mask needs a checkpoint saved as BertForMaskedLM, "
+                           "BertForPreTraining, DistilBertForMaskedLM, RobertaForMaskedLM or MPNetForMaskedLM, "
+                           "such as bert-base-uncased or roberta-base; "
                            "this model's task is %s",
                            e->name, bert_pipeline_task_phrase(e));
         goto done;

@@ -2,7 +2,8 @@
 # make_goldens.sh - regenerates the golden data in tests/golden/ (make_goldens.py,
 # then make_heads_goldens.py for the classifier heads and make_ner_qa_goldens.py
 # for token classification and question answering, make_family_goldens.py for
-# the other families, make_view_goldens.py for attention and hidden states) from the
+# the other families, make_view_goldens.py for attention and hidden states,
+# make_sparse_goldens.py for the learned sparse vectors) from the
 # test models (tests/tools/make_test_models.sh) and independent references.
 #
 # Needs, besides cc:
@@ -39,3 +40,4 @@ models=${MODELS_DIR:-$root/build/models}
 "${PYTHON:-/usr/bin/python3}" "$here/make_ner_qa_goldens.py" "$models" "$here" "$TOKENIZER_JSON"
 "${PYTHON:-/usr/bin/python3}" "$here/make_family_goldens.py" "$models" "$here" "$FAMILY_TOKENIZER_JSON"
 "${PYTHON:-/usr/bin/python3}" "$here/make_view_goldens.py" "$models" "$here"
+"${PYTHON:-/usr/bin/python3}" "$here/make_sparse_goldens.py" "$models" "$here" "$TOKENIZER_JSON" "$FAMILY_TOKENIZER_JSON"

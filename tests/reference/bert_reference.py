@@ -9,8 +9,8 @@ every token's hidden state), BertForQuestionAnswering (qa_outputs: start and
 end logits per token), DistilBertModel and DistilBertForSequenceClassification
 (modeling_distilbert.py: no segment embeddings, q scaled before the product,
 pre_classifier -> ReLU -> classifier on the first token),
-DistilBertForTokenClassification and DistilBertForQuestionAnswering (the same
-heads on DistilBERT's hidden states), and sentence-transformers'
+DistilBertForTokenClassification, DistilBertForQuestionAnswering and
+DistilBertForMaskedLM (the same heads on DistilBERT's hidden states), and sentence-transformers'
 Pooling/Normalize compute, on the CPU.
 
 Needs only torch and numpy (Debian's python3-torch, python3-numpy). The
@@ -156,13 +156,12 @@ class Model:
         if self.has_classifier and self.w["classifier.weight"].shape != (self.num_labels, self.hidden):
             raise ValueError(f"classifier.weight is {tuple(self.w['classifier.weight'].shape)}, "
                              f"config.json says {self.num_labels} labels")
-        self.has_mlm = "cls.predictions.bias" in self.w
+        self.has_mlm = "cls.predictions.bias" in self.w or "vocab_projector.bias" in self.w
         self.has_nsp = "cls.seq_relationship.weight" in self.w
         if self.has_mlm:
             tied = c.get("tie_word_embeddings", True)
-            self.decoder_name = ("embeddings.word_embeddings.weight" if tied or
-                                 "cls.predictions.decoder.weight" not in self.w
-                                 else "cls.predictions.decoder.weight")
+            own = "vocab_projector.weight" if self.distilbert else "cls.predictions.decoder.weight"
+            self.decoder_name = "embeddings.word_embeddings.weight" if tied or own not in self.w else own
         self.st = self._sentence_transformers()
         tok = read_json(os.path.join(model_dir, "tokenizer_config.json"), {})
         mml = tok.get("model_max_length") or 0
@@ -380,11 +379,17 @@ def normalize(v):
 
 
 def mlm_logits(m, hidden, compute=torch.float64):
-    """BertOnlyMLMHead / BertPreTrainingHeads.predictions on hidden [.. x H]."""
-    h = linear(hidden, m, "cls.predictions.transform.dense", compute)
+    """BertOnlyMLMHead / BertPreTrainingHeads.predictions on hidden [.. x H];
+    DistilBertForMaskedLM's vocab_transform, activation (config.activation),
+    vocab_layer_norm and vocab_projector, the same steps under other names."""
+    if m.distilbert:
+        dense, norm, bias = "vocab_transform", "vocab_layer_norm", "vocab_projector.bias"
+    else:
+        dense, norm, bias = "cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm", "cls.predictions.bias"
+    h = linear(hidden, m, dense, compute)
     h = activation(m.act)(h)
-    h = layer_norm(h, m, "cls.predictions.transform.LayerNorm", compute)
-    return torch.nn.functional.linear(h, m.t(m.decoder_name, compute), m.t("cls.predictions.bias", compute))
+    h = layer_norm(h, m, norm, compute)
+    return torch.nn.functional.linear(h, m.t(m.decoder_name, compute), m.t(bias, compute))
 
 
 def nsp_probability(m, pooled, compute=torch.float64):

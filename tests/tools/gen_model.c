@@ -259,7 +259,9 @@ static int add_ffn(tensor_list *l, const char *prefix, const options *o, int i)
 
 /* DistilBertModel / DistilBertForSequenceClassification: the same post-LayerNorm
  * block as BERT under other names, no segment embeddings, no pooler; the
- * classifier is pre_classifier -> ReLU -> classifier on the first token. */
+ * classifier is pre_classifier -> ReLU -> classifier on the first token.
+ * DistilBertForMaskedLM's head: vocab_transform -> activation ->
+ * vocab_layer_norm -> vocab_projector (tied to the word embeddings). */
 static int build_distilbert_tensors(const options *o, tensor_list *l)
 {
     const char *p = o->ar != ARCH_MODEL ? "distilbert." : "";
@@ -284,6 +286,11 @@ static int build_distilbert_tensors(const options *o, tensor_list *l)
         rc |= add(l, "", "pre_classifier.weight", H, H, FILL_NORMAL, sh);
         rc |= add(l, "", "pre_classifier.bias", H, 0, FILL_NORMAL, 0.5);
         rc |= add_linear(l, "", o->num_labels, H, o->classifier_std * sh, "classifier");
+    }
+    if (o->ar == ARCH_MLM) {
+        rc |= add_linear(l, "", H, H, sh, "vocab_transform");
+        rc |= add_layer_norm(l, "", o, H, "vocab_layer_norm");
+        rc |= add(l, "", "vocab_projector.bias", V, 0, FILL_NORMAL, 1.0);
     }
     rc |= add_token_qa_heads(o, l);
     return rc ? -1 : 0;
@@ -640,7 +647,8 @@ static int write_config(const options *o)
     static const char *arch_names[] = {"BertModel", "BertForMaskedLM", "BertForPreTraining",
                                        "BertForSequenceClassification", "BertForTokenClassification",
                                        "BertForQuestionAnswering"};
-    static const char *distil_arch_names[] = {"DistilBertModel", NULL, NULL, "DistilBertForSequenceClassification",
+    static const char *distil_arch_names[] = {"DistilBertModel", "DistilBertForMaskedLM", NULL,
+                                              "DistilBertForSequenceClassification",
                                               "DistilBertForTokenClassification",
                                               "DistilBertForQuestionAnswering"};
     static const char *torch_dtypes[] = {"float32", "float16", "bfloat16"};
@@ -1041,9 +1049,9 @@ static int parse_args(int argc, char **argv, options *o)
         fprintf(stderr, "gen_model: BertForSequenceClassification's classifier needs the pooler\n");
         return -1;
     }
-    if (o->distilbert && (o->ar == ARCH_MLM || o->ar == ARCH_PRETRAINING || o->untied || o->old_layernorm ||
+    if (o->distilbert && (o->ar == ARCH_PRETRAINING || o->untied || o->old_layernorm ||
                           o->position_ids || o->prefix != (o->ar != ARCH_MODEL) || o->pooler == 1)) {
-        fprintf(stderr, "gen_model: --model-type distilbert supports --arch model, classify, token or qa only\n");
+        fprintf(stderr, "gen_model: --model-type distilbert supports --arch model, mlm, classify, token or qa only\n");
         return -1;
     }
     if (o->distilbert) o->pooler = 0;

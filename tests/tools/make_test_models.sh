@@ -137,6 +137,25 @@ ${CC:-cc} -std=c11 -O2 -ffp-contract=off -o "$gen" "$here/gen_model.c" -lm
     --layers 3 --hidden 128 --heads 4 --intermediate 512 --max-positions 512 --dtype f32 \
     --model-type distilbert --arch qa
 
+# DistilBertForMaskedLM (vocab_transform, vocab_layer_norm, vocab_projector
+# tied to the word embeddings), as the DistilBERT SPLADE models are saved;
+# larger embeddings so that the logits spread (tests/golden/sparse.jsonl).
+"$gen" "$new/distil-mlm" --vocab "$vocab" --seed 131 \
+    --layers 2 --hidden 128 --heads 4 --intermediate 512 --max-positions 512 --dtype f32 \
+    --model-type distilbert --arch mlm --embedding-std 0.25
+# Its idf.json, as opensearch-project's document-only sparse models ship one
+# for the query side: token -> weight, every seventh token left out (weight 0).
+awk 'BEGIN { printf "{" }
+     NR % 7 != 1 {
+         t = ""
+         for (i = 1; i <= length($0); i++) {
+             c = substr($0, i, 1)
+             t = t (c == "\\" || c == "\"" ? "\\" : "") c
+         }
+         printf "%s\"%s\": %.2f", (n++ ? ", " : ""), t, 0.5 + ((NR - 1) * 37 % 101) / 20
+     }
+     END { print "}" }' "$vocab" > "$new/distil-mlm/idf.json"
+
 # all-MiniLM-L6-v2's shape (6 x 384, 12 heads), float16, for the
 # reduced-precision suite (tests/test_precision.c); no goldens.
 "$gen" "$new/minilm-f16" --vocab "$vocab" --seed 131 \
