@@ -85,7 +85,8 @@ void t_fail_allocation(long number)
     X(surface) \
     X(examples) \
     X(docs) \
-    X(vec)
+    X(vec) \
+    X(vectors)
 
 #define DECLARE(name) void suite_##name(void);
 SUITES(DECLARE)
