@@ -107,6 +107,10 @@ long long t_instructions(void (*fn)(void *), void *arg);
  * Returns 1 when it is; else the case fails with what to rerun. */
 int t_golden_model_file(const char *name, long long want_bytes, const char *want_checksum);
 
+/* A fresh connection with the extension and sqlite-vec's ./vec0.so loaded,
+ * or NULL (and the case skipped) when ./vec0.so is absent (test_vec.c). */
+sqlite3 *t_open_with_vec(void);
+
 /* 1 when the path exists. */
 int t_exists(const char *path);
 

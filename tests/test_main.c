@@ -88,7 +88,8 @@ void t_fail_allocation(long number)
     X(examples) \
     X(docs) \
     X(vec) \
-    X(hybrid)
+    X(hybrid) \
+    X(vectors)
 
 #define DECLARE(name) void suite_##name(void);
 SUITES(DECLARE)

@@ -54,17 +54,17 @@ static void argument_counts(sqlite3 *db)
 {
     t_case("a scalar function called with a wrong number of arguments gives its signature");
     t_expect_error(db, "SELECT bert_embed('a', 'b', 'c')", NULL, "bert_embed takes 1 to 2 arguments, not 3",
-                   "bert_embed(text [, model])", "bert_functions", NULL);
-    t_expect_error(db, "SELECT bert_embed()", NULL, "not 0", "bert_embed(text [, model])", NULL);
+                   "bert_embed(text [, model | options_json])", "bert_functions", NULL);
+    t_expect_error(db, "SELECT bert_embed()", NULL, "not 0", "bert_embed(text [, model | options_json])", NULL);
     t_expect_error(db, "SELECT bert_version(1)", NULL, "bert_version takes 0 arguments, not 1", NULL);
     t_expect_error(db, "SELECT bert_load('x')", NULL, "bert_load(name, path [, options_json])", NULL);
     t_expect_error(db, "SELECT bert_answer_each_is_no_function(1)", NULL, "no such function", NULL);
 
     t_case("a table function called with a wrong number of arguments gives its signature");
     t_expect_error(db, "SELECT * FROM bert_embed_each('[]', 'm', 'extra')", NULL,
-                   "bert_embed_each takes 1 to 2 arguments, not 3", "bert_embed_each(json [, model])",
+                   "bert_embed_each takes 1 to 2 arguments, not 3", "bert_embed_each(json [, model | options_json])",
                    "bert_functions", NULL);
-    t_expect_error(db, "SELECT * FROM bert_embed_each", NULL, "not 0", "bert_embed_each(json [, model])", NULL);
+    t_expect_error(db, "SELECT * FROM bert_embed_each", NULL, "not 0", "bert_embed_each(json [, model | options_json])", NULL);
     t_expect_error(db, "SELECT * FROM bert_answer_each('q')", NULL, "bert_answer_each takes 2 to 4 arguments, not 1",
                    "question, context [, top_k [, model]]", NULL);
     t_expect_error(db, "SELECT * FROM bert_chunks('a', 1, 0, 'm', 5)", NULL, "not 5", NULL);

@@ -26,9 +26,7 @@
 #define VEC0 "./vec0.so"
 #define K 10
 
-/* A connection with the extension and sqlite-vec, or NULL (and the case
- * skipped) when ./vec0.so is absent. */
-static sqlite3 *open_with_vec(void)
+sqlite3 *t_open_with_vec(void)
 {
     if (!t_exists(VEC0)) {
         t_skip("no ./vec0.so: make sqlite-vec");
@@ -137,7 +135,7 @@ static const char *const queries[] = {
 static void knn_equals_brute_force(void)
 {
     t_case("vec0 KNN over bert_embed_each's vectors ranks as brute-force bert_similarity");
-    sqlite3 *db = open_with_vec();
+    sqlite3 *db = t_open_with_vec();
     if (!db) return;
     if (!exec(db, "SELECT bert_load('demo', '" DEMO "')") || !load_corpus(db)) goto done;
     /* The index is filled in one statement from batched embeddings.
@@ -179,7 +177,7 @@ done:
 static void subtype_convention(void)
 {
     t_case("vec0 takes bert_embed's BLOB (subtype 223) as float32, directly and from a stored column");
-    sqlite3 *db = open_with_vec();
+    sqlite3 *db = t_open_with_vec();
     if (!db) return;
     if (!exec(db, "SELECT bert_load('demo', '" DEMO "')")) goto done;
     t_expect(db, "SELECT vec_type(bert_embed('a cat'))", NULL, "float32");
@@ -218,7 +216,7 @@ static int have_chunks(sqlite3 *db)
 static void document_search(void)
 {
     t_case("documents cut by bert_chunks: vec0 KNN over chunks ranks as brute force, best chunk per document");
-    sqlite3 *db = open_with_vec();
+    sqlite3 *db = t_open_with_vec();
     if (!db) return;
     if (!exec(db, "SELECT bert_load('demo', '" DEMO "')") || !have_chunks(db) || !load_corpus(db)) goto done;
     /* 30 documents of 10 consecutive sentences each (about 150 word pieces),
@@ -407,7 +405,7 @@ static void check_index(sqlite3 *db, const char *after)
 static void triggers(void)
 {
     t_case("triggers keep a vec0 index in sync through INSERT, UPDATE and DELETE");
-    sqlite3 *db = open_with_vec();
+    sqlite3 *db = t_open_with_vec();
     if (!db) return;
     if (!exec(db, "SELECT bert_load('demo', '" DEMO "')") || !exec(db, TRIGGERS)) goto done;
     exec(db, "INSERT INTO docs(body) VALUES ('The cat slept on the warm windowsill.'),"

@@ -38,6 +38,17 @@ bert_interrupt_fn bert_glue_interrupt_fn(void) { return poll_interrupt; }
 bert_interrupt_fn bert_glue_interrupt_fn(void) { return NULL; }
 #endif
 
+void bert_glue_fail(sqlite3_context *ctx, char *msg)
+{
+    if (msg) sqlite3_result_error(ctx, msg, -1);
+    else sqlite3_result_error_nomem(ctx);
+    free(msg);
+#if SQLITE_VERSION_NUMBER >= 3041000
+    /* An abandoned forward pass is reported the way SQLite reports interrupts. */
+    if (sqlite3_is_interrupted(sqlite3_context_db_handle(ctx))) sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
+#endif
+}
+
 const char *bert_glue_type_name(int t)
 {
     switch (t) {

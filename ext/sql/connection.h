@@ -42,6 +42,10 @@ bert_entry *bert_glue_find_model(bert_connection *c, sqlite3_value *name, const 
  * 1 for NULL, -1 with *err (malloc'd; NULL when memory ran out). */
 int bert_glue_text(sqlite3_value *v, const char *fn, int i, const char **text, size_t *len, char **err);
 
+/* Reports a malloc'd message (NULL meaning out of memory) as the error of
+ * a scalar function's call, and frees it. */
+void bert_glue_fail(sqlite3_context *ctx, char *msg);
+
 /* "an INTEGER", "a REAL", "a BLOB", "NULL" or "TEXT": an SQL type as errors name it. */
 const char *bert_glue_type_name(int sqlite_type);
 

@@ -13,8 +13,11 @@
 #include "../base/buffer.h"
 #include "../base/error.h"
 #include "../tasks/pipeline.h"
+#include "../tasks/vectors.h"
+#include "call_options.h"
 #include "signatures.h"
 #include "sparse_glue.h"
+#include "vector_functions.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -34,16 +37,9 @@ static void *interrupt_ctx(sqlite3_context *ctx)
     return sqlite3_context_db_handle(ctx);
 }
 
-/* Reports a malloc'd message (NULL meaning out of memory) and frees it. */
 static void fail(sqlite3_context *ctx, char *msg)
 {
-    if (msg) sqlite3_result_error(ctx, msg, -1);
-    else sqlite3_result_error_nomem(ctx);
-    free(msg);
-#if SQLITE_VERSION_NUMBER >= 3041000
-    /* An abandoned forward pass is reported the way SQLite reports interrupts. */
-    if (sqlite3_is_interrupted(sqlite3_context_db_handle(ctx))) sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
-#endif
+    bert_glue_fail(ctx, msg);
 }
 
 
@@ -174,23 +170,33 @@ static void fn_token_ids(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 /* ---- embeddings ------------------------------------------------------------ */
 
+/* bert_embed(text [, model | options_json]): options "model", "dimensions". */
 static void fn_embed(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     const char *text;
     size_t len;
-    bert_entry *e = text_and_model(ctx, "bert_embed", argc, argv, &text, &len);
-    if (!e) return;
+    if (text_arg(ctx, "bert_embed", argv, 0, &text, &len) != 0) return;
+    if (!text) { sqlite3_result_null(ctx); return; }
+    bert_call_options opts;
     char *err = NULL;
+    if (bert_glue_call_options(sqlite3_user_data(ctx), argc > 1 ? argv[1] : NULL, "bert_embed", 1,
+                               BERT_OPTION_DIMENSIONS, &opts, &err) != 0) {
+        fail(ctx, err);
+        return;
+    }
+    bert_entry *e = opts.model;
     /* The size is known only once the config is read, which registration did. */
-    size_t bytes = (size_t)bert_entry_hidden_size(e) * sizeof(float);
-    float *vec = sqlite3_malloc64(bytes);
+    int hidden = bert_entry_hidden_size(e);
+    float *vec = sqlite3_malloc64((size_t)hidden * sizeof(float));
     if (!vec) { sqlite3_result_error_nomem(ctx); return; }
     if (bert_pipeline_embed(e, text, len, vec, bert_glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
         sqlite3_free(vec);
         fail(ctx, err);
         return;
     }
-    sqlite3_result_blob(ctx, vec, (int)bytes, sqlite3_free);
+    int dims = opts.dimensions ? opts.dimensions : hidden;
+    if (opts.dimensions) bert_embedding_shorten(e, vec, dims);
+    sqlite3_result_blob(ctx, vec, dims * (int)sizeof(float), sqlite3_free);
     sqlite3_result_subtype(ctx, BERT_SUBTYPE_FLOAT32);
 }
 
@@ -605,6 +611,10 @@ static const function_def functions[] = {
     {"bert_fill_mask", PURE | RESULT_SUBTYPE_FLAG, fn_fill_mask},
     {"bert_next_sentence", PURE, fn_next_sentence},
     {"bert_sparse", PURE | RESULT_SUBTYPE_FLAG, fn_sparse},
+    /* vector_functions.c */
+    {"bert_truncate", PURE | SQLITE_INNOCUOUS | RESULT_SUBTYPE_FLAG, bert_fn_truncate},
+    {"bert_quantize", PURE | SQLITE_INNOCUOUS | RESULT_SUBTYPE_FLAG, bert_fn_quantize},
+    {"bert_maxsim", PURE | SQLITE_INNOCUOUS, bert_fn_maxsim},
 };
 
 /* Registers f for each argument count its signature allows, and the

@@ -27,6 +27,8 @@
 #include "../base/json.h"
 #include "../tasks/pipeline.h"
 #include "../tasks/model_view.h"
+#include "../tasks/vectors.h"
+#include "call_options.h"
 #include "signatures.h"
 #include "sparse_glue.h"
 
@@ -494,6 +496,7 @@ typedef struct {
     int (*run)(const batch_cursor *c, bert_entry *e, const char *const *texts, const size_t *lens, int n,
                void *out, char **err);
     void (*result)(sqlite3_context *ctx, const void *row, size_t bytes);
+    int dimensions;          /* takes an options object with "dimensions" as its last argument */
 } batch_kind;
 
 struct batch_cursor {
@@ -506,7 +509,9 @@ struct batch_cursor {
     unsigned long serial;    /* the registration the scan started with */
     char *query;             /* a copy: the argument's text may not outlive xFilter */
     size_t query_len;
-    size_t row_bytes;
+    size_t row_bytes;        /* of one row as run computes it */
+    int dimensions;          /* the "dimensions" option; 0 when not given */
+    size_t out_bytes;        /* of one row as the column shows it: row_bytes, or shortened */
     unsigned char *results;  /* EMBED_CHUNK rows, of rows chunk_start.. */
     sqlite3_int64 chunk_start;
     int chunk_len;
@@ -545,6 +550,13 @@ static int batch_chunk(batch_cursor *c)
     if (kind->run(c, e, texts, lens, n, c->results, &err) != 0) {
         vtab_error(&v->base, err);
         return SQLITE_ERROR;
+    }
+    for (int i = 0; c->dimensions && i < n; i++) {
+        /* Shortened rows packed in place, front to back: row i never
+         * overwrites a row after it. */
+        float *row = (float *)(void *)(c->results + (size_t)i * c->row_bytes);
+        bert_embedding_shorten(e, row, c->dimensions);
+        memmove(c->results + (size_t)i * c->out_bytes, row, c->out_bytes);
     }
     c->chunk_start = c->base.row;
     c->chunk_len = n;
@@ -617,10 +629,22 @@ static int batch_filter(glue_vtab *v, table_cursor *cur, sqlite3_value **args)
     if (sqlite3_value_type(args[input]) == SQLITE_NULL) return SQLITE_OK;
     int rc = read_items(v, v->spec->name, input, args[input], &c->doc, &c->items, &c->base.count);
     if (rc != SQLITE_OK) return rc;
-    bert_entry *e = table_model(v, args[input + 1], input + 1);
-    if (!e) return SQLITE_ERROR;
+    bert_call_options opts = {0};
+    char *err = NULL;
+    if (kind->dimensions) {
+        if (bert_glue_call_options(v->conn, args[input + 1], v->spec->name, input + 1, BERT_OPTION_DIMENSIONS,
+                                   &opts, &err) != 0) {
+            vtab_error(&v->base, err);
+            return SQLITE_ERROR;
+        }
+    } else if (!(opts.model = table_model(v, args[input + 1], input + 1))) {
+        return SQLITE_ERROR;
+    }
+    bert_entry *e = opts.model;
     c->serial = bert_entry_serial(e);
     c->row_bytes = kind->row_bytes(e);
+    c->dimensions = opts.dimensions;
+    c->out_bytes = c->dimensions ? (size_t)c->dimensions * sizeof(float) : c->row_bytes;
     c->model = bert_strdup(bert_entry_name(e));
     c->results = malloc((size_t)EMBED_CHUNK * c->row_bytes);
     if (!c->model || !c->results) return SQLITE_NOMEM;
@@ -644,7 +668,7 @@ static int batch_column(table_cursor *cur, sqlite3_context *ctx, int col)
     case B_VALUE: item_column(node, ctx, 0); break;
     case B_RESULT: {
         const batch_kind *kind = ((glue_vtab *)cur->sqlite.pVtab)->spec->batch;
-        kind->result(ctx, c->results + (size_t)(c->base.row - c->chunk_start) * c->row_bytes, c->row_bytes);
+        kind->result(ctx, c->results + (size_t)(c->base.row - c->chunk_start) * c->out_bytes, c->out_bytes);
         break;
     }
     default: break;
@@ -672,7 +696,7 @@ static void embedding_result(sqlite3_context *ctx, const void *row, size_t bytes
     sqlite3_result_subtype(ctx, BERT_SUBTYPE_FLOAT32);
 }
 
-static const batch_kind embed_batch = {0, embedding_bytes, embed_run, embedding_result};
+static const batch_kind embed_batch = {0, embedding_bytes, embed_run, embedding_result, 1};
 
 /* bert_rerank_each(query, json [, model]): key, value, score. */
 static size_t score_bytes(const bert_entry *e)
@@ -695,7 +719,7 @@ static void score_result(sqlite3_context *ctx, const void *row, size_t bytes)
     sqlite3_result_double(ctx, score);
 }
 
-static const batch_kind rerank_batch = {1, score_bytes, rerank_run, score_result};
+static const batch_kind rerank_batch = {1, score_bytes, rerank_run, score_result, 0};
 
 /* ---- bert_ner_each -------------------------------------------------------------- */
 
