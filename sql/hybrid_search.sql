@@ -4,11 +4,7 @@
 -- Needs sqlite-vec's loadable extension: `make examples` (or `make sqlite-vec`) puts it at ./vec0.so.
 --   sqlite3 < sql/hybrid_search.sql
 .bail on
--- Without ./vec0.so, stop with the command that fetches it (the shell's own
--- error would say only "cannot open shared object file").
-CREATE TEMP TABLE needs_vec0(found CONSTRAINT "./vec0.so is missing: run make sqlite-vec (or make examples) in the project's folder first" CHECK (found));
-INSERT INTO needs_vec0 VALUES (readfile('vec0.so') IS NOT NULL);
-DROP TABLE needs_vec0;
+.read sql/require_vec0.sql
 .load ./vec0
 .load ./bert
 .headers on

@@ -41,7 +41,7 @@ static const char *const words[] = {
 };
 #define N_WORDS ((int)(sizeof words / sizeof *words))
 
-/* The recipe's statements, what only the shell runs left out. */
+/* The recipe's statements, its dot-commands (the shell's) left out. */
 static char *recipe_sql(void)
 {
     char *text = t_read_file(RECIPE, NULL);
@@ -50,10 +50,7 @@ static char *recipe_sql(void)
     for (const char *line = text; out && *line;) {
         const char *end = strchr(line, '\n');
         size_t len = end ? (size_t)(end - line + 1) : strlen(line);
-        /* The shell's dot-commands, and its check that ./vec0.so is there
-         * (readfile() is the shell's), are not SQL this connection runs. */
-        int shell_only = line[0] == '.' || (strstr(line, "needs_vec0") && strstr(line, "needs_vec0") < line + len);
-        if (!shell_only) {
+        if (line[0] != '.') {
             memcpy(o, line, len);
             o += len;
         }
