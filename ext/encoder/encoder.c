@@ -654,7 +654,7 @@ static int check_inputs(const bert_model *m, const int32_t *ids, const int32_t *
     for (size_t t = 0; t < *total; t++) {
         if (ids[t] < 0 || ids[t] >= c->vocab_size) {
             *err = bert_errorf("token id %d at position %zu is outside the model's vocabulary (0 to %d); "
-                               "vocab.txt does not match the weights", (int)ids[t], t, c->vocab_size - 1);
+                               "the tokenizer does not match the weights", (int)ids[t], t, c->vocab_size - 1);
             return -1;
         }
         if (type_ids && (type_ids[t] < 0 || type_ids[t] >= c->type_vocab_size)) {

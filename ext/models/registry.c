@@ -410,9 +410,10 @@ int bert_entry_need_model(bert_entry *e, char **err)
     const bert_model *m = bert_weight_cache_acquire(e->files, e->precision, err);
     if (!m) return -1;
     if (m->cfg.vocab_size < (int)bert_tokenizer_vocab_size(e->tokenizer)) {
-        *err = bert_errorf("model '%s': vocab.txt has %zu entries but the weights only %d: the "
-                           "vocabulary and the weights do not belong together",
-                           e->name, bert_tokenizer_vocab_size(e->tokenizer), m->cfg.vocab_size);
+        *err = bert_errorf("model '%s': %s has %zu entries but the weights only %d: the "
+                           "vocabulary and the weights do not belong together", e->name,
+                           bert_tokenizer_source(e->tokenizer), bert_tokenizer_vocab_size(e->tokenizer),
+                           m->cfg.vocab_size);
         bert_weight_cache_release(m);
         return -1;
     }

@@ -18,40 +18,20 @@
  * what may cut between them. */
 enum { CUT_NONE = 0, CUT_INSIDE = 1, CUT_WORD = 2 };
 
-static int need_specials(const bert_entry *e, const bert_special_ids *sp, char **err)
-{
-    if (sp->cls >= 0 && sp->sep >= 0) return 0;
-    *err = bert_errorf("model '%s': vocab.txt lacks [CLS] or [SEP], which BERT inputs need", e->name);
-    return -1;
-}
-
-static int push_special(bert_ids *ids, bert_spans *spans, int32_t id)
-{
-    if (bert_ids_push(ids, id) != 0) return -1;
-    if (spans->len == spans->cap) {
-        bert_token_span *grown = bert_grow(spans->at, &spans->cap, spans->len + 1, sizeof *grown);
-        if (!grown) return -1;
-        spans->at = grown;
-    }
-    bert_token_span none = {0, 0, 0, 0, -1};
-    spans->at[spans->len++] = none;
-    return 0;
-}
-
 int bert_tokenize_offsets(bert_entry *e, const char *text, size_t len, bert_ids *ids, bert_spans *spans, char **err)
 {
     *err = NULL;
     ids->len = spans->len = 0;
     if (bert_entry_need_tokenizer(e, err) != 0) return -1;
-    const bert_special_ids *sp = bert_tokenizer_specials(e->tokenizer);
-    if (need_specials(e, sp, err) != 0) return -1;
-    /* As bert_tokenize: the pieces that fit between [CLS] and [SEP] when the
-     * model truncates (tokenizing stops there), all of them otherwise. */
-    size_t limit = (size_t)e->max_length - 1;
+    /* As bert_tokenize: the template's special tokens around the pieces
+     * that fit before the closing ones when the model truncates (tokenizing
+     * stops there), all of them otherwise. */
+    size_t after = (size_t)bert_tokenizer_add_specials(e->tokenizer, 1, NULL, NULL);
+    size_t limit = (size_t)e->max_length > after ? (size_t)e->max_length - after : 0;
     size_t stop = e->truncate ? limit : SIZE_MAX;
-    if (push_special(ids, spans, sp->cls) != 0 ||
+    if (bert_tokenizer_add_specials(e->tokenizer, 0, ids, spans) < 0 ||
         bert_tokenizer_encode_spans(e->tokenizer, text, len, stop, ids, spans, &e->tokenizing) != 0 ||
-        push_special(ids, spans, sp->sep) != 0) {
+        bert_tokenizer_add_specials(e->tokenizer, 1, ids, spans) < 0) {
         *err = bert_errorf("out of memory tokenizing a text of %zu bytes", len);
         return -1;
     }

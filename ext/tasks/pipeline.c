@@ -28,7 +28,8 @@
 static int need_special(const bert_entry *e, int32_t id, const char *what, char **err)
 {
     if (id >= 0) return 0;
-    *err = bert_errorf("model '%s': vocab.txt has no %s token, which BERT inputs need", e->name, what);
+    *err = bert_errorf("model '%s': its %s has no %s token, which this function needs", e->name,
+                       bert_tokenizer_source(e->tokenizer), what);
     return -1;
 }
 
@@ -46,12 +47,12 @@ int bert_pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allo
     *err = NULL;
     out->len = 0;
     if (bert_entry_need_tokenizer(e, err) != 0) return -1;
-    const bert_special_ids *sp = bert_tokenizer_specials(e->tokenizer);
-    if (need_special(e, sp->cls, "[CLS]", err) || need_special(e, sp->sep, "[SEP]", err)) return -1;
-    /* [CLS] and the pieces that fit before [SEP], plus one to tell that the
-     * text was longer: tokenizing stops there, so memory stays bounded by
-     * max_length whatever the text's size. */
-    size_t limit = (size_t)e->max_length - 1;
+    /* The template's opening special tokens ([CLS], or none for T5 and
+     * XLNet) and the pieces that fit before its closing ones, plus one to
+     * tell that the text was longer: tokenizing stops there, so memory stays
+     * bounded by max_length whatever the text's size. */
+    size_t after = (size_t)bert_tokenizer_add_specials(e->tokenizer, 1, NULL, NULL);
+    size_t limit = (size_t)e->max_length > after ? (size_t)e->max_length - after : 0;
     size_t stop = e->truncate || !allow_long ? limit + 1 : SIZE_MAX;
     if (e->prompt) {
         /* The prompt and the text are tokenized as one, as
@@ -66,7 +67,8 @@ int bert_pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allo
         text = e->prompted.s;
         len = e->prompted.len;
     }
-    if (bert_ids_push(out, sp->cls) != 0 || bert_tokenizer_encode(e->tokenizer, text, len, stop, out, &e->tokenizing) != 0) {
+    if (bert_tokenizer_add_specials(e->tokenizer, 0, out, NULL) < 0 ||
+        bert_tokenizer_encode(e->tokenizer, text, len, stop, out, &e->tokenizing) != 0) {
         *err = bert_errorf("out of memory tokenizing a text of %zu bytes", len);
         return -1;
     }
@@ -80,7 +82,7 @@ int bert_pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allo
             return -1;
         }
     }
-    if (bert_ids_push(out, sp->sep) != 0) {
+    if (bert_tokenizer_add_specials(e->tokenizer, 1, out, NULL) < 0) {
         *err = bert_errorf("out of memory tokenizing a text of %zu bytes", len);
         return -1;
     }
@@ -349,19 +351,17 @@ static void truncate_pair(size_t *la, size_t *lb, size_t room)
     }
 }
 
-/* [CLS] a [SEP] b [SEP] with segment ids 0 then 1 (or the family's
- * <s> a </s></s> b </s>), appended to ids and types, both segments cut
+/* The pair through the file's pair template ([CLS] a [SEP] b [SEP] with
+ * segment ids 0 then 1, RoBERTa's <s> a </s></s> b </s>, XLNet's
+ * a <sep> b <sep> <cls>), appended to ids and types, both segments cut
  * longest-first to the entry's max_length. */
 static int tokenize_pair(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen,
                          bert_ids *ids, bert_ids *types, char **err)
 {
     if (bert_entry_need_tokenizer(e, err) != 0) return -1;
-    const bert_special_ids *sp = bert_tokenizer_specials(e->tokenizer);
-    if (need_special(e, sp->cls, "[CLS]", err) || need_special(e, sp->sep, "[SEP]", err)) return -1;
     bert_ids ia = {0}, ib = {0};
     int rc = -1;
-    const int seps = bert_family_pair_seps(e->cfg.family);
-    size_t fixed = 2 + (size_t)seps;
+    size_t fixed = bert_tokenizer_num_special(e->tokenizer, 1);
     size_t room = (size_t)e->max_length > fixed ? (size_t)e->max_length - fixed : 0;
     /* Neither segment can keep more than `room` tokens, so reading one past
      * that decides every truncation while bounding the memory. */
@@ -377,12 +377,10 @@ static int tokenize_pair(bert_entry *e, const char *a, size_t alen, const char *
         }
         truncate_pair(&la, &lb, room);
     }
-    int ok = bert_ids_push(ids, sp->cls) == 0 && bert_ids_push(types, 0) == 0;
-    for (size_t i = 0; ok && i < la; i++) ok = bert_ids_push(ids, ia.ids[i]) == 0 && bert_ids_push(types, 0) == 0;
-    for (int k = 0; ok && k < seps; k++) ok = bert_ids_push(ids, sp->sep) == 0 && bert_ids_push(types, 0) == 0;
-    for (size_t i = 0; ok && i < lb; i++) ok = bert_ids_push(ids, ib.ids[i]) == 0 && bert_ids_push(types, 1) == 0;
-    ok = ok && bert_ids_push(ids, sp->sep) == 0 && bert_ids_push(types, 1) == 0;
-    if (!ok) goto oom;
+    /* An empty b is still a pair: it needs a pointer, not NULL. */
+    static const int32_t empty[1] = {0};
+    if (bert_tokenizer_post_process(e->tokenizer, ia.ids, la, ib.ids ? ib.ids : empty, lb, ids, types) != 0)
+        goto oom;
     rc = 0;
     goto done;
 oom:

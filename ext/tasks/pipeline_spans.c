@@ -43,7 +43,8 @@ static int tokenize_pieces(bert_entry *e, const char *text, size_t len, size_t m
     if (bert_entry_need_tokenizer(e, err) != 0) return -1;
     const bert_special_ids *sp = bert_tokenizer_specials(e->tokenizer);
     if (sp->cls < 0 || sp->sep < 0) {
-        *err = bert_errorf("model '%s': vocab.txt lacks [CLS] or [SEP], which BERT inputs need", e->name);
+        *err = bert_errorf("model '%s': its %s has no [CLS]-like or [SEP]-like token, which the windows "
+                           "over long texts need", e->name, bert_tokenizer_source(e->tokenizer));
         return -1;
     }
     if (bert_tokenizer_encode_spans(e->tokenizer, text, len, max_pieces + 1, &out->ids, &out->spans,

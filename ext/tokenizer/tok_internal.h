@@ -116,8 +116,10 @@ typedef struct {
 } tok_post;
 
 /* Without a post_processor node: the layouts with cls and sep that BERT's
- * vocab.txt and RoBERTa's vocab.json + merges.txt imply. */
-enum { TOK_POST_BERT = -1, TOK_POST_ROBERTA = -2 };
+ * vocab.txt, RoBERTa's vocab.json + merges.txt and MPNet's vocab.txt
+ * (tokenizer_class MPNetTokenizer: transformers' MPNetConverter template,
+ * [CLS] A [SEP] [SEP] B [SEP] with B typed 1) imply. */
+enum { TOK_POST_BERT = -1, TOK_POST_ROBERTA = -2, TOK_POST_MPNET = -3 };
 
 /* Reads tokenizer.json's post_processor (node `pp`, or TOK_POST_BERT or
  * TOK_POST_ROBERTA).  Returns 0, or -1 with *err. */
@@ -127,6 +129,9 @@ void tok_post_free(tok_post *p);
 size_t tok_post_added(const tok_post *p, int pair);
 int tok_post_apply(const tok_post *p, const int32_t *a, size_t na, const int32_t *b, size_t nb, bert_ids *ids,
                    bert_ids *types);
+/* The single template's special tokens before A (after 0) or after it
+ * (after 1), as bert_tokenizer_add_specials. */
+int tok_post_add_specials(const tok_post *p, int after, bert_ids *ids, bert_spans *spans);
 /* The first special token before A and the first after it in the single
  * template (cls and sep for BERT and RoBERTa; -1 when absent). */
 void tok_post_cls_sep(const tok_post *p, int32_t *cls, int32_t *sep);

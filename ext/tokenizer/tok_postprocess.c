@@ -53,17 +53,17 @@ static int add_item(tok_template_item **items, size_t *n, int sequence, const in
     return 0;
 }
 
-/* BertProcessing's and RobertaProcessing's layouts. */
-static int fixed_layout(tok_post *p, int32_t cls, int32_t sep, int roberta)
+/* BertProcessing's and RobertaProcessing's layouts, and MPNet's: RoBERTa's
+ * two separators with BERT's type ids. */
+static int fixed_layout(tok_post *p, int32_t cls, int32_t sep, int two_seps, int32_t pair_type)
 {
-    int32_t pair_type = roberta ? 0 : 1;
     if (add_item(&p->single, &p->n_single, 0, &cls, 1, 0) || add_item(&p->single, &p->n_single, 1, NULL, 0, 0) ||
         add_item(&p->single, &p->n_single, 0, &sep, 1, 0))
         return -1;
     if (add_item(&p->pair, &p->n_pair, 0, &cls, 1, 0) || add_item(&p->pair, &p->n_pair, 1, NULL, 0, 0) ||
         add_item(&p->pair, &p->n_pair, 0, &sep, 1, 0))
         return -1;
-    if (roberta && add_item(&p->pair, &p->n_pair, 0, &sep, 1, 0)) return -1;
+    if (two_seps && add_item(&p->pair, &p->n_pair, 0, &sep, 1, 0)) return -1;
     if (add_item(&p->pair, &p->n_pair, 2, NULL, 0, pair_type) || add_item(&p->pair, &p->n_pair, 0, &sep, 1, pair_type))
         return -1;
     return 0;
@@ -124,7 +124,7 @@ static int read_processor(tok_post *p, const json_doc *doc, int pp, int32_t cls,
             p->add_prefix_space = bert_json_bool(doc, bert_json_member(doc, pp, "add_prefix_space"), 1);
         }
         return fixed_layout(p, pair_id(doc, bert_json_member(doc, pp, "cls"), cls),
-                            pair_id(doc, bert_json_member(doc, pp, "sep"), sep), roberta);
+                            pair_id(doc, bert_json_member(doc, pp, "sep"), sep), roberta, roberta ? 0 : 1);
     }
     if (strcmp(type, "TemplateProcessing") == 0) {
         int specials = bert_json_member(doc, pp, "special_tokens");
@@ -154,9 +154,9 @@ int tok_post_load(tok_post *p, const json_doc *doc, int pp, int32_t cls, int32_t
     int rc;
     if (pp == TOK_POST_ROBERTA) {
         p->trim_offsets = 1;
-        rc = fixed_layout(p, cls, sep, 1);
+        rc = fixed_layout(p, cls, sep, 1, 0);
     } else if (pp < 0) {
-        rc = fixed_layout(p, cls, sep, 0);
+        rc = fixed_layout(p, cls, sep, pp == TOK_POST_MPNET, 1);
     } else {
         rc = read_processor(p, doc, pp, cls, sep, path, err);
         /* A Sequence of ByteLevel alone, or a template without a pair:
@@ -189,6 +189,21 @@ int tok_post_apply(const tok_post *p, const int32_t *a, size_t na, const int32_t
             if (bert_ids_push(ids, src[k]) != 0 || (types && bert_ids_push(types, items[i].type_id) != 0)) return -1;
     }
     return 0;
+}
+
+int tok_post_add_specials(const tok_post *p, int after, bert_ids *ids, bert_spans *spans)
+{
+    static const bert_token_span none = {0, 0, 0, 0, -1};
+    int added = 0, seen_a = 0;
+    for (size_t i = 0; i < p->n_single; i++) {
+        const tok_template_item *it = &p->single[i];
+        if (it->sequence) { seen_a = 1; continue; }
+        if (seen_a != after) continue;
+        for (size_t k = 0; k < it->n_ids; k++, added++)
+            if (ids && (bert_ids_push(ids, it->ids[k]) != 0 || (spans && bert_spans_push(spans, none) != 0)))
+                return -1;
+    }
+    return added;
 }
 
 void tok_post_cls_sep(const tok_post *p, int32_t *cls, int32_t *sep)

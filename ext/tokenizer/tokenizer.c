@@ -24,6 +24,7 @@ struct bert_tokenizer {
     tok_pipeline *pipe;        /* the general pipeline */
     tok_post post;
     bert_special_ids specials;
+    const char *source;        /* the file read, for messages */
 };
 
 int bert_tokenizer_model_max_length(bert_model_files *files)
@@ -90,6 +91,7 @@ int bert_tokenizer_load(bert_model_files *files, bert_tokenizer **out, char **er
     int have = bert_model_files_json(files, "tokenizer.json", 0, &tj, err);
     if (have < 0) goto fail;
     family f = FAMILY_WORDPIECE;
+    t->source = "tokenizer.json";
     if (have) {
         if (family_of(tj, path, &f, err) != 0) goto fail;
     } else {
@@ -98,6 +100,7 @@ int bert_tokenizer_load(bert_model_files *files, bert_tokenizer **out, char **er
         int txt = bert_model_files_has(files, "vocab.txt"), json = bert_model_files_has(files, "vocab.json");
         if (txt < 0 || json < 0) goto fail;
         if (!txt && json) f = FAMILY_PIPELINE;
+        t->source = f == FAMILY_PIPELINE ? "vocab.json" : "vocab.txt";
     }
     const bert_special_ids *sp;
     if (f == FAMILY_WORDPIECE) {
@@ -110,6 +113,15 @@ int bert_tokenizer_load(bert_model_files *files, bert_tokenizer **out, char **er
     int pp = tj ? bert_json_member(tj, 0, "post_processor") : TOK_POST_BERT;
     if (pp >= 0 && tj->nodes[pp].type == JSON_NULL) pp = TOK_POST_BERT;
     if (!tj && f == FAMILY_PIPELINE) pp = TOK_POST_ROBERTA;   /* <s> A </s></s> B </s> */
+    if (!tj && f == FAMILY_WORDPIECE) {
+        /* Which layout a bare vocab.txt has is the tokenizer class's, as
+         * transformers picks it. */
+        const json_doc *cfg = NULL;
+        int have_cfg = bert_model_files_json(files, "tokenizer_config.json", 0, &cfg, err);
+        if (have_cfg < 0) goto fail;
+        const char *cls_name = have_cfg ? bert_json_str(cfg, bert_json_member(cfg, 0, "tokenizer_class"), "") : "";
+        if (strncmp(cls_name, "MPNetTokenizer", 14) == 0) pp = TOK_POST_MPNET;
+    }
     if (tok_post_load(&t->post, tj, pp, sp->cls, sp->sep, path, err) != 0) goto fail;
     /* cls and sep the config files do not name are the post-processor's. */
     t->specials = *sp;
@@ -187,6 +199,13 @@ size_t bert_tokenizer_num_special(const bert_tokenizer *tok, int pair)
 {
     return tok_post_added(&tok->post, pair);
 }
+
+int bert_tokenizer_add_specials(const bert_tokenizer *tok, int after, bert_ids *ids, bert_spans *spans)
+{
+    return tok_post_add_specials(&tok->post, after, ids, spans);
+}
+
+const char *bert_tokenizer_source(const bert_tokenizer *tok) { return tok->source; }
 
 int bert_tokenizer_post_process(const bert_tokenizer *tok, const int32_t *a, size_t na, const int32_t *b,
                                 size_t nb, bert_ids *ids, bert_ids *types)

@@ -78,6 +78,18 @@ int bert_tokenizer_has_subword_prefix(const bert_tokenizer *tok);
  * [CLS] A [SEP] B [SEP], 2 and 4 for RoBERTa's <s> A </s></s> B </s>. */
 size_t bert_tokenizer_num_special(const bert_tokenizer *tok, int pair);
 
+/* The special tokens the post-processor's template for one text puts
+ * before the text (after 0) or after it (after 1): appended to `ids`, and
+ * to `spans` (or NULL) with the empty span (0, 0, no word) the Rust library
+ * gives them; with ids NULL, only counted.  [CLS] and [SEP] for BERT,
+ * nothing and </s> for T5, nothing and <sep> <cls> for XLNet.  Returns how
+ * many, or -1 when out of memory. */
+int bert_tokenizer_add_specials(const bert_tokenizer *tok, int after, bert_ids *ids, bert_spans *spans);
+
+/* The file the tokenizer was read from: "tokenizer.json", "vocab.txt" or
+ * "vocab.json", for messages about its tokens. */
+const char *bert_tokenizer_source(const bert_tokenizer *tok);
+
 /* Appends to `ids` the post-processed sequence of the pieces a[0..na) (and
  * b[0..nb) when b is not NULL), special tokens included, and to `types`
  * (or NULL) the token type id of each, as the post-processor assigns them

@@ -38,6 +38,17 @@ void bert_encode_buffers_free(bert_encode_buffers *b)
     memset(b, 0, sizeof *b);
 }
 
+int bert_spans_push(bert_spans *v, bert_token_span span)
+{
+    if (v->len == v->cap) {
+        bert_token_span *p = bert_grow(v->at, &v->cap, v->len + 1, sizeof *p);
+        if (!p) return -1;
+        v->at = p;
+    }
+    v->at[v->len++] = span;
+    return 0;
+}
+
 void bert_spans_free(bert_spans *v)
 {
     free(v->at);

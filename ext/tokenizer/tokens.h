@@ -79,6 +79,7 @@ typedef struct {
     bert_token_span *at;
     size_t len, cap;
 } bert_spans;
+int bert_spans_push(bert_spans *v, bert_token_span span);   /* 0, or -1 when out of memory */
 void bert_spans_free(bert_spans *v);
 
 #endif
