@@ -320,6 +320,139 @@ static void check_out_of_memory(void)
     }
 }
 
+/* ---- the post-processor's template, as the SQL functions give it ------------ */
+
+/* A golden line's ids (or numbers) up to " ; " as bert_token_ids writes
+ * them, "[1,2,3]", and the part after it as it is. */
+static int split_golden(char *line, char *json, size_t cap, const char **rest)
+{
+    char *semi = strstr(line, " ; ");
+    if (!semi) return -1;
+    *semi = '\0';
+    *rest = semi + 3;
+    size_t n = (size_t)snprintf(json, cap, "[");
+    for (const char *c = line; *c && n + 2 < cap; c++) json[n++] = *c == ' ' ? ',' : *c;
+    if (n + 2 >= cap) return -1;
+    json[n++] = ']';
+    json[n] = '\0';
+    return 0;
+}
+
+/* One text as bert_tokenize_offsets and bert_token_ids build it: the
+ * template's special tokens around the pieces.  ids as "[..]", offsets as
+ * "start end ...", as the golden writes them. */
+static int single_as_golden(const bert_tokenizer *tok, const char *text, char *json, char *offs, size_t cap)
+{
+    bert_ids ids = {0};
+    bert_spans spans = {0};
+    int ok = bert_tokenizer_add_specials(tok, 0, &ids, &spans) >= 0 &&
+             bert_tokenizer_encode_spans(tok, text, strlen(text), SIZE_MAX, &ids, &spans, NULL) == 0 &&
+             bert_tokenizer_add_specials(tok, 1, &ids, &spans) >= 0;
+    size_t n = (size_t)snprintf(json, cap, "["), m = 0;
+    offs[0] = '\0';
+    for (size_t i = 0; ok && i < ids.len; i++) {
+        n += (size_t)snprintf(json + n, cap - n, "%s%d", i ? "," : "", ids.ids[i]);
+        m += (size_t)snprintf(offs + m, cap - m, "%s%lld %lld", i ? " " : "", (long long)spans.at[i].start,
+                              (long long)spans.at[i].end);
+        ok = n + 2 < cap && m < cap;
+    }
+    if (ok) snprintf(json + n, cap - n, "]");
+    bert_ids_free(&ids);
+    bert_spans_free(&spans);
+    return ok ? 0 : -1;
+}
+
+/* The pair of corpus lines i, i + 1 through the post-processor: ids as
+ * "[..]" and type ids one digit each, as the golden writes them. */
+static int pair_as_golden(const bert_tokenizer *tok, const char *a, const char *b, char *json, char *types,
+                          size_t cap)
+{
+    static const int32_t empty[1] = {0};   /* an empty b is still a pair */
+    bert_ids ia = {0}, ib = {0}, ids = {0}, ty = {0};
+    int ok = bert_tokenizer_encode(tok, a, strlen(a), SIZE_MAX, &ia, NULL) == 0 &&
+             bert_tokenizer_encode(tok, b, strlen(b), SIZE_MAX, &ib, NULL) == 0 &&
+             bert_tokenizer_post_process(tok, ia.ids, ia.len, ib.ids ? ib.ids : empty, ib.len, &ids, &ty) == 0 &&
+             ids.len < cap;
+    size_t n = (size_t)snprintf(json, cap, "[");
+    for (size_t i = 0; ok && i < ids.len; i++) {
+        n += (size_t)snprintf(json + n, cap - n, "%s%d", i ? "," : "", ids.ids[i]);
+        ok = n + 2 < cap;
+        types[i] = (char)('0' + ty.ids[i]);
+    }
+    if (ok) {
+        snprintf(json + n, cap - n, "]");
+        types[ids.len] = '\0';
+    }
+    bert_ids_free(&ia);
+    bert_ids_free(&ib);
+    bert_ids_free(&ids);
+    bert_ids_free(&ty);
+    return ok ? 0 : -1;
+}
+
+/* tests/tokenizer/template_<name>.txt (make_template_golden.mjs): every
+ * corpus line as bert_tokenize_offsets builds it, and pairs through the
+ * post-processor, against the Rust library's encode with
+ * add_special_tokens.  (bert_load refuses these directories: their
+ * model types are not encoders the extension runs.) */
+static void check_template(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, GOLDEN "/template_%s.txt", name);
+    char *golden = t_read_file(path, NULL);
+    if (!T_CHECK(golden != NULL, "cannot read %s", path)) return;
+    char *line = golden, *next = strchr(line, '\n');
+    const char *dir = line + 4;
+    if (next) *next++ = '\0';
+    if (!t_exists(dir)) {
+        char why[300];
+        snprintf(why, sizeof why, "%s is absent", dir);
+        t_skip(why);
+        free(golden);
+        return;
+    }
+    bert_tokenizer *tok = NULL;
+    char *err = NULL;
+    if (!T_CHECK(bert_tokenizer_load(t_dir(dir), &tok, &err) == 0, "cannot load %s: %s", dir, err ? err : "")) {
+        free(err);
+        free(golden);
+        return;
+    }
+    enum { CAP = 1 << 16 };
+    char *want = malloc(CAP), *got = malloc(CAP), *types = malloc(CAP);
+    int n = bert_json_length(corpus, 0), i = 0, bad = 0, pairs = 0;
+    for (line = next; want && got && types && line && *line; line = next) {
+        if ((next = strchr(line, '\n'))) *next++ = '\0';
+        /* The golden goes s(i), p(i, i + 1), s(i + 1): a pair follows the single of its first text. */
+        int single = line[0] == 's', at = single ? i++ : i - 1;
+        const char *rest = NULL, *text = bert_json_str(corpus, t_json_child(corpus, 0, at), "");
+        if (!T_CHECK(at >= 0 && at + !single < n && split_golden(line + 2, want, CAP, &rest) == 0,
+                     "%s: bad golden line for corpus line %d", path, at))
+            break;
+        if (single) {
+            if (single_as_golden(tok, text, got, types, CAP) != 0) snprintf(got, CAP, "ERROR");
+        } else {
+            pairs++;
+            const char *b = bert_json_str(corpus, t_json_child(corpus, 0, at + 1), "");
+            if (pair_as_golden(tok, text, b, got, types, CAP) != 0) snprintf(got, CAP, "ERROR");
+        }
+        int same_ids = strcmp(got, want) == 0, same_rest = strcmp(types, rest) == 0;
+        if (!same_ids || !same_rest) {
+            if (bad++ < 3)
+                T_CHECK(0, "%s, corpus line %d (%s): %s\n      want %.300s ; %.200s\n      got  %.300s ; %.200s", name, at,
+                        single ? "single" : "pair", text, want, rest, got, types);
+        }
+    }
+    T_CHECK(want && got && types, "out of memory");
+    T_CHECK(bad == 0, "%s: %d golden lines differ from the Rust tokenizer", name, bad);
+    T_CHECK(i == n && pairs == n / 2, "%s: %d lines and %d pairs in the golden, for %d corpus lines", name, i, pairs, n);
+    free(want);
+    free(got);
+    free(types);
+    bert_tokenizer_free(tok);
+    free(golden);
+}
+
 void suite_tok_families(void)
 {
     t_case("each allocation failing in turn: an error or the full result");
@@ -346,6 +479,14 @@ void suite_tok_families(void)
     for (size_t i = 0; corpus && i < sizeof names / sizeof *names; i++) {
         t_case(names[i][1]);
         check_family(names[i][0]);
+    }
+    static const char *const templates[][2] = {
+        {"t5_small", "t5-small with its special tokens: the template $A </s>, ids and offsets as the Rust tokenizer"},
+        {"xlnet", "xlnet-base-cased with its special tokens: $A <sep> <cls>, pairs typed 0, 1 and 2"},
+    };
+    for (size_t i = 0; corpus && i < sizeof templates / sizeof *templates; i++) {
+        t_case(templates[i][1]);
+        check_template(templates[i][0]);
     }
     bert_json_free(corpus);
     corpus = NULL;
