@@ -35,6 +35,14 @@ const char *t_member_str(const json_doc *d, int node, const char *key);
 int t_each_golden_line(const char *path, void (*fn)(void *ctx, const json_doc *line, sqlite3 *db), void *ctx,
                        sqlite3 *db);
 
+/* Runs golden line `line` of d in the form of families.jsonl: "sql" with
+ * the texts of "args" bound, the line's "model" bound last; 1 when its one
+ * result is the "expected" JSON (numbers within GOLDEN_TOL, the rest
+ * identical) or, for a line with "error", an error holding each of its
+ * phrases.  *worst takes the largest numeric difference; *why says where
+ * they part (tests/test_families.c). */
+int t_golden_sql_line(sqlite3 *db, const json_doc *d, int line, double *worst, char *why, size_t why_size);
+
 /* A golden manifest (an object of generated models, by name), parsed; NULL
  * when it cannot be (the case fails, naming the file). */
 json_doc *t_golden_manifest(const char *path);

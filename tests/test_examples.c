@@ -125,6 +125,7 @@ static const char *const stand_ins[][2] = {
     {"all-mpnet-base-v2", "../models/mpnet-st"},
     {"roberta-base", "../models/roberta-mlm"},
     {"multilingual-e5-small", "../models/xlmr-e5"},
+    {"nli-distilroberta-base", "../models/nli-roberta"},
     {"bert.so", "../../bert.so"},
     {"vec0.so", "../../vec0.so"},
     {"model", "../../model"},

@@ -67,8 +67,7 @@ static int same_json(const json_doc *gd, int g, const json_doc *wd, int w, doubl
     return 1;
 }
 
-/* Runs one golden statement; 1 when its result is the expected JSON. */
-static int sql_line(sqlite3 *db, const json_doc *d, int line, double *worst, char *why, size_t why_size)
+int t_golden_sql_line(sqlite3 *db, const json_doc *d, int line, double *worst, char *why, size_t why_size)
 {
     const char *model = bert_json_str(d, bert_json_member(d, line, "model"), "");
     const char *sql = bert_json_str(d, bert_json_member(d, line, "sql"), "");
@@ -398,7 +397,7 @@ void suite_families(void)
             ok = encode_line(lines, line, bert_json_str(models, bert_json_member(models, entry, "path"), ""), &worst,
                              why, sizeof why);
         } else {
-            ok = sql_line(db, lines, line, &worst, why, sizeof why);
+            ok = t_golden_sql_line(db, lines, line, &worst, why, sizeof why);
         }
         checked++;
         if (!ok && failures++ < MAX_REPORTS) {

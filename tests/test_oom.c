@@ -171,4 +171,14 @@ void suite_oom(void)
     };
     fail_each_allocation("oom: each allocation failing in turn, sparse vectors (document and query sides)",
                          sparse_steps, sizeof sparse_steps / sizeof *sparse_steps);
+    static const char *const zero_shot_steps[] = {
+        "SELECT bert_load('z', 'build/models/nli-roberta', '{\"threads\": 1}')",
+        "SELECT bert_zero_shot('The match ended in penalties.', '[\"sports\", \"politics\"]', "
+        "'{\"model\": \"z\", \"hypothesis_template\": \"It is about {}.\"}')",
+        "SELECT group_concat(rank || label || score) FROM bert_zero_shot_each('a cat', '[\"pets\", \"cars\"]', "
+        "'{\"model\": \"z\", \"multi_label\": true}')",
+        "SELECT bert_zero_shot(NULL, '[\"pets\"]', '{\"model\": \"z\"}') IS NULL",
+    };
+    fail_each_allocation("oom: each allocation failing in turn, zero-shot classification", zero_shot_steps,
+                         sizeof zero_shot_steps / sizeof *zero_shot_steps);
 }

@@ -17,6 +17,7 @@
 #include "call_options.h"
 #include "signatures.h"
 #include "sparse_glue.h"
+#include "zero_shot_glue.h"
 #include "vector_functions.h"
 
 #include <math.h>
@@ -574,6 +575,39 @@ static void fn_sparse(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     result_json(ctx, s);
 }
 
+/* ---- zero-shot classification ------------------------------------------------- */
+
+/* bert_zero_shot(text, labels_json [, options_json]): [{label, score}], best first. */
+static void fn_zero_shot(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const char *text;
+    size_t len;
+    if (text_arg(ctx, "bert_zero_shot", argv, 0, &text, &len) != 0) return;
+    bert_zero_shot_request req;
+    bert_zero_shot_result r;
+    char *err = NULL;
+    int got = bert_glue_zero_shot(sqlite3_user_data(ctx), "bert_zero_shot", text, len, argv[1],
+                                  argc > 2 ? argv[2] : NULL, sqlite3_context_db_handle(ctx), &req, &r, &err);
+    if (got < 0) {
+        fail(ctx, err);
+    } else if (got > 0) {
+        sqlite3_result_null(ctx);
+    } else {
+        sqlite3_str *s = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+        sqlite3_str_appendchar(s, 1, '[');
+        for (int i = 0; i < r.n; i++) {
+            if (i) sqlite3_str_appendchar(s, 1, ',');
+            sqlite3_str_appendall(s, "{\"label\":");
+            bert_glue_json_string(s, req.labels[r.order[i]]);
+            sqlite3_str_appendf(s, ",\"score\":%!.9g}", r.scores[r.order[i]]);
+        }
+        sqlite3_str_appendchar(s, 1, ']');
+        result_json(ctx, s);
+    }
+    bert_zero_shot_result_free(&r);
+    bert_zero_shot_request_free(&req);
+}
+
 /* ---- registration -------------------------------------------------------------- */
 
 /* A call with a number of arguments the function does not take: SQLite
@@ -611,6 +645,7 @@ static const function_def functions[] = {
     {"bert_fill_mask", PURE | RESULT_SUBTYPE_FLAG, fn_fill_mask},
     {"bert_next_sentence", PURE, fn_next_sentence},
     {"bert_sparse", PURE | RESULT_SUBTYPE_FLAG, fn_sparse},
+    {"bert_zero_shot", PURE | RESULT_SUBTYPE_FLAG, fn_zero_shot},
     /* vector_functions.c */
     {"bert_truncate", PURE | SQLITE_INNOCUOUS | RESULT_SUBTYPE_FLAG, bert_fn_truncate},
     {"bert_quantize", PURE | SQLITE_INNOCUOUS | RESULT_SUBTYPE_FLAG, bert_fn_quantize},

@@ -75,6 +75,11 @@ const bert_signature bert_signatures[] = {
      "the learned sparse vector (SPLADE) of a masked-LM model, heaviest first", 1, 2, SCALAR},
     {"bert_sparse_terms", "text [, options_json]", "rows: token_id, token, weight",
      "bert_sparse as rows, to fill an inverted index", 1, 2, TABLE},
+    {"bert_zero_shot", "text, labels_json [, options_json]", "JSON array of {label, score}",
+     "zero-shot classification with an NLI model, as the zero-shot-classification pipeline, best first; "
+     "options model, hypothesis_template, multi_label", 2, 3, SCALAR},
+    {"bert_zero_shot_each", "text, labels_json [, options_json]", "rows: rank, label, score",
+     "bert_zero_shot as rows, every label's pair in one packed batch", 2, 3, TABLE},
 };
 
 const size_t bert_signature_count = sizeof bert_signatures / sizeof bert_signatures[0];

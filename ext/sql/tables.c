@@ -13,6 +13,7 @@
  *   SELECT * FROM bert_attention(text [, options_json]);     -- the model's own view:
  *   SELECT * FROM bert_hidden_states(text [, options_json]); -- its attention and layers
  *   SELECT * FROM bert_sparse_terms(text [, options_json]); -- learned sparse vector
+ *   SELECT * FROM bert_zero_shot_each(text, labels_json [, options_json]); -- zero-shot labels
  *
  * All of them are eponymous virtual tables in the style of SQLite's
  * ext/misc/series.c: hidden columns carry the arguments.  Their counts come
@@ -31,6 +32,7 @@
 #include "call_options.h"
 #include "signatures.h"
 #include "sparse_glue.h"
+#include "zero_shot_glue.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -1152,6 +1154,56 @@ static int sparse_column(table_cursor *cur, sqlite3_context *ctx, int col)
 }
 
 
+/* ---- bert_zero_shot_each ------------------------------------------------------- */
+
+/* bert_zero_shot_each(text, labels_json [, options_json]): rank, label,
+ * score; every label's pair in one packed batch. */
+enum { Z_RANK, Z_LABEL, Z_SCORE, Z_TEXT, Z_LABELS, Z_OPTIONS };
+
+typedef struct {
+    table_cursor base;
+    bert_zero_shot_request req;
+    bert_zero_shot_result result;
+} zero_shot_cursor;
+
+static void zero_shot_clear(table_cursor *cur)
+{
+    zero_shot_cursor *c = (zero_shot_cursor *)cur;
+    bert_zero_shot_result_free(&c->result);
+    bert_zero_shot_request_free(&c->req);
+}
+
+static int zero_shot_filter(glue_vtab *v, table_cursor *cur, sqlite3_value **args)
+{
+    zero_shot_cursor *c = (zero_shot_cursor *)cur;
+    const char *text;
+    size_t len;
+    int got = table_text(v, args[0], 0, &text, &len);
+    if (got < 0) return SQLITE_ERROR;
+    char *err = NULL;
+    got = bert_glue_zero_shot(v->conn, v->spec->name, got ? NULL : text, len, args[1], args[2], v->db, &c->req,
+                              &c->result, &err);
+    if (got < 0) {
+        vtab_error(&v->base, err);
+        return SQLITE_ERROR;
+    }
+    c->base.count = got ? 0 : c->result.n;
+    return SQLITE_OK;
+}
+
+static int zero_shot_column(table_cursor *cur, sqlite3_context *ctx, int col)
+{
+    const zero_shot_cursor *c = (const zero_shot_cursor *)cur;
+    const int label = c->result.order[cur->row];
+    switch (col) {
+    case Z_RANK: sqlite3_result_int64(ctx, cur->row + 1); break;
+    case Z_LABEL: sqlite3_result_text(ctx, c->req.labels[label], -1, SQLITE_TRANSIENT); break;
+    case Z_SCORE: sqlite3_result_double(ctx, c->result.scores[label]); break;
+    default: break;
+    }
+    return SQLITE_OK;
+}
+
 /* ---- the tables ------------------------------------------------------------ */
 
 static const table_spec tables[] = {
@@ -1196,6 +1248,8 @@ static const table_spec tables[] = {
      HS_TEXT, sizeof(view_cursor), view_clear, hidden_states_filter, hidden_states_column, NULL, NULL, NULL},
     {"bert_sparse_terms", "token_id INTEGER, token TEXT, weight REAL, text HIDDEN, options HIDDEN",
      S_TEXT, sizeof(sparse_cursor), sparse_clear, sparse_filter, sparse_column, NULL, NULL, NULL},
+    {"bert_zero_shot_each", "rank INTEGER, label TEXT, score REAL, text HIDDEN, labels_json HIDDEN, options_json HIDDEN",
+     Z_TEXT, sizeof(zero_shot_cursor), zero_shot_clear, zero_shot_filter, zero_shot_column, NULL, NULL, NULL},
 };
 
 /* Every table is an eponymous virtual table of this one module; its spec

@@ -3,6 +3,7 @@
  */
 #include "chunks.h"
 #include "../models/entry.h"
+#include "pipeline.h"
 
 #include "../base/buffer.h"
 #include "../base/error.h"
@@ -22,7 +23,7 @@ int bert_tokenize_offsets(bert_entry *e, const char *text, size_t len, bert_ids 
 {
     *err = NULL;
     ids->len = spans->len = 0;
-    if (bert_entry_need_tokenizer(e, err) != 0) return -1;
+    if (bert_entry_need_tokenizer(e, err) != 0 || bert_pipeline_need_layout(e, err) != 0) return -1;
     /* As bert_tokenize: the template's special tokens around the pieces
      * that fit before the closing ones when the model truncates (tokenizing
      * stops there), all of them otherwise. */

@@ -33,6 +33,16 @@ static int need_special(const bert_entry *e, int32_t id, const char *what, char 
     return -1;
 }
 
+int bert_pipeline_need_layout(const bert_entry *e, char **err)
+{
+    const char *missing = bert_tokenizer_missing_special(e->tokenizer);
+    if (!missing) return 0;
+    *err = bert_errorf("model '%s': its %s has no %s token, which every input of this model needs: use the %s "
+                       "that belongs to the model", e->name, bert_tokenizer_source(e->tokenizer), missing,
+                       bert_tokenizer_source(e->tokenizer));
+    return -1;
+}
+
 /* What a model's heads make it: the `task` column of bert_models and the
  * errors of functions whose head it lacks. */
 const char *bert_pipeline_task_phrase(const bert_entry *e)
@@ -46,7 +56,7 @@ int bert_pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allo
 {
     *err = NULL;
     out->len = 0;
-    if (bert_entry_need_tokenizer(e, err) != 0) return -1;
+    if (bert_entry_need_tokenizer(e, err) != 0 || bert_pipeline_need_layout(e, err) != 0) return -1;
     /* The template's opening special tokens ([CLS], or none for T5 and
      * XLNet) and the pieces that fit before its closing ones, plus one to
      * tell that the text was longer: tokenizing stops there, so memory stays
@@ -353,12 +363,12 @@ static void truncate_pair(size_t *la, size_t *lb, size_t room)
 
 /* The pair through the file's pair template ([CLS] a [SEP] b [SEP] with
  * segment ids 0 then 1, RoBERTa's <s> a </s></s> b </s>, XLNet's
- * a <sep> b <sep> <cls>), appended to ids and types, both segments cut
- * longest-first to the entry's max_length. */
+ * a <sep> b <sep> <cls>), appended to ids and types, cut to the entry's
+ * max_length as `how` says. */
 static int tokenize_pair(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen,
-                         bert_ids *ids, bert_ids *types, char **err)
+                         bert_pair_truncation how, bert_ids *ids, bert_ids *types, char **err)
 {
-    if (bert_entry_need_tokenizer(e, err) != 0) return -1;
+    if (bert_entry_need_tokenizer(e, err) != 0 || bert_pipeline_need_layout(e, err) != 0) return -1;
     bert_ids ia = {0}, ib = {0};
     int rc = -1;
     size_t fixed = bert_tokenizer_num_special(e->tokenizer, 1);
@@ -375,7 +385,19 @@ static int tokenize_pair(bert_entry *e, const char *a, size_t alen, const char *
                                e->max_length, e->name);
             goto done;
         }
-        truncate_pair(&la, &lb, room);
+        if (how == BERT_PAIR_ONLY_FIRST) {
+            /* The Rust tokenizer's only_first fails when the second text
+             * alone leaves no room; so must we. */
+            if (lb >= room) {
+                *err = bert_errorf("the second text of a pair (%zu tokens) leaves no room for the first "
+                                   "within max_length %d of model '%s': shorten it", lb, e->max_length,
+                                   e->name);
+                goto done;
+            }
+            la = room - lb;
+        } else {
+            truncate_pair(&la, &lb, room);
+        }
     }
     /* An empty b is still a pair: it needs a pointer, not NULL. */
     static const int32_t empty[1] = {0};
@@ -406,7 +428,7 @@ int bert_pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const
                            "task is %s", e->name, bert_pipeline_task_phrase(e));
         goto done;
     }
-    if (tokenize_pair(e, a, alen, b, blen, &ids, &types, err) != 0) goto done;
+    if (tokenize_pair(e, a, alen, b, blen, BERT_PAIR_LONGEST_FIRST, &ids, &types, err) != 0) goto done;
     int n = (int)ids.len;
     const float *hidden = bert_entry_encode(e, ids.ids, types.ids, &n, 1, interrupted, ctx, err);
     if (!hidden) goto done;
@@ -423,7 +445,7 @@ done:
 
 /* ---- sequence classification and cross-encoders ----------------------------- */
 
-static int need_classifier(bert_entry *e, const char *fn, char **err)
+int bert_pipeline_need_classifier(bert_entry *e, const char *fn, char **err)
 {
     if (bert_entry_need_model(e, err) != 0) return -1;
     if (bert_model_has_classifier(e->model)) return 0;
@@ -481,7 +503,7 @@ int bert_pipeline_classify(bert_entry *e, const char *text, size_t len, const ch
     *err = NULL;
     memset(out, 0, sizeof *out);
     const char *fn = pair ? "bert_classify_pair" : "bert_classify";
-    if (need_classifier(e, fn, err) != 0) return -1;
+    if (bert_pipeline_need_classifier(e, fn, err) != 0) return -1;
     const bert_model *m = e->model;
     const int n_labels = m->head.num_labels;
     bert_ids ids = {0}, types = {0};
@@ -494,7 +516,7 @@ int bert_pipeline_classify(bert_entry *e, const char *text, size_t len, const ch
         *err = bert_errorf("out of memory classifying a text");
         goto done;
     }
-    if (pair ? tokenize_pair(e, text, len, pair, pair_len, &ids, &types, err)
+    if (pair ? tokenize_pair(e, text, len, pair, pair_len, BERT_PAIR_LONGEST_FIRST, &ids, &types, err)
              : bert_pipeline_tokenize(e, text, len, 0, &ids, err))
         goto done;
     int n = (int)ids.len;
@@ -519,7 +541,7 @@ done:
 /* A cross-encoder: one label, and an activation we can apply. */
 static int need_cross_encoder(bert_entry *e, const char *fn, char **err)
 {
-    if (need_classifier(e, fn, err) != 0) return -1;
+    if (bert_pipeline_need_classifier(e, fn, err) != 0) return -1;
     const bert_head_config *h = &e->model->head;
     if (h->num_labels != 1) {
         *err = bert_errorf("%s needs a cross-encoder with one output (a relevance score); model '%s' "
@@ -551,7 +573,7 @@ int bert_pipeline_rerank(bert_entry *e, const char *query, size_t qlen, const ch
     if (need_cross_encoder(e, "bert_rerank", err) != 0) return -1;
     bert_ids ids = {0}, types = {0};
     int rc = -1;
-    if (tokenize_pair(e, query, qlen, doc, dlen, &ids, &types, err) != 0) goto done;
+    if (tokenize_pair(e, query, qlen, doc, dlen, BERT_PAIR_LONGEST_FIRST, &ids, &types, err) != 0) goto done;
     int n = (int)ids.len;
     float logit;
     const float *hidden = bert_entry_encode(e, ids.ids, types.ids, &n, 1, interrupted, ctx, err);
@@ -564,13 +586,41 @@ done:
     return rc;
 }
 
-static int score_into(bert_entry *e, const float *hidden, int len, int index, void *arg, char **err)
+/* Where a sequence's logits go: row `index` of the caller's array. */
+static int logits_into(bert_entry *e, const float *hidden, int len, int index, void *arg, char **err)
 {
     (void)len;
-    float logit;
-    if (bert_classifier_logits(e->model, e->scratch, hidden, &logit, err) != 0) return -1;
-    ((double *)arg)[index] = cross_encoder_score(e->model, logit);
-    return 0;
+    float *rows = arg;
+    return bert_classifier_logits(e->model, e->scratch, hidden, rows + (size_t)index * (size_t)e->model->head.num_labels,
+                                  err);
+}
+
+int bert_pipeline_pair_logits(bert_entry *e, const char *fn, const char *a, size_t alen, const char *const *bs,
+                              const size_t *blens, int n, bert_pair_truncation how, float *logits,
+                              bert_interrupt_fn interrupted, void *ctx, char **err)
+{
+    *err = NULL;
+    if (n <= 0) return 0;
+    if (bert_pipeline_need_classifier(e, fn, err) != 0) return -1;
+    bert_ids all = {0}, types = {0};
+    seq_ref *refs = malloc((size_t)n * sizeof *refs);
+    int rc = -1;
+    if (!refs) {
+        *err = bert_errorf("out of memory scoring %d text pairs", n);
+        goto done;
+    }
+    for (int i = 0; i < n; i++) {
+        refs[i].index = i;
+        refs[i].offset = all.len;
+        if (tokenize_pair(e, a, alen, bs[i], blens[i], how, &all, &types, err) != 0) goto done;
+        refs[i].length = (int)(all.len - refs[i].offset);
+    }
+    rc = encode_sorted(e, &all, &types, refs, n, logits_into, logits, interrupted, ctx, err);
+done:
+    bert_ids_free(&all);
+    bert_ids_free(&types);
+    free(refs);
+    return rc;
 }
 
 int bert_pipeline_rerank_batch(bert_entry *e, const char *query, size_t qlen, const char *const *docs,
@@ -580,23 +630,14 @@ int bert_pipeline_rerank_batch(bert_entry *e, const char *query, size_t qlen, co
     *err = NULL;
     if (n <= 0) return 0;
     if (need_cross_encoder(e, "bert_rerank_each", err) != 0) return -1;
-    bert_ids all = {0}, types = {0};
-    seq_ref *refs = malloc((size_t)n * sizeof *refs);
-    int rc = -1;
-    if (!refs) {
+    float *logits = malloc((size_t)n * sizeof *logits);
+    if (!logits) {
         *err = bert_errorf("out of memory reranking %d documents", n);
-        goto done;
+        return -1;
     }
-    for (int i = 0; i < n; i++) {
-        refs[i].index = i;
-        refs[i].offset = all.len;
-        if (tokenize_pair(e, query, qlen, docs[i], lens[i], &all, &types, err) != 0) goto done;
-        refs[i].length = (int)(all.len - refs[i].offset);
-    }
-    rc = encode_sorted(e, &all, &types, refs, n, score_into, scores, interrupted, ctx, err);
-done:
-    bert_ids_free(&all);
-    bert_ids_free(&types);
-    free(refs);
+    int rc = bert_pipeline_pair_logits(e, "bert_rerank_each", query, qlen, docs, lens, n, BERT_PAIR_LONGEST_FIRST,
+                                       logits, interrupted, ctx, err);
+    for (int i = 0; rc == 0 && i < n; i++) scores[i] = cross_encoder_score(e->model, logits[i]);
+    free(logits);
     return rc;
 }

@@ -72,6 +72,23 @@ int bert_pipeline_rerank_batch(bert_entry *e, const char *query, size_t qlen, co
                           const size_t *lens, int n, double *scores, bert_interrupt_fn interrupted,
                           void *ctx, char **err);
 
+/* 0 when e has a sequence-classification head, else -1 with an error that
+ * names fn and the checkpoints that have one. */
+int bert_pipeline_need_classifier(bert_entry *e, const char *fn, char **err);
+
+/* How a pair longer than max_length is cut: Hugging Face's longest_first
+ * (bert_classify_pair, the rerankers) or only_first, which keeps the second
+ * text whole (the zero-shot pipeline's hypothesis); an error when the
+ * second alone does not fit. */
+typedef enum { BERT_PAIR_LONGEST_FIRST, BERT_PAIR_ONLY_FIRST } bert_pair_truncation;
+
+/* The classifier's logits of the n pairs (a, bs[i]), packed into batches
+ * sorted by length: logits[n x num_labels] in the order given.  fn names
+ * the SQL function in the error of a model without the head. */
+int bert_pipeline_pair_logits(bert_entry *e, const char *fn, const char *a, size_t alen, const char *const *bs,
+                              const size_t *blens, int n, bert_pair_truncation how, float *logits,
+                              bert_interrupt_fn interrupted, void *ctx, char **err);
+
 /* ---- token classification and question answering (pipeline_spans.c) ---- */
 
 #include "answers.h"
@@ -99,5 +116,9 @@ int bert_pipeline_answer(bert_entry *e, const char *question, size_t qlen, const
 
 /* "sequence_classification", ..., or "none (a bare encoder)": for errors. */
 const char *bert_pipeline_task_phrase(const bert_entry *e);
+
+/* 0, or -1 with *err when the model's tokenizer lacks a special token its
+ * own layout puts around every input ([CLS] or [SEP] of a bare vocab.txt). */
+int bert_pipeline_need_layout(const bert_entry *e, char **err);
 
 #endif

@@ -25,6 +25,7 @@ struct bert_tokenizer {
     tok_post post;
     bert_special_ids specials;
     const char *source;        /* the file read, for messages */
+    const char *missing;       /* a special token its layout needs and its vocabulary lacks, or NULL */
 };
 
 int bert_tokenizer_model_max_length(bert_model_files *files)
@@ -122,6 +123,13 @@ int bert_tokenizer_load(bert_model_files *files, bert_tokenizer **out, char **er
         const char *cls_name = have_cfg ? bert_json_str(cfg, bert_json_member(cfg, 0, "tokenizer_class"), "") : "";
         if (strncmp(cls_name, "MPNetTokenizer", 14) == 0) pp = TOK_POST_MPNET;
     }
+    if (pp < 0 && (sp->cls < 0 || sp->sep < 0)) {
+        /* BERT's, RoBERTa's and MPNet's own layouts put these two around
+         * every text: a text without one is not what the model saw.  The
+         * tokenizer still loads (its pieces are fine); encoding refuses. */
+        const int bpe = pp == TOK_POST_ROBERTA;
+        t->missing = sp->cls < 0 ? (bpe ? "<s>" : "[CLS]") : (bpe ? "</s>" : "[SEP]");
+    }
     if (tok_post_load(&t->post, tj, pp, sp->cls, sp->sep, path, err) != 0) goto fail;
     /* cls and sep the config files do not name are the post-processor's. */
     t->specials = *sp;
@@ -206,6 +214,8 @@ int bert_tokenizer_add_specials(const bert_tokenizer *tok, int after, bert_ids *
 }
 
 const char *bert_tokenizer_source(const bert_tokenizer *tok) { return tok->source; }
+
+const char *bert_tokenizer_missing_special(const bert_tokenizer *tok) { return tok->missing; }
 
 int bert_tokenizer_post_process(const bert_tokenizer *tok, const int32_t *a, size_t na, const int32_t *b,
                                 size_t nb, bert_ids *ids, bert_ids *types)

@@ -90,6 +90,11 @@ int bert_tokenizer_add_specials(const bert_tokenizer *tok, int after, bert_ids *
  * "vocab.json", for messages about its tokens. */
 const char *bert_tokenizer_source(const bert_tokenizer *tok);
 
+/* The special token that the tokenizer's own layout (BERT's, RoBERTa's or
+ * MPNet's, where no tokenizer.json names another) puts around every text
+ * but its vocabulary lacks, such as "[CLS]"; NULL when it has them all. */
+const char *bert_tokenizer_missing_special(const bert_tokenizer *tok);
+
 /* Appends to `ids` the post-processed sequence of the pieces a[0..na) (and
  * b[0..nb) when b is not NULL), special tokens included, and to `types`
  * (or NULL) the token type id of each, as the post-processor assigns them

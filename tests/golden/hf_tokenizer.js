@@ -3,7 +3,8 @@
 //
 //   node hf_tokenizer.js TOKENIZER_JSON < requests.json > answers.json
 //
-// requests: {"encode": [{"a": text, "b": text or null, "max_length": n or null}],
+// requests: {"encode": [{"a": text, "b": text or null, "max_length": n or null,
+//                         "strategy": "OnlyFirst" (default "LongestFirst")}],
 //            "decode": [{"ids": [...], "skip_special": bool}]}
 // answers:  {"encode": [{"ids": [...], "type_ids": [...], "full_length": n}],
 //            "decode": [text, ...]}
@@ -11,7 +12,8 @@
 // Encoding is what transformers' BertTokenizerFast does for
 // tokenizer(a, b, truncation=True, max_length=n): [CLS] a [SEP] (b [SEP]),
 // truncated by the Rust library itself (the first n-2 pieces then [SEP] for
-// one text; longest-first for a pair). The truncation and padding stored in
+// one text; longest-first for a pair, or only the first text when a request
+// says "OnlyFirst", as the zero-shot pipeline asks). The truncation and padding stored in
 // tokenizer.json are switched off first, as transformers does.
 //
 // Decoding is transformers' decode() on a fast tokenizer: the Rust decode,
@@ -37,7 +39,7 @@ require('./hf_local.js').serve('hf_tokenizer.js',
         for (const r of req.encode || []) {
             tok.disableTruncation();
             const full = await tok.encode(r.a, r.b ?? null);
-            if (r.max_length) tok.setTruncation(r.max_length, { strategy: 'LongestFirst' });
+            if (r.max_length) tok.setTruncation(r.max_length, { strategy: r.strategy || 'LongestFirst' });
             const enc = await tok.encode(r.a, r.b ?? null);
             out.encode.push({ ids: enc.getIds(), type_ids: enc.getTypeIds(), full_length: full.getIds().length });
         }

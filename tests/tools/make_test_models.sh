@@ -270,6 +270,20 @@ use_tokenizer "$new/roberta-qa" bpe-bytelevel RobertaTokenizer 96
     --layers 2 --hidden 64 --heads 2 --intermediate 256 --max-positions 130 --model-max-length 128 \
     --dtype f32 --num-labels 5 --labels O,B-PER,I-PER,B-LOC,I-LOC --first-label-bias 2
 
+# NLI cross-encoders for bert_zero_shot (tests/golden/zero_shot.jsonl):
+# BertForSequenceClassification with entailment first (so contradiction is
+# the last id), max_length 64 so that long texts are cut only_first...
+"$gen" "$new/nli-bert" --vocab "$vocab" --seed 225 --arch classify \
+    --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 64 --dtype f32 \
+    --num-labels 3 --labels entailment,neutral,contradiction --classifier-std 2
+
+# ... and RobertaForSequenceClassification in roberta-large-mnli's order
+# (CONTRADICTION, NEUTRAL, ENTAILMENT: found case-insensitively); byte-level BPE.
+"$gen" "$new/nli-roberta" --vocab "$new/vocab-bpe.txt" --seed 227 --model-type roberta --arch classify \
+    --layers 2 --hidden 96 --heads 3 --intermediate 384 --max-positions 66 --model-max-length 64 \
+    --dtype f32 --num-labels 3 --labels CONTRADICTION,NEUTRAL,ENTAILMENT --classifier-std 2
+use_tokenizer "$new/nli-roberta" bpe-bytelevel RobertaTokenizer 64
+
 # RobertaModel with roberta-base's vocabulary size (50265) and a tiny hidden
 # size, no goldens: tests/test_families.c puts roberta-base's own tokenizer
 # files beside its weights when ../shared has them.
