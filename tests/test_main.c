@@ -76,6 +76,7 @@ void t_fail_allocation(long number)
     X(families) \
     X(model_view) \
     X(sparse) \
+    X(colbert) \
     X(kernels) \
     X(kernel_choice) \
     X(lowp) \

@@ -77,11 +77,14 @@ int bert_st_config_load(bert_model_files *files, bert_st_config *st, char **err)
                 }
             } else if (bert_ends_with(type, "Normalize")) {
                 st->normalize = 1;
+            } else if (bert_ends_with(type, "Dense")) {
+                st->dense = 1;   /* its weights load with the model (model_dense.c) */
             } else if (!bert_ends_with(type, "Transformer")) {
                 /* A Dense or other projection we cannot run would give
                  * vectors that silently differ from the model's. */
                 *err = bert_errorf("%s/modules.json has a module of type \"%s\", which is not "
-                                   "supported (only Transformer, Pooling and Normalize are)", model_dir, type);
+                                   "supported (only Transformer, Pooling, Dense and Normalize are)", model_dir,
+                                   type);
                 rc = -1;
             }
         }

@@ -3,7 +3,8 @@
 # then make_heads_goldens.py for the classifier heads and make_ner_qa_goldens.py
 # for token classification and question answering, make_family_goldens.py for
 # the other families, make_view_goldens.py for attention and hidden states,
-# make_sparse_goldens.py for the learned sparse vectors) from the
+# make_sparse_goldens.py for the learned sparse vectors, make_colbert_goldens.py
+# for ColBERT's token vectors) from the
 # test models (tests/tools/make_test_models.sh) and independent references.
 #
 # Needs, besides cc:
@@ -41,3 +42,4 @@ models=${MODELS_DIR:-$root/build/models}
 "${PYTHON:-/usr/bin/python3}" "$here/make_family_goldens.py" "$models" "$here" "$FAMILY_TOKENIZER_JSON"
 "${PYTHON:-/usr/bin/python3}" "$here/make_view_goldens.py" "$models" "$here"
 "${PYTHON:-/usr/bin/python3}" "$here/make_sparse_goldens.py" "$models" "$here" "$TOKENIZER_JSON" "$FAMILY_TOKENIZER_JSON"
+"${PYTHON:-/usr/bin/python3}" "$here/make_colbert_goldens.py" "$models" "$here"
