@@ -169,11 +169,46 @@ static void case_errors(sqlite3 *db)
                    NULL);
 }
 
+/* colbert-dense copied to build/colbert-NAME with its Dense module's
+ * config.json replaced by `config` (NULL: kept) and its weights removed
+ * when `no_weights`: the first use must fail naming each fragment. */
+static void broken_dense(sqlite3 *db, const char *name, const char *config, int no_weights, const char *fragment)
+{
+    char cmd[512], dir[128], file[192];
+    snprintf(dir, sizeof dir, "build/colbert-%s", name);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r " MODELS_DIR "colbert-dense '%s'%s%s%s", dir, dir,
+             no_weights ? " && rm '" : "", no_weights ? dir : "", no_weights ? "/1_Dense/model.safetensors'" : "");
+    if (!T_CHECK(system(cmd) == 0, "%s failed", cmd)) return;
+    if (config) {
+        snprintf(file, sizeof file, "%s/1_Dense/config.json", dir);
+        FILE *f = fopen(file, "wb");
+        if (!T_CHECK(f && fputs(config, f) >= 0 && fclose(f) == 0, "cannot write %s", file)) return;
+    }
+    char *got = t_query(db, "SELECT bert_load(?1, ?2)", name, dir, NULL);
+    T_CHECK(strcmp(got, name) == 0, "bert_load: %s", got);
+    free(got);
+    got = t_query(db, "SELECT bert_token_vectors('x', 'query', ?1)", name, NULL);
+    T_CHECK(strncmp(got, "ERROR: ", 7) == 0 && strstr(got, fragment) && strstr(got, dir), "%s: %s", name, got);
+    free(got);
+}
+
+static void case_dense_errors(sqlite3 *db)
+{
+    t_case("bert_token_vectors: a Dense module that cannot run as saved is an error naming the file");
+    broken_dense(db, "tanh", "{\"in_features\": 64, \"out_features\": 24, \"bias\": false, "
+                 "\"activation_function\": \"torch.nn.modules.activation.Tanh\"}", 0, "activation_function");
+    broken_dense(db, "wide", "{\"in_features\": 32, \"out_features\": 24, \"bias\": false}", 0, "in_features 32");
+    broken_dense(db, "bias", "{\"in_features\": 64, \"out_features\": 24, \"bias\": true}", 0, "linear.bias");
+    broken_dense(db, "shape", "{\"in_features\": 64, \"out_features\": 12, \"bias\": false}", 0, "[12, 64]");
+    broken_dense(db, "weightless", NULL, 1, "1_Dense/model.safetensors");
+}
+
 void suite_colbert(void)
 {
     sqlite3 *db = t_open();
     case_goldens(db);
     case_shapes(db);
     case_errors(db);
+    case_dense_errors(db);
     sqlite3_close(db);
 }

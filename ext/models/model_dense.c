@@ -14,14 +14,14 @@
 #include <string.h>
 
 /* The "path" of modules.json's Dense module (borrowed from the parsed
- * file), NULL when there is none. */
+ * file), NULL when there is none.  Whether one is allowed where it stands
+ * is bert_st_config_load's rule, asked first. */
 static const char *dense_path(bert_model_files *files, char **err, int *failed)
 {
     const json_doc *doc = NULL;
-    *failed = 0;
-    int found = bert_model_files_json(files, "modules.json", 1, &doc, err);
-    if (found < 0) *failed = 1;
-    if (found <= 0 || doc->nodes[0].type != JSON_ARRAY) return NULL;
+    bert_st_config st;
+    *failed = bert_st_config_load(files, &st, err) != 0;
+    if (*failed || !st.dense || bert_model_files_json(files, "modules.json", 1, &doc, err) <= 0) return NULL;
     for (int c = doc->nodes[0].first_child; c >= 0; c = doc->nodes[c].next_sibling)
         if (bert_ends_with(bert_json_str(doc, bert_json_member(doc, c, "type"), ""), "Dense"))
             return bert_json_str(doc, bert_json_member(doc, c, "path"), "1_Dense");
