@@ -21,7 +21,13 @@ static const char *dense_path(bert_model_files *files, char **err, int *failed)
     const json_doc *doc = NULL;
     bert_st_config st;
     *failed = bert_st_config_load(files, &st, err) != 0;
-    if (*failed || !st.dense || bert_model_files_json(files, "modules.json", 1, &doc, err) <= 0) return NULL;
+    if (*failed || !st.dense) return NULL;
+    /* Read already, so only memory can fail here: never a model without its Dense. */
+    if (bert_model_files_json(files, "modules.json", 1, &doc, err) <= 0) {
+        *failed = 1;
+        if (!*err) *err = bert_errorf("out of memory reading %s/modules.json", bert_model_files_dir(files));
+        return NULL;
+    }
     for (int c = doc->nodes[0].first_child; c >= 0; c = doc->nodes[c].next_sibling)
         if (bert_ends_with(bert_json_str(doc, bert_json_member(doc, c, "type"), ""), "Dense"))
             return bert_json_str(doc, bert_json_member(doc, c, "path"), "1_Dense");
