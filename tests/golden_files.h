@@ -85,6 +85,10 @@ int t_golden_models(const char *path, golden_model *first, int max, size_t size,
                     void (*setup)(void *ctx, const json_doc *manifest, int node, golden_model *m, sqlite3 *db),
                     void *ctx, sqlite3 *db);
 
+/* A t_golden_models setup that registers each model that matches the
+ * goldens under its own name (build/models/NAME); ctx is unused. */
+void t_golden_register(void *ctx, const json_doc *manifest, int node, golden_model *m, sqlite3 *db);
+
 /* Counts a check of one model's goldens: a failure adds to m->failures and
  * only the first few are reported.  Returns ok. */
 int t_golden_check(golden_model *m, int ok, const char *what, const char *text);

@@ -168,6 +168,26 @@ static void sentence_transformers_files(void)
     err = NULL;
     T_CHECK(bert_st_config_load(t_dir(dir), &st, &err) == -1 && tm_contains(err, "Dense"), "got: %s", err ? err : "accepted");
     free(err);
+    /* PyLate's ColBERT layout is the one Dense accepted: right after the
+     * Transformer, alone, without pooling. */
+    static const char *const colbert[] = {
+        "[{\"path\": \"\", \"type\": \"sentence_transformers.models.Transformer\"},"
+        " {\"path\": \"1_Dense\", \"type\": \"pylate.models.Dense.Dense\"}]",
+        "[{\"path\": \"\", \"type\": \"sentence_transformers.models.Transformer\"},"
+        " {\"path\": \"1_Dense\", \"type\": \"pylate.models.Dense.Dense\"},"
+        " {\"path\": \"1_Pooling\", \"type\": \"sentence_transformers.models.Pooling\"}]",
+        "[{\"path\": \"\", \"type\": \"sentence_transformers.models.Transformer\"},"
+        " {\"path\": \"1_Dense\", \"type\": \"pylate.models.Dense.Dense\"},"
+        " {\"path\": \"2_Dense\", \"type\": \"pylate.models.Dense.Dense\"}]",
+    };
+    for (int i = 0; i < 3; i++) {
+        tm_write_text(dir, "modules.json", colbert[i]);
+        err = NULL;
+        int rc = bert_st_config_load(t_dir(dir), &st, &err);
+        T_CHECK(i == 0 ? rc == 0 && st.dense : rc == -1 && tm_contains(err, i == 1 ? "Pooling" : "Dense"),
+                "%s: %s", colbert[i], err ? err : "accepted");
+        free(err);
+    }
     tm_write_text(dir, "modules.json", "{\"not\": \"an array\"}");
     err = NULL;
     T_CHECK(bert_st_config_load(t_dir(dir), &st, &err) == -1 && tm_contains(err, "modules.json"), "got: %s", err ? err : "accepted");

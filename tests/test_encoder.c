@@ -261,6 +261,46 @@ static void interrupt_polling(const bert_model *m, bert_scratch *s)
 
 }
 
+/* A sequence attending to its first k positions only: those k rows are
+ * the outputs of the sequence cut to k tokens (positions count the same,
+ * and no row sees the later tokens), the later rows are computed all the
+ * same, and keys == lengths is bert_encode itself. */
+static void key_mask(const bert_model *m, bert_scratch *s)
+{
+    t_case("encoder: a sequence attends only to its first keys positions, the rest are still computed");
+    char *err = NULL;
+    float whole[13 * H], masked[13 * H];
+    const float *h = bert_encode(m, s, ids, types, lengths, 3, NULL, NULL, &err);
+    if (!T_CHECK(h != NULL, "failed: %s", err ? err : "?")) { free(err); return; }
+    memcpy(whole, h, sizeof whole);
+    h = bert_encode_keys(m, s, ids, types, lengths, lengths, 3, NULL, NULL, &err);
+    T_CHECK(h && max_diff(h, whole, 13 * H) == 0, "keys == lengths differs from bert_encode");
+    static const int keys[] = {4, 1, 2};
+    h = bert_encode_keys(m, s, ids, types, lengths, keys, 3, NULL, NULL, &err);
+    if (!T_CHECK(h != NULL, "failed: %s", err ? err : "?")) { free(err); return; }
+    memcpy(masked, h, sizeof masked);
+    T_CHECK(max_diff(masked + 6 * H, whole + 6 * H, H) == 0, "a sequence without masked keys changed");
+    for (int i = 0, t0 = 0; i < 3; t0 += lengths[i], i++) {
+        h = bert_encode(m, s, ids + t0, types + t0, &keys[i], 1, NULL, NULL, &err);
+        if (!T_CHECK(h != NULL, "failed: %s", err ? err : "?")) break;
+        double d = max_diff(h, masked + (size_t)t0 * H, (size_t)keys[i] * H);
+        T_CHECK(d < 1e-5, "sequence %d's first %d rows differ from the cut sequence by %g", i, keys[i], d);
+        int finite = 1;
+        for (size_t j = (size_t)(t0 + keys[i]) * H; j < (size_t)(t0 + lengths[i]) * H; j++)
+            finite &= isfinite(masked[j]) != 0;
+        T_CHECK(finite, "sequence %d's masked rows are not computed", i);
+    }
+    T_CHECK(max_diff(masked + 4 * H, whole + 4 * H, 2 * H) > 1e-3, "masking keys changed nothing");
+    static const int zero[] = {6, 0, 6}, over[] = {6, 2, 6};
+    T_CHECK(!bert_encode_keys(m, s, ids, types, lengths, zero, 3, NULL, NULL, &err) && tm_contains(err, "sequence 1"),
+            "0 keys accepted");
+    free(err);
+    err = NULL;
+    T_CHECK(!bert_encode_keys(m, s, ids, types, lengths, over, 3, NULL, NULL, &err) && tm_contains(err, "1 to 1"),
+            "more keys than tokens accepted: %s", err ? err : "?");
+    free(err);
+}
+
 static void pooling(const bert_model *m)
 {
     t_case("pooling: mean, cls and max over a sequence, and L2 normalisation");
@@ -305,6 +345,7 @@ void suite_encoder(void)
     packing_and_scratch(m, s);
     bad_input(m, s);
     interrupt_polling(m, s);
+    key_mask(m, s);
     pooling(m);
     bert_scratch_free(s);
     bert_model_free(m);

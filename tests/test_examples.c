@@ -123,6 +123,7 @@ static const char *const stand_ins[][2] = {
     {"bert-base-NER", "../models/ner-conll-f32"},
     {"bert-base-cased-squad2", "../models/qa-f32"},
     {"all-mpnet-base-v2", "../models/mpnet-st"},
+    {"colbertv2.0", "../models/colbert-dense"},
     {"roberta-base", "../models/roberta-mlm"},
     {"multilingual-e5-small", "../models/xlmr-e5"},
     {"nli-distilroberta-base", "../models/nli-roberta"},

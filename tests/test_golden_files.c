@@ -147,6 +147,17 @@ int t_each_model_line(const char *path, golden_model *first, int n, size_t size,
     return t_each_golden_line(path, model_line, &ml, db);
 }
 
+void t_golden_register(void *ctx, const json_doc *manifest, int node, golden_model *m, sqlite3 *db)
+{
+    (void)ctx;
+    if (!t_golden_model_matches(manifest, node)) return;
+    char path[256];
+    snprintf(path, sizeof path, MODELS_DIR "%s", m->name);
+    char *got = t_query(db, "SELECT bert_load(?1, ?2)", m->name, path, NULL);
+    m->usable = T_CHECK(strcmp(got, m->name) == 0, "bert_load('%s'): %s", m->name, got);
+    free(got);
+}
+
 int t_golden_check(golden_model *m, int ok, const char *what, const char *text)
 {
     if (ok) return T_CHECK(1, "%s", what);   /* counted, so the case shows it checked something */

@@ -77,6 +77,7 @@ void t_fail_allocation(long number)
     X(zero_shot) \
     X(model_view) \
     X(sparse) \
+    X(colbert) \
     X(kernels) \
     X(kernel_choice) \
     X(lowp) \

@@ -181,4 +181,13 @@ void suite_oom(void)
     };
     fail_each_allocation("oom: each allocation failing in turn, zero-shot classification", zero_shot_steps,
                          sizeof zero_shot_steps / sizeof *zero_shot_steps);
+    static const char *const colbert_steps[] = {
+        "SELECT bert_load('c', 'build/models/colbert-dense', '{\"threads\": 1}')",
+        "SELECT hex(substr(bert_token_vectors('late interaction?', 'query', 'c'), 1, 24))",
+        "SELECT hex(substr(bert_token_vectors('One vector, per token!', 'document', '{\"model\": \"c\"}'), 9, 24))",
+        "SELECT round(bert_maxsim(bert_token_vectors('a b', 'query', 'c'), bert_token_vectors('a, b', 'document', "
+        "'c')), 4)",
+    };
+    fail_each_allocation("oom: each allocation failing in turn, ColBERT token vectors (Dense module, both sides)",
+                         colbert_steps, sizeof colbert_steps / sizeof *colbert_steps);
 }

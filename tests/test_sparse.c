@@ -117,17 +117,6 @@ static int same_terms(const json_doc *line, const term *ours, int n, int with_id
     return 1;
 }
 
-static void setup_model(void *ctx, const json_doc *d, int c, golden_model *gm, sqlite3 *db)
-{
-    (void)ctx;
-    if (!t_golden_model_matches(d, c)) return;
-    char path[256];
-    snprintf(path, sizeof path, MODELS_DIR "%s", gm->name);
-    char *got = t_query(db, "SELECT bert_load(?1, ?2)", gm->name, path, NULL);
-    gm->usable = T_CHECK(strcmp(got, gm->name) == 0, "bert_load('%s'): %s", gm->name, got);
-    free(got);
-}
-
 static void check_line(void *ctx, golden_model *gm, const json_doc *line, sqlite3 *db)
 {
     (void)ctx;
@@ -189,7 +178,7 @@ static void case_goldens(sqlite3 *db)
     sparse_models *h = calloc(1, sizeof *h);
     if (!T_CHECK(h != NULL, "out of memory")) return;
     h->n = t_golden_models(GOLDEN_DIR "sparse_models.json", &h->models[0].g, MAX_MODELS, sizeof *h->models,
-                           setup_model, NULL, db);
+                           t_golden_register, NULL, db);
     int lines = each_model_line(GOLDEN_DIR "sparse.jsonl", check_line, h, db);
     T_CHECK(lines >= 40, "%d golden lines", lines);
     for (int i = 0; i < h->n; i++)

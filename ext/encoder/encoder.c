@@ -344,11 +344,13 @@ static void add_relative_bias(float *scores, int ld, const float *rel, int h, in
 /* Self-attention of one sequence of `len` tokens, one head, query rows
  * q0..q1.  q, k, v and ctx point at the sequence's first row of [* x H]
  * matrices; head h is columns h*dh .. h*dh+dh-1, read in place through the
- * leading dimension H.  scores holds (q1 - q0) x softmax_width(len).  rel (or NULL) is the
+ * leading dimension H.  Only the first `keys` (1..len) positions are
+ * attended to: the rest get probability 0, as transformers' attention mask
+ * gives them (its large negative score underflows to 0).  scores holds (q1 - q0) x softmax_width(len).  rel (or NULL) is the
  * relative position bias of relative_bias_table for sequences up to
  * `longest` tokens. */
 static void attention_block(bert_isa isa, float *ctx, const float *q, const float *k, const float *v,
-                            float *scores, int len, int H, int dh, int h, int q0, int q1,
+                            float *scores, int len, int keys, int H, int dh, int h, int q0, int q1,
                             const float *rel, int longest)
 {
     /* The block's query rows lie in the sequence, the head's columns in the
@@ -357,14 +359,16 @@ static void attention_block(bert_isa isa, float *ctx, const float *q, const floa
     assert(0 <= h && dh > 0 && (h + 1) * dh <= H);
     assert(!rel || len <= longest);
     assert(q1 - q0 <= QUERY_BLOCK);
+    assert(0 < keys && keys <= len);
     float scale = 1.0f / sqrtf((float)dh), inv_sum[QUERY_BLOCK];
     int m = q1 - q0, ld = softmax_width(len);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, len, dh,
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, keys, dh,
                 scale, q + (size_t)q0 * H + h * dh, H, k + h * dh, H, 0.0f, scores, ld);
-    if (rel) add_relative_bias(scores, ld, rel, h, longest, q0, q1, len);
-    softmax_numerators(isa, scores, ld, len, NULL, 0, inv_sum, m);
+    if (rel) add_relative_bias(scores, ld, rel, h, longest, q0, q1, keys);
+    softmax_numerators(isa, scores, ld, keys, NULL, 0, inv_sum, m);
     float *out = ctx + (size_t)q0 * H + h * dh;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh, len, 1.0f, scores, ld, v + h * dh, H, 0.0f, out, H);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh, keys, 1.0f, scores, ld, v + h * dh, H, 0.0f, out,
+                H);
     scale_rows(out, H, inv_sum, m, dh);
 }
 
@@ -500,6 +504,7 @@ typedef struct {
     float *scores; /* QUERY_BLOCK x softmax_width(longest) floats a chunk */
     size_t scores_size;
     const int *lengths;
+    const int *keys;    /* positions each sequence attends to (bert_encode_keys), or NULL: all */
     int n_seqs, H, heads;
     int items;     /* all sequences' */
     const float *rel;   /* MPNet's relative position bias, or NULL */
@@ -530,6 +535,7 @@ static void attention_chunk(void *p, int chunk, int chunks)
     int item = 0; /* the first item of sequence s */
     for (int s = 0; s < j->n_seqs && item < last; t0 += (size_t)j->lengths[s], s++) {
         int len = j->lengths[s], blocks = blocks_of(len), count = blocks * j->heads;
+        int attended = j->keys ? j->keys[s] : len;
         if (item + count <= first) {
             item += count;
             continue;
@@ -540,6 +546,14 @@ static void attention_chunk(void *p, int chunk, int chunks)
         for (int it = from; it < to; it++) {
             int h = it / blocks, q0 = it % blocks * QUERY_BLOCK;
             int q1 = q0 + QUERY_BLOCK < len ? q0 + QUERY_BLOCK : len;
+            /* Few sequences mask keys (a ColBERT query's expansion tokens):
+             * the fast kernels lay out whole sequences, so those take the
+             * plain products. */
+            if (attended < len || (!j->panels && (!j->tiles || len < TILES_ATTENTION_MIN))) {
+                attention_block(j->isa, j->ctx + off, j->q + off, j->k + off, j->v + off, scores, len, attended, j->H,
+                                dh, h, q0, q1, j->rel, j->longest);
+                continue;
+            }
             if (j->panels) {
                 if (h != laid_out) {
                     const float *keys = j->k + off + (size_t)h * dh, *values = j->v + off + (size_t)h * dh;
@@ -549,11 +563,6 @@ static void attention_chunk(void *p, int chunk, int chunks)
                 }
                 attention_block_panels(j->isa, j->ctx + off, j->q + off, &pb, scores, len, j->H, dh, h, q0, q1,
                                        j->rel, j->longest);
-                continue;
-            }
-            if (!j->tiles || len < TILES_ATTENTION_MIN) {
-                attention_block(j->isa, j->ctx + off, j->q + off, j->k + off, j->v + off, scores, len, j->H, dh, h,
-                                q0, q1, j->rel, j->longest);
                 continue;
             }
             if (h != laid_out) {
@@ -630,7 +639,7 @@ static void activate_rows(const bert_linear_plan *plan, float *x, int n, int dim
 /* ------------------------------------------------------------ the forward pass */
 
 static int check_inputs(const bert_model *m, const int32_t *ids, const int32_t *type_ids,
-                        const int *lengths, int n_seqs, size_t *total, int *longest, char **err)
+                        const int *lengths, const int *keys, int n_seqs, size_t *total, int *longest, char **err)
 {
     const bert_config *c = &m->cfg;
     if (n_seqs < 1) { *err = bert_errorf("nothing to encode: no sequences given"); return -1; }
@@ -642,6 +651,11 @@ static int check_inputs(const bert_model *m, const int32_t *ids, const int32_t *
             *err = bert_errorf("sequence %d has %d tokens but the model takes 1 to %d "
                                "(max_position_embeddings); shorten the input or lower max_length",
                                i, lengths[i], max_tokens);
+            return -1;
+        }
+        if (keys && (keys[i] < 1 || keys[i] > lengths[i])) {
+            *err = bert_errorf("sequence %d attends to %d of its %d positions; give 1 to %d", i, keys[i],
+                               lengths[i], lengths[i]);
             return -1;
         }
         *total += (size_t)lengths[i];
@@ -752,8 +766,8 @@ static int observe_hidden_states(const observation *o, int layer, const float *x
 }
 
 static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *ids, const int32_t *type_ids,
-                           const int *lengths, int n_seqs, observation *seen, bert_interrupt_fn interrupted,
-                           void *ctx, char **err)
+                           const int *lengths, const int *keys, int n_seqs, observation *seen,
+                           bert_interrupt_fn interrupted, void *ctx, char **err)
 {
     *err = NULL;
     if (!m || !s || !ids || !lengths) { *err = bert_errorf("bert_encode: missing argument"); return NULL; }
@@ -764,7 +778,7 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
     /* DistilBERT and MPNet have no segments; RoBERTa's tokenizers give every
      * token of a pair segment 0 (its one token type). */
     if (!m->type_emb || c->family != BERT_FAMILY_BERT) type_ids = NULL;
-    if (check_inputs(m, ids, type_ids, lengths, n_seqs, &total, &longest, err) != 0) return NULL;
+    if (check_inputs(m, ids, type_ids, lengths, keys, n_seqs, &total, &longest, err) != 0) return NULL;
     const int T = (int)total;
 
     /* Attention runs in chunks of (sequence, head, query block) items when
@@ -803,7 +817,7 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
     if (rel) relative_bias_table(m, longest, rel);
     unsigned char *tiles = tiled ? (unsigned char *)(scores + (size_t)att_chunks * sq + rel_size) : NULL;
     float *panels = paneled ? scores + (size_t)att_chunks * sq + rel_size + tiles_floats : NULL;
-    attention_job att = {s->plan.isa, a, q, k, v, scores, sq, lengths, n_seqs, H, c->num_heads, att_items, rel,
+    attention_job att = {s->plan.isa, a, q, k, v, scores, sq, lengths, keys, n_seqs, H, c->num_heads, att_items, rel,
                          longest, tiles, (tiles_bytes + sizeof(float) - 1) / sizeof(float) * sizeof(float),
                          panels, panel_floats};
 
@@ -860,7 +874,14 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
                          const int *lengths, int n_seqs,
                          bert_interrupt_fn interrupted, void *ctx, char **err)
 {
-    return encode(m, s, ids, type_ids, lengths, n_seqs, NULL, interrupted, ctx, err);
+    return encode(m, s, ids, type_ids, lengths, NULL, n_seqs, NULL, interrupted, ctx, err);
+}
+
+const float *bert_encode_keys(const bert_model *m, bert_scratch *s, const int32_t *ids, const int32_t *type_ids,
+                              const int *lengths, const int *keys, int n_seqs, bert_interrupt_fn interrupted,
+                              void *ctx, char **err)
+{
+    return encode(m, s, ids, type_ids, lengths, keys, n_seqs, NULL, interrupted, ctx, err);
 }
 
 const float *bert_encode_observed(const bert_model *m, bert_scratch *s,
@@ -869,7 +890,7 @@ const float *bert_encode_observed(const bert_model *m, bert_scratch *s,
                                   bert_interrupt_fn interrupted, void *ctx, char **err)
 {
     observation seen = {observer, NULL, 0, NULL, NULL};
-    const float *out = encode(m, s, ids, type_ids, lengths, n_seqs, observer ? &seen : NULL, interrupted, ctx, err);
+    const float *out = encode(m, s, ids, type_ids, lengths, NULL, n_seqs, observer ? &seen : NULL, interrupted, ctx, err);
     free(seen.memory);
     return out;
 }

@@ -33,6 +33,15 @@ const float *bert_encode(const bert_model *m, bert_scratch *s,
                          const int *lengths, int n_seqs,
                          bert_interrupt_fn interrupted, void *ctx, char **err);
 
+/* bert_encode where sequence i attends only to its first keys[i] positions
+ * (1..lengths[i]; keys NULL: all of them), as an attention mask of ones
+ * then zeros does in transformers: the later tokens' outputs are still
+ * computed, but no token sees them.  ColBERT's query expansion tokens are
+ * such tokens.  Such sequences take the plain attention products. */
+const float *bert_encode_keys(const bert_model *m, bert_scratch *s, const int32_t *ids, const int32_t *type_ids,
+                              const int *lengths, const int *keys, int n_seqs, bert_interrupt_fn interrupted,
+                              void *ctx, char **err);
+
 /* What a forward pass shows of itself besides its last hidden state, for
  * bert_attention and bert_hidden_states; NULL in the normal path.  Each
  * callback may be NULL; one that returns non-zero stops the pass with its

@@ -95,6 +95,8 @@ typedef struct {
     bert_pooling pooling;   /* default BERT_POOL_MEAN */
     int normalize;          /* a Normalize module in modules.json */
     int max_seq_length;     /* sentence_bert_config.json; 0 when absent */
+    int dense;              /* a Dense module after the Transformer: a ColBERT model as PyLate saves it,
+                             * whose outputs are token vectors (model_dense.c) */
 } bert_st_config;
 
 /* A layer's six projections are held at the model's precision (linear.h);
@@ -138,6 +140,10 @@ typedef struct bert_model {
     const float *tok_w, *tok_b;          /* [num_labels x H], [num_labels] */
     /* Question-answering head (qa_outputs.*), NULL when absent. */
     const float *qa_w, *qa_b;            /* [2 x H] (start, end), [2] */
+    /* A sentence-transformers Dense module after the encoder (PyLate's
+     * ColBERT projection, identity activation), NULL when absent. */
+    const float *dense_w, *dense_b;      /* [dense_out x H], [dense_out] or NULL */
+    int dense_out;
     bert_head_config head;               /* labels etc.; head.num_labels = rows of cls_w or tok_w when bound */
     const char *dtype;                   /* "float32", "float16" or "bfloat16" */
     bert_precision precision;            /* how the layers' projections are held */

@@ -52,6 +52,12 @@ const float *bert_entry_encode(bert_entry *e, const int32_t *ids, const int32_t 
                           const int *lengths, int n_seqs, bert_interrupt_fn interrupted,
                           void *ctx, char **err);
 
+/* The same where sequence i attends to its first keys[i] positions only
+ * (bert_encode_keys). */
+const float *bert_entry_encode_keys(bert_entry *e, const int32_t *ids, const int32_t *type_ids, const int *lengths,
+                                    const int *keys, int n_seqs, bert_interrupt_fn interrupted, void *ctx,
+                                    char **err);
+
 /* The same with an observer (encoder.h), for the model's own view of a text. */
 const float *bert_entry_encode_observed(bert_entry *e, const int32_t *ids, const int *lengths, int n_seqs,
                                         const bert_observer *observer, bert_interrupt_fn interrupted, void *ctx,

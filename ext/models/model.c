@@ -72,6 +72,7 @@ int bert_model_load_precision(bert_model_files *files, bert_precision precision,
     m->dtype = dtype_label(b.list[0].t->dtype);   /* the word embeddings' */
     if (bert_bind_materialize(&b, priv, m) != 0) goto fail;
     if (m->mlm_bias && !m->mlm_decoder_w) m->mlm_decoder_w = m->word_emb;   /* tied */
+    if (bert_dense_load(files, m, err) != 0) goto fail;
 
     free(b.list);
     free(path);
@@ -91,6 +92,7 @@ void bert_model_free(bert_model *m)
     if (priv) {
         bert_safetensors_close(priv->st);
         free(priv->converted);
+        free(priv->dense);
         free(priv->reduced);
         free(priv);
     }

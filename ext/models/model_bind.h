@@ -15,6 +15,7 @@
 typedef struct {
     st_file *st;          /* NULL when every tensor was converted */
     float *converted;     /* one block for every tensor converted to float32 */
+    float *dense;         /* the Dense module's weight and bias (model_dense.c), or NULL */
     void *reduced;        /* one block for every bfloat16 / int8 projection made at load,
                            * or at float32 for every projection packed at load */
 } model_priv;
@@ -103,5 +104,8 @@ int bert_bind_roberta_heads(binder *b, bert_model *m);
  * else converted into one block; the projections at a reduced precision
  * into another.  0, or -1 with *b->err. */
 int bert_bind_materialize(binder *b, model_priv *priv, bert_model *m);
+
+/* A float32, float16 or bfloat16 tensor's t->count values as float32. */
+void bert_tensor_widen(const st_tensor *t, float *out);
 
 #endif

@@ -65,6 +65,14 @@ int bert_model_load(bert_model_files *files, bert_model **out, char **err);
 int bert_model_load_precision(bert_model_files *files, bert_precision precision, bert_model **out, char **err);
 void bert_model_free(bert_model *m);
 
+/* The Dense module modules.json names, if any (sentence-transformers'
+ * models.Dense: config.json with in_features, out_features, bias and
+ * activation_function; model.safetensors with linear.weight [out x in] and
+ * linear.bias), into m->dense_w, dense_b and dense_out, owned by the
+ * model.  Only the identity activation, as PyLate saves ColBERT models.
+ * 0 (also without one), or -1 with *err naming the file and key. */
+int bert_dense_load(bert_model_files *files, bert_model *m, char **err);
+
 /* What the model's heads make it, as bert_models' `task` column says:
  * "sequence_classification", "token_classification", "question_answering",
  * "fill_mask", "next_sentence", or NULL for a bare encoder. */

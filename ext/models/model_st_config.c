@@ -65,7 +65,9 @@ int bert_st_config_load(bert_model_files *files, bert_st_config *st, char **err)
             *err = bert_errorf("%s/modules.json is not a JSON array of modules", model_dir);
             return -1;
         }
-        for (int c = doc->nodes[0].first_child; c >= 0 && rc == 0; c = doc->nodes[c].next_sibling) {
+        const char *previous = "";
+        for (int c = doc->nodes[0].first_child; c >= 0 && rc == 0;
+             previous = bert_json_str(doc, bert_json_member(doc, c, "type"), ""), c = doc->nodes[c].next_sibling) {
             const char *type = bert_json_str(doc, bert_json_member(doc, c, "type"), "");
             if (bert_ends_with(type, "Pooling")) {
                 const char *p = bert_json_str(doc, bert_json_member(doc, c, "path"), "1_Pooling");
@@ -77,15 +79,27 @@ int bert_st_config_load(bert_model_files *files, bert_st_config *st, char **err)
                 }
             } else if (bert_ends_with(type, "Normalize")) {
                 st->normalize = 1;
+            } else if (bert_ends_with(type, "Dense") && bert_ends_with(previous, "Transformer") && !st->dense) {
+                /* PyLate's layout: one Dense on every token's hidden state;
+                 * its weights load with the model (model_dense.c). */
+                st->dense = 1;
             } else if (!bert_ends_with(type, "Transformer")) {
-                /* A Dense or other projection we cannot run would give
-                 * vectors that silently differ from the model's. */
-                *err = bert_errorf("%s/modules.json has a module of type \"%s\", which is not "
-                                   "supported (only Transformer, Pooling and Normalize are)", model_dir, type);
+                /* A projection we cannot run (a Dense after pooling, a
+                 * second Dense) would give vectors that silently differ
+                 * from the model's. */
+                *err = bert_errorf("%s/modules.json has a module of type \"%s\" here, which is not "
+                                   "supported (only Transformer, Pooling and Normalize are, or a ColBERT model's "
+                                   "one Dense module right after the Transformer, without pooling)", model_dir,
+                                   type);
                 rc = -1;
             }
         }
         doc = NULL;
+        if (rc == 0 && st->dense && pooling_dir) {
+            *err = bert_errorf("%s/modules.json has both a Dense module on the tokens and a Pooling module, "
+                               "which is not supported: a ColBERT model (PyLate) has no pooling", model_dir);
+            rc = -1;
+        }
         if (rc != 0) { free(pooling_dir); return -1; }
     }
 

@@ -78,6 +78,11 @@ static void convert(const st_tensor *t, float *out)
     widen(t, 0, t->count, out);
 }
 
+void bert_tensor_widen(const st_tensor *t, float *out)
+{
+    convert(t, out);
+}
+
 /* Row r of tensor t as float32: in place when it can be, else widened
  * into row_buf. */
 static const float *float_row(const st_tensor *t, size_t r, size_t cols, float *row_buf)

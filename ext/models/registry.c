@@ -426,8 +426,15 @@ const float *bert_entry_encode(bert_entry *e, const int32_t *ids, const int32_t 
                           const int *lengths, int n_seqs, bert_interrupt_fn interrupted,
                           void *ctx, char **err)
 {
+    return bert_entry_encode_keys(e, ids, type_ids, lengths, NULL, n_seqs, interrupted, ctx, err);
+}
+
+const float *bert_entry_encode_keys(bert_entry *e, const int32_t *ids, const int32_t *type_ids, const int *lengths,
+                                    const int *keys, int n_seqs, bert_interrupt_fn interrupted, void *ctx,
+                                    char **err)
+{
     e->encoder_calls++;
-    return bert_encode(e->model, e->scratch, ids, type_ids, lengths, n_seqs, interrupted, ctx, err);
+    return bert_encode_keys(e->model, e->scratch, ids, type_ids, lengths, keys, n_seqs, interrupted, ctx, err);
 }
 
 const float *bert_entry_encode_observed(bert_entry *e, const int32_t *ids, const int *lengths, int n_seqs,

@@ -18,6 +18,7 @@
 #include "signatures.h"
 #include "sparse_glue.h"
 #include "zero_shot_glue.h"
+#include "../tasks/token_vectors.h"
 #include "vector_functions.h"
 
 #include <math.h>
@@ -608,6 +609,40 @@ static void fn_zero_shot(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     bert_zero_shot_request_free(&req);
 }
 
+/* ---- late interaction ------------------------------------------------------------ */
+
+/* bert_token_vectors(text, 'query' | 'document' [, options_json]): a
+ * token-vectors BLOB (tasks/vectors.h). */
+static void fn_token_vectors(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    static const char fn[] = "bert_token_vectors";
+    const char *text, *side;
+    size_t len, side_len;
+    if (text_arg(ctx, fn, argv, 0, &text, &len) != 0 || text_arg(ctx, fn, argv, 1, &side, &side_len) != 0) return;
+    int query = side && strcmp(side, "query") == 0;
+    if (!side || (!query && strcmp(side, "document") != 0)) {
+        fail(ctx, bert_glue_argument_error(fn, 1, "must be 'query' or 'document': ColBERT encodes the two sides "
+                                                  "differently (prefix, [MASK] expansion, skiplist)"));
+        return;
+    }
+    if (!text) { sqlite3_result_null(ctx); return; }
+    bert_call_options opts;
+    char *err = NULL;
+    if (bert_glue_call_options(sqlite3_user_data(ctx), argc > 2 ? argv[2] : NULL, fn, 2, BERT_OPTION_MODEL_ONLY,
+                               &opts, &err) != 0) {
+        fail(ctx, err);
+        return;
+    }
+    unsigned char *blob;
+    size_t bytes;
+    if (bert_pipeline_token_vectors(opts.model, text, len, query ? BERT_TOKENS_QUERY : BERT_TOKENS_DOCUMENT, &blob,
+                                    &bytes, bert_glue_interrupt_fn(), interrupt_ctx(ctx), &err) != 0) {
+        fail(ctx, err);
+        return;
+    }
+    sqlite3_result_blob64(ctx, blob, bytes, free);
+}
+
 /* ---- registration -------------------------------------------------------------- */
 
 /* A call with a number of arguments the function does not take: SQLite
@@ -646,6 +681,7 @@ static const function_def functions[] = {
     {"bert_next_sentence", PURE, fn_next_sentence},
     {"bert_sparse", PURE | RESULT_SUBTYPE_FLAG, fn_sparse},
     {"bert_zero_shot", PURE | RESULT_SUBTYPE_FLAG, fn_zero_shot},
+    {"bert_token_vectors", PURE, fn_token_vectors},
     /* vector_functions.c */
     {"bert_truncate", PURE | SQLITE_INNOCUOUS | RESULT_SUBTYPE_FLAG, bert_fn_truncate},
     {"bert_quantize", PURE | SQLITE_INNOCUOUS | RESULT_SUBTYPE_FLAG, bert_fn_quantize},

@@ -46,6 +46,8 @@ const bert_signature bert_signatures[] = {
     {"bert_quantize", "vector, kind", "BLOB: sqlite-vec's bit[N] or int8[N]",
      "a float32 vector quantized, kind 'binary' or 'int8', as vec_quantize_binary / vec_quantize_int8(v, 'unit')",
      2, 2, SCALAR},
+    {"bert_token_vectors", "text, 'query' | 'document' [, options_json]", "BLOB: n x d float32 token vectors",
+     "late interaction: one unit vector per token of a ColBERT model (PyLate's), for bert_maxsim", 2, 3, SCALAR},
     {"bert_maxsim", "query_vectors, document_vectors", "REAL",
      "late interaction: the sum over query tokens of the best dot product with a document token", 2, 2, SCALAR},
     {"bert_models", "", "rows: name, path, loaded, hidden_size, ...", "this connection's registered models", 0, 0,

@@ -101,6 +101,14 @@ int bert_pipeline_tokenize(bert_entry *e, const char *text, size_t len, int allo
 
 static int pool_one(bert_entry *e, const float *hidden, int len, float *out, char **err)
 {
+    if (e->model->dense_w) {
+        /* Pooling the encoder's states would skip the projection the model
+         * was trained through: a vector that silently means nothing. */
+        *err = bert_errorf("model '%s' is a token-vector (ColBERT) model: its modules.json projects every token "
+                           "through a Dense module and pools none; use bert_token_vectors(text, 'query' | "
+                           "'document') and bert_maxsim instead", e->name);
+        return -1;
+    }
     if (bert_pool(e->model, hidden, len, e->pooling, e->normalize, out) == 0) return 0;
     *err = bert_errorf("model '%s' has no pooler weights (pooler.dense.*): register it with "
                        "'{\"pooling\": \"cls\"}' or \"mean\" instead", e->name);

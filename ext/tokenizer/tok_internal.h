@@ -142,8 +142,6 @@ void tok_post_trim_offsets(const tok_post *p, const tok_pipeline *pipe, const be
 
 /* For the tests, which look inside a tokenizer. */
 const bert_tokenizer_settings *bert_tokenizer_get_settings(const bert_tokenizer *tok);
-/* The id of a vocabulary entry, or -1. */
-int32_t bert_tokenizer_find(const bert_tokenizer *tok, const char *token, size_t len);
 /* 1 when `id` is one of the special (never split, skipped in decode) tokens. */
 int bert_tokenizer_is_special(const bert_tokenizer *tok, int32_t id);
 

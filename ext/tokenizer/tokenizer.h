@@ -110,5 +110,7 @@ size_t bert_tokenizer_vocab_size(const bert_tokenizer *tok);
 /* The vocabulary entry of `id`, or NULL when out of range. */
 const char *bert_tokenizer_token(const bert_tokenizer *tok, int32_t id);
 const bert_special_ids *bert_tokenizer_specials(const bert_tokenizer *tok);
+/* The id of a vocabulary entry or added token, or -1. */
+int32_t bert_tokenizer_find(const bert_tokenizer *tok, const char *token, size_t len);
 
 #endif

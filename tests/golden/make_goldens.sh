@@ -4,7 +4,8 @@
 # for token classification and question answering, make_family_goldens.py for
 # the other families, make_view_goldens.py for attention and hidden states,
 # make_sparse_goldens.py for the learned sparse vectors,
-# make_zero_shot_goldens.py for zero-shot classification) from the
+# make_zero_shot_goldens.py for zero-shot classification, make_colbert_goldens.py
+# for ColBERT's token vectors) from the
 # test models (tests/tools/make_test_models.sh) and independent references.
 #
 # Needs, besides cc:
@@ -43,3 +44,4 @@ models=${MODELS_DIR:-$root/build/models}
 "${PYTHON:-/usr/bin/python3}" "$here/make_view_goldens.py" "$models" "$here"
 "${PYTHON:-/usr/bin/python3}" "$here/make_sparse_goldens.py" "$models" "$here" "$TOKENIZER_JSON" "$FAMILY_TOKENIZER_JSON"
 "${PYTHON:-/usr/bin/python3}" "$here/make_zero_shot_goldens.py" "$models" "$here" "$TOKENIZER_JSON"
+"${PYTHON:-/usr/bin/python3}" "$here/make_colbert_goldens.py" "$models" "$here"

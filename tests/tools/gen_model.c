@@ -71,6 +71,8 @@ typedef struct {
     uint64_t seed;
     int vocab_size;             /* lines of the vocabulary file */
     int shards;                 /* > 1: a sharded checkpoint (model.safetensors.index.json) */
+    int colbert;                /* a ColBERT model as PyLate saves it (--colbert DIM) */
+    int colbert_dim;            /* its Dense module's out_features; 0: no Dense module */
 } options;
 
 /* ---- random numbers ---------------------------------------------------- */
@@ -804,6 +806,116 @@ static int write_sentence_transformers(const options *o)
     return rc;
 }
 
+/* ---- a ColBERT model as PyLate saves it ------------------------------------ */
+
+/* PyLate's prefixes, added to the tokenizer after the vocabulary. */
+static const char *const COLBERT_PREFIXES[2] = {"[Q] ", "[D] "};
+#define COLBERT_QUERY_LENGTH 16
+#define COLBERT_DOCUMENT_LENGTH 40
+
+static void json_string(buf *b, const char *s, size_t n)
+{
+    buf_add(b, "\"");
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') buf_add(b, "\\%c", c);
+        else if (c < 0x20) buf_add(b, "\\u%04x", c);
+        else buf_add(b, "%c", c);
+    }
+    buf_add(b, "\"");
+}
+
+/* tokenizer.json as BertTokenizerFast saves bert-base-uncased's after
+ * PyLate's add_tokens: the copied vocab.txt as the WordPiece vocabulary,
+ * the specials and the two prefixes (not special) as added tokens. */
+static int write_colbert_tokenizer(const options *o)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/vocab.txt", o->outdir);
+    FILE *in = fopen(path, "rb");
+    if (!in) { fprintf(stderr, "gen_model: cannot read %s\n", path); return -1; }
+    static const struct { const char *token; int id; } specials[] = {
+        {"[PAD]", 0}, {"[UNK]", 100}, {"[CLS]", 101}, {"[SEP]", 102}, {"[MASK]", 103}};
+    const int base = o->vocab_size - 2;
+    buf b = {0};
+    buf_add(&b, "{\"version\":\"1.0\",\"truncation\":null,\"padding\":null,\"added_tokens\":[");
+    for (int i = 0; i < 7; i++) {
+        const char *token = i < 5 ? specials[i].token : COLBERT_PREFIXES[i - 5];
+        buf_add(&b, "%s{\"id\":%d,\"content\":", i ? "," : "", i < 5 ? specials[i].id : base + i - 5);
+        json_string(&b, token, strlen(token));
+        buf_add(&b, ",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,\"normalized\":%s,\"special\":%s}",
+                i < 5 ? "false" : "true", i < 5 ? "true" : "false");
+    }
+    buf_add(&b, "],\"normalizer\":{\"type\":\"BertNormalizer\",\"clean_text\":true,\"handle_chinese_chars\":true,"
+                "\"strip_accents\":null,\"lowercase\":true},\"pre_tokenizer\":{\"type\":\"BertPreTokenizer\"},"
+                "\"post_processor\":{\"type\":\"TemplateProcessing\",\"single\":[{\"SpecialToken\":{\"id\":\"[CLS]\","
+                "\"type_id\":0}},{\"Sequence\":{\"id\":\"A\",\"type_id\":0}},{\"SpecialToken\":{\"id\":\"[SEP]\","
+                "\"type_id\":0}}],\"pair\":[{\"SpecialToken\":{\"id\":\"[CLS]\",\"type_id\":0}},{\"Sequence\":{\"id\":"
+                "\"A\",\"type_id\":0}},{\"SpecialToken\":{\"id\":\"[SEP]\",\"type_id\":0}},{\"Sequence\":{\"id\":\"B\","
+                "\"type_id\":1}},{\"SpecialToken\":{\"id\":\"[SEP]\",\"type_id\":1}}],\"special_tokens\":{\"[CLS]\":"
+                "{\"id\":\"[CLS]\",\"ids\":[101],\"tokens\":[\"[CLS]\"]},\"[SEP]\":{\"id\":\"[SEP]\",\"ids\":[102],"
+                "\"tokens\":[\"[SEP]\"]}}},\"decoder\":{\"type\":\"WordPiece\",\"prefix\":\"##\",\"cleanup\":true},"
+                "\"model\":{\"type\":\"WordPiece\",\"unk_token\":\"[UNK]\",\"continuing_subword_prefix\":\"##\","
+                "\"max_input_chars_per_word\":100,\"vocab\":{");
+    char line[1024];
+    for (int id = 0; id < base && fgets(line, sizeof line, in); id++) {
+        size_t n = strcspn(line, "\r\n");
+        buf_add(&b, "%s", id ? "," : "");
+        json_string(&b, line, n);
+        buf_add(&b, ":%d", id);
+    }
+    fclose(in);
+    buf_add(&b, "}}}\n");
+    int rc = write_buf(o->outdir, "tokenizer.json", &b);
+    free(b.s);
+    return rc;
+}
+
+/* modules.json (Transformer, then Dense unless --colbert 0), the Dense
+ * module, and PyLate's config_sentence_transformers.json. */
+static int write_colbert(const options *o)
+{
+    buf m = {0}, d = {0}, c = {0}, s = {0};
+    buf_add(&m, "[\n  {\n    \"idx\": 0,\n    \"name\": \"0\",\n    \"path\": \"\",\n"
+                "    \"type\": \"sentence_transformers.models.Transformer\"\n  }");
+    if (o->colbert_dim)
+        buf_add(&m, ",\n  {\n    \"idx\": 1,\n    \"name\": \"1\",\n    \"path\": \"1_Dense\",\n"
+                    "    \"type\": \"pylate.models.Dense.Dense\"\n  }");
+    buf_add(&m, "\n]\n");
+    buf_add(&d, "{\n    \"in_features\": %d,\n    \"out_features\": %d,\n    \"bias\": false,\n"
+                "    \"activation_function\": \"torch.nn.modules.linear.Identity\",\n    \"use_residual\": false\n}",
+            o->hidden, o->colbert_dim);
+    buf_add(&c, "{\n  \"prompts\": {},\n  \"default_prompt_name\": null,\n  \"similarity_fn_name\": \"MaxSim\",\n"
+                "  \"query_prefix\": \"[Q] \",\n  \"document_prefix\": \"[D] \",\n  \"query_length\": %d,\n"
+                "  \"document_length\": %d,\n  \"attend_to_expansion_tokens\": false,\n  \"skiplist_words\": [",
+            COLBERT_QUERY_LENGTH, COLBERT_DOCUMENT_LENGTH);
+    static const char punctuation[] = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+    for (size_t i = 0; punctuation[i]; i++) {
+        buf_add(&c, "%s\n    ", i ? "," : "");
+        json_string(&c, punctuation + i, 1);
+    }
+    buf_add(&c, "\n  ]\n}\n");
+    buf_add(&s, "{\n  \"max_seq_length\": %d,\n  \"do_lower_case\": false\n}\n", COLBERT_DOCUMENT_LENGTH - 1);
+    int rc = write_buf(o->outdir, "modules.json", &m);
+    if (!rc) rc = write_buf(o->outdir, "config_sentence_transformers.json", &c);
+    if (!rc) rc = write_buf(o->outdir, "sentence_bert_config.json", &s);
+    if (!rc) rc = write_colbert_tokenizer(o);
+    if (!rc && o->colbert_dim) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s/1_Dense", o->outdir);
+        tensor_list l = {0};
+        rc = make_dir(dir) || write_buf(dir, "config.json", &d) ||
+             add(&l, "", "linear.weight", o->colbert_dim, o->hidden, FILL_NORMAL, inv_sqrt(o->hidden)) ||
+             write_tensors(o, &l, 0, l.n, "1_Dense/model.safetensors");
+        free(l.t);
+    }
+    free(m.s);
+    free(d.s);
+    free(c.s);
+    free(s.s);
+    return rc ? -1 : 0;
+}
+
 /* Copies the vocabulary and counts its lines (a last line without a newline counts). */
 static int copy_vocab(options *o)
 {
@@ -891,7 +1003,9 @@ static void usage(FILE *f)
         "  --embedding-std X     std of the word embeddings (0.05, as in trained BERTs);\n"
         "                        position and segment embeddings get 0.6 and 0.4 times it\n"
         "  --seed N              random seed (1)\n"
-        "  --shards N            write N files and model.safetensors.index.json (1: model.safetensors)\n");
+        "  --shards N            write N files and model.safetensors.index.json (1: model.safetensors)\n"
+        "  --colbert DIM         a ColBERT model as PyLate saves it: [Q] and [D] added tokens (tokenizer.json),\n"
+        "                        a Dense module to DIM (0: none), config_sentence_transformers.json\n");
 }
 
 static int parse_int(const char *s, const char *opt, int min, int *out)
@@ -947,6 +1061,7 @@ static int parse_args(int argc, char **argv, options *o)
         else if (strcmp(a, "--max-seq-length") == 0) rc = parse_int(v, a, 2, &max_seq);
         else if (strcmp(a, "--num-labels") == 0) rc = parse_int(v, a, 1, &o->num_labels);
         else if (strcmp(a, "--shards") == 0) rc = parse_int(v, a, 1, &o->shards);
+        else if (strcmp(a, "--colbert") == 0) { rc = parse_int(v, a, 0, &o->colbert_dim); o->colbert = 1; }
         else if (strcmp(a, "--labels") == 0) o->labels = v;
         else if (strcmp(a, "--problem-type") == 0) o->problem_type = v;
         else if (strcmp(a, "--st-activation") == 0) o->st_activation = v;
@@ -1041,6 +1156,10 @@ static int parse_args(int argc, char **argv, options *o)
         fprintf(stderr, "gen_model: --model-type %s has no --arch pretraining or --old-layernorm\n", o->family);
         return -1;
     }
+    if (o->colbert && (o->st_pooling || o->family || o->distilbert)) {
+        fprintf(stderr, "gen_model: --colbert writes its own modules.json, for a BERT model without --st-pooling\n");
+        return -1;
+    }
     if (o->prompts && !o->st_pooling) {
         fprintf(stderr, "gen_model: --prompts needs --st-pooling\n");
         return -1;
@@ -1091,6 +1210,7 @@ int main(int argc, char **argv)
     options o;
     if (parse_args(argc, argv, &o)) return 2;
     if (make_dir(o.outdir) || copy_vocab(&o)) return 1;
+    if (o.colbert) o.vocab_size += 2;   /* PyLate's prefixes, added tokens with embeddings of their own */
     tensor_list l = {0};
     int rc = build_tensors(&o, &l);
     if (rc) fprintf(stderr, "gen_model: out of memory\n");
@@ -1098,6 +1218,7 @@ int main(int argc, char **argv)
     if (!rc) rc = write_config(&o);
     if (!rc) rc = write_tokenizer_config(&o);
     if (!rc && o.st_pooling) rc = write_sentence_transformers(&o);
+    if (!rc && o.colbert) rc = write_colbert(&o);
     free(l.t);
     return rc ? 1 : 0;
 }

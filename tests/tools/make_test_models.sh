@@ -299,6 +299,16 @@ rm -f "$new/roberta-vocab50265/vocab.txt" "$new/vocab-roberta-base.txt"
     --layers 3 --hidden 192 --heads 6 --intermediate 768 --max-positions 256 --model-max-length 0 \
     --dtype f32 --arch mlm --act gelu_new --embedding-std 0.25 --shards 3
 
+# ColBERT models as PyLate saves them (tests/golden/make_colbert_goldens.py):
+# [Q] and [D] added to the tokenizer (tokenizer.json) and the embeddings, a
+# Dense module to 24 values without bias, query_length 16, document_length
+# 40, attend_to_expansion_tokens false, punctuation skiplist; the second
+# without the Dense module (vectors of hidden size).
+"$gen" "$new/colbert-dense" --vocab "$vocab" --seed 223 \
+    --layers 2 --hidden 64 --heads 2 --intermediate 256 --max-positions 128 --dtype f32 --no-pooler --colbert 24
+"$gen" "$new/colbert-plain" --vocab "$vocab" --seed 227 \
+    --layers 2 --hidden 48 --heads 3 --intermediate 192 --max-positions 64 --dtype f32 --no-pooler --colbert 0
+
 rm -f "$gen" "$new/vocab-bpe.txt" "$new/vocab-unigram.txt"
 for dir in "$new"/*; do
     name=$(basename "$dir")
