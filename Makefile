@@ -223,7 +223,7 @@ VEC_DIR := build/sqlite-vec
 vec0.so:
 	@command -v npm >/dev/null || { echo "make sqlite-vec: npm is needed (apt-get install npm)" >&2; exit 1; }
 	@mkdir -p $(VEC_DIR)
-	cd $(VEC_DIR) && npm install --ignore-scripts --no-audit --no-fund --no-save sqlite-vec@$(SQLITE_VEC_VERSION)
+	npm install --prefix $(VEC_DIR) --ignore-scripts --no-audit --no-fund --no-save sqlite-vec@$(SQLITE_VEC_VERSION)
 	@so=$$(find $(VEC_DIR)/node_modules -path '*/sqlite-vec-*/vec0.so' | head -n 1); \
 	 if [ -z "$$so" ]; then echo "make sqlite-vec: the npm package has no vec0.so for this platform ($$(uname -sm))" >&2; exit 1; fi; \
 	 cp "$$so" $@
