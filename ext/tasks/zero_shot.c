@@ -252,7 +252,12 @@ int bert_pipeline_zero_shot(bert_entry *e, const char *fn, const char *text, siz
         }
     } else {
         double max = logits[entail], sum = 0;
-        for (int i = 1; i < n; i++) max = fmax(max, logits[(size_t)i * (size_t)width + (size_t)entail]);
+        for (int i = 1; i < n; i++) {
+            /* A plain comparison, not fmax(): aarch64 GCC 12's vectorizer
+             * fails on that reduction over a strided float column. */
+            double v = logits[(size_t)i * (size_t)width + (size_t)entail];
+            if (v > max) max = v;
+        }
         for (int i = 0; i < n; i++)
             sum += out->scores[i] = exp((double)logits[(size_t)i * (size_t)width + (size_t)entail] - max);
         for (int i = 0; i < n; i++) out->scores[i] /= sum;

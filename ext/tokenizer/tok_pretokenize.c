@@ -147,7 +147,7 @@ static int byte_level(const tok_pre *pre, tok_str *w, tok_words *out)
         tok_str spaced;
         memset(&spaced, 0, sizeof spaced);
         spaced.origin = w->origin;
-        if (tok_str_push(&spaced, ' ', w->al[0]) != 0) return -1;
+        if (tok_str_push(&spaced, ' ', w->al[0]) != 0) { tok_str_free(&spaced); return -1; }
         for (size_t i = 0; i < w->len;) {
             int32_t cp;
             size_t n = tok_utf8_next(w->s + i, w->len - i, &cp);
