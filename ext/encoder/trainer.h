@@ -80,12 +80,13 @@ typedef struct bert_trainer bert_trainer;
  * widened at load) and of a family the trainer knows (BERT, DistilBERT,
  * RoBERTa, XLM-RoBERTa).  A head of the task that `base` holds with
  * s->num_labels rows is continued; otherwise the head is new: weights
- * normal with config's initializer_range (`init_range`), biases zero, drawn
- * from s->seed, as transformers' _init_weights does.  BERT's classifier
+ * normal with config.json's initializer_range (bert_config), biases zero,
+ * drawn from s->seed, as transformers' _init_weights does.  The padding
+ * token's embedding row (config.json's pad_token_id) is never trained.  BERT's classifier
  * needs the pooler: a base without one gets a new pooler the same way.
  * NULL with *err (malloc'd) naming the problem.
  */
-bert_trainer *bert_trainer_new(const bert_model *base, const bert_train_settings *s, float init_range, char **err);
+bert_trainer *bert_trainer_new(const bert_model *base, const bert_train_settings *s, char **err);
 void bert_trainer_free(bert_trainer *t);
 
 /*
