@@ -70,6 +70,13 @@ static void argument_counts(sqlite3 *db)
     t_expect_error(db, "SELECT * FROM bert_chunks('a', 1, 0, 'm', 5)", NULL, "not 5", NULL);
     /* Arguments that come from a join are still arguments. */
     t_expect(db, "SELECT count(*) FROM (SELECT '[]' AS j) AS t, bert_embed_each(t.j, 'good') AS e", NULL, "0");
+
+    t_case("an OR over a table function's columns keeps its arguments");
+    t_expect(db, "SELECT count(*) FROM bert_tokenize_offsets('hello world', 'good') "
+                 "WHERE token = 'hello' OR token = 'world'", NULL, "2");
+    t_expect(db, "SELECT group_concat(k.token, ' ') FROM (SELECT 'hello' AS x UNION ALL SELECT 'cat dog') AS t, "
+                 "bert_tokenize_offsets(t.x, 'good') AS k WHERE k.token = 'hello' OR k.token = 'dog'", NULL,
+             "hello dog");
 }
 
 static void functions_table(sqlite3 *db)

@@ -139,14 +139,22 @@ static int plan_arguments(glue_vtab *v, sqlite3_index_info *info)
     /* Every signature has at most 8 arguments (signatures.c), and the
      * argument mask below needs a bit for each. */
     assert(n_args + SPARE_ARGS <= (int)(sizeof where / sizeof *where));
-    int given = 0;
+    int given = 0, on_columns = 0;
     for (int i = 0; i < n_args + SPARE_ARGS; i++) where[i] = -1;
     for (int i = 0; i < info->nConstraint; i++) {
         const struct sqlite3_index_constraint *c = &info->aConstraint[i];
         int col = c->iColumn - first_arg;
+        if (col < 0) on_columns = 1;
         if (col < 0 || col >= n_args + SPARE_ARGS || c->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
         if (col + 1 > given) given = col + 1;
         if (c->usable) where[col] = i;
+    }
+    /* SQLite plans each term of an OR on the result's columns on its own,
+     * with that term's constraints only: such a plan lacks the arguments
+     * without the call lacking them, so it is merely unusable. */
+    if (given == 0 && on_columns && v->sig->min_args > 0) {
+        info->estimatedCost = 1e30;
+        return SQLITE_CONSTRAINT;
     }
     if (given > n_args || given < v->sig->min_args) {
         sqlite3_free(v->base.zErrMsg);
