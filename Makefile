@@ -90,12 +90,16 @@ MODELS    := build/models/.done
 #   $(BUILD)/rel/       shared by bert.so and libsqlite_bert.a (-fPIC, $(RELEASE))
 #   $(BUILD)/loadable/  the SQLite-facing files of bert.so
 #   $(BUILD)/core/      the SQLite-facing files of libsqlite_bert.a (SQLITE_CORE)
-#   $(BUILD)/test/      everything again for the test runner: assert() kept, SQLITE_CORE
+#   $(BUILD)/test/      everything again for the test runner but the kernels: assert() kept, SQLITE_CORE
 # Each compile prints one line with its time; V=1 prints the commands instead.
 REL_OBJ      := $(patsubst ext/%.c,$(BUILD)/rel/%.o,$(CORE_SRC))
 LOADABLE_OBJ := $(patsubst ext/%.c,$(BUILD)/loadable/%.o,$(HOST_SRC))
 CORE_OBJ     := $(patsubst ext/%.c,$(BUILD)/core/%.o,$(HOST_SRC))
-TEST_OBJ     := $(patsubst ext/%.c,$(BUILD)/test/%.o,$(EXT_SRC)) \
+# The kernels hold no assert(), so the test runner links the release objects
+# of them: the AVX-512 file alone takes a minute of one core to compile.
+KERNEL_SRC   := $(filter ext/kernels/%,$(EXT_SRC))
+TEST_OBJ     := $(patsubst ext/%.c,$(BUILD)/test/%.o,$(filter-out $(KERNEL_SRC),$(EXT_SRC))) \
+                $(patsubst ext/%.c,$(BUILD)/rel/%.o,$(KERNEL_SRC)) \
                 $(patsubst tests/%.c,$(BUILD)/test/tests/%.o,$(TEST_SRC))
 STATIC_OBJ   := $(REL_OBJ) $(CORE_OBJ)
 

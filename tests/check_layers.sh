@@ -114,6 +114,11 @@ for path in "$dir"/*/*.c "$dir"/*/*.h; do
         [ "$file" != base/sqlite_api.h ] && [ "$file" != sql/sqlite_bert.h ]; then
         fail "$file includes SQLite's header directly: include base/sqlite_api.h (SQL layer only)"
     fi
+    # The test runner links the kernels' release objects (the Makefile's
+    # TEST_OBJ), compiled with NDEBUG: an assert() there would never run.
+    if [ "$layer" = kernels ] && grep -q '\bassert *(\|<assert\.h>' "$path"; then
+        fail "$file uses assert(): the kernels are tested as released (NDEBUG); check the condition and return instead"
+    fi
 done
 
 if [ "$failures" -gt 0 ]; then
