@@ -218,9 +218,9 @@ static void errors(sqlite3 *db)
     t_expect_error(db, "SELECT * FROM bert_hidden_states('a b', '{\"model\": \"bert-plain-f32\", \"layers\": [3]}')",
                    NULL, "layer 3 is out of range", "layers 0 to 2", "embeddings", NULL);
     t_expect_error(db, "SELECT * FROM bert_hidden_states('a b', '{\"model\": \"bert-plain-f32\", \"heads\": [0]}')",
-                   NULL, "unknown option \"heads\"", "layers and model", NULL);
+                   NULL, "unknown option \"heads\"", "\"layers\" and \"model\"", NULL);
     t_expect_error(db, "SELECT * FROM bert_attention('a b', '{\"layer\": [0]}')", NULL, "unknown option \"layer\"",
-                   "layers, heads and model", NULL);
+                   "\"layers\", \"heads\" and \"model\"", NULL);
     t_expect_error(db, "SELECT * FROM bert_attention('a b', '{\"layers\": \"all\"}')", NULL,
                    "option \"layers\" must be a number or an array of numbers", NULL);
     t_expect_error(db, "SELECT * FROM bert_attention('a b', '{\"layers\": [0.5]}')", NULL,
@@ -229,9 +229,9 @@ static void errors(sqlite3 *db)
     t_expect_error(db, "SELECT * FROM bert_attention('a b', '{\"model\": 3}')", NULL, "option \"model\" must be",
                    NULL);
     t_expect_error(db, "SELECT * FROM bert_attention('a b', '{\"model\": \"nope\"}')", NULL, "nope", NULL);
-    t_expect_error(db, "SELECT * FROM bert_attention('a b', '{layers: 1')", NULL, "options_json is not a JSON object",
+    t_expect_error(db, "SELECT * FROM bert_attention('a b', '{layers: 1')", NULL, "options_json is not valid JSON",
                    "{\"layers\": [0, 11]", NULL);
-    t_expect_error(db, "SELECT * FROM bert_attention('a b', '[0]')", NULL, "options_json is not a JSON object", NULL);
+    t_expect_error(db, "SELECT * FROM bert_attention('a b', '[0]')", NULL, "options_json must be a JSON object", NULL);
     t_expect_error(db, "SELECT * FROM bert_attention('a b', 3)", NULL, "argument 2 (options_json)", NULL);
     t_expect_error(db, "SELECT * FROM bert_hidden_states(x'00')", NULL, "argument 1 (text)", NULL);
     t_expect_error(db, "SELECT * FROM bert_attention()", NULL, "bert_attention(text [, options_json])", NULL);

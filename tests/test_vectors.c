@@ -305,8 +305,8 @@ static void demo_and_errors(void)
                    NULL);
     t_expect_error(db, "SELECT bert_embed('x', '{\"dims\": 64}')", NULL, "unknown option \"dims\"", "\"dimensions\"",
                    NULL);
-    t_expect_error(db, "SELECT bert_embed('x', '{\"model\": 3}')", NULL, "\"model\" must be a model name", NULL);
-    t_expect_error(db, "SELECT bert_embed('x', '{oops')", NULL, "not a valid options object", NULL);
+    t_expect_error(db, "SELECT bert_embed('x', '{\"model\": 3}')", NULL, "\"model\" must be the name a model was registered with", NULL);
+    t_expect_error(db, "SELECT bert_embed('x', '{oops')", NULL, "options_json is not valid JSON", "minilm", NULL);
     t_expect_error(db, "SELECT bert_truncate(bert_embed('x'), 257)", NULL, "from 1 to 256", NULL);
     t_expect_error(db, "SELECT bert_truncate(bert_embed('x'), 2, 5)", NULL, "normalize must be 1", NULL);
     t_expect_error(db, "SELECT bert_truncate('text', 2)", NULL, "float32 vector BLOB", NULL);

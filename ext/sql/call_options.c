@@ -5,6 +5,7 @@
 
 #include "../base/error.h"
 #include "../base/json.h"
+#include "../base/function_options.h"
 #include "signatures.h"
 
 #include <stdio.h>
@@ -37,33 +38,22 @@ int bert_glue_call_options(bert_connection *c, sqlite3_value *arg, const char *f
     const char *text = (const char *)sqlite3_value_text(arg);
     if (!text) return -1;
     json_doc *doc = NULL;
-    char *why = NULL;
-    if (bert_json_parse(text, (size_t)sqlite3_value_bytes(arg), &doc, &why) != 0 || doc->nodes[0].type != JSON_OBJECT) {
-        char problem[512];
-        snprintf(problem, sizeof problem, "is not a valid options object (%s): write it as '{\"model\": \"minilm\"%s}'",
-                 why ? why : "not a JSON object", keys == BERT_OPTION_DIMENSIONS ? ", \"dimensions\": 64" : "");
-        free(why);
-        bert_json_free(doc);
-        *err = bert_glue_argument_error(fn, i, problem);
-        return -1;
-    }
-    const char *model = NULL;
+    const char *example = keys == BERT_OPTION_DIMENSIONS ? "'{\"model\": \"minilm\", \"dimensions\": 64}'"
+                                                         : "'{\"model\": \"minilm\"}'";
+    if (bert_fn_options_parse(text, (size_t)sqlite3_value_bytes(arg), fn, example, &doc, err) != 0) return -1;
+    char *model = NULL;
     long long dims = 0;
     int rc = 0, dims_given_wrong = 0;
-    for (int n = doc->nodes[0].first_child; n >= 0 && rc == 0; n = doc->nodes[n].next_sibling) {
+    for (int n = bert_fn_options_first(doc); n >= 0 && rc == 0; n = doc->nodes[n].next_sibling) {
         const json_node *node = &doc->nodes[n];
-        if (strcmp(node->key, "model") == 0 && (node->type == JSON_TEXT || node->type == JSON_NULL)) {
-            model = node->type == JSON_TEXT ? node->text : NULL;
-        } else if (strcmp(node->key, "model") == 0) {
-            *err = bert_errorf("%s: option \"model\" must be a model name (TEXT) such as \"minilm\"", fn);
-            rc = -1;
+        if (strcmp(node->key, "model") == 0) {
+            rc = bert_fn_options_model(doc, n, fn, &model, err);
         } else if (keys == BERT_OPTION_DIMENSIONS && strcmp(node->key, "dimensions") == 0) {
             /* Checked once the model, and so the range, is known. */
             dims = node->type == JSON_INTEGER ? node->integer : 0;
             if (node->type != JSON_INTEGER) dims_given_wrong = 1;
         } else {
-            *err = bert_errorf("%s: unknown option \"%s\": the options are %s; " BERT_SEE_FUNCTIONS, fn, node->key,
-                               known_keys(keys));
+            *err = bert_fn_options_unknown(fn, node->key, known_keys(keys));
             rc = -1;
         }
     }
@@ -79,6 +69,7 @@ int bert_glue_call_options(bert_connection *c, sqlite3_value *arg, const char *f
         rc = -1;
     }
     if (rc == 0) out->dimensions = (int)dims;
+    free(model);
     bert_json_free(doc);
     return rc;
 }

@@ -7,6 +7,7 @@
 
 #include "../base/error.h"
 #include "../base/json.h"
+#include "../base/function_options.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -63,38 +64,22 @@ int bert_view_options_parse(bert_view_kind kind, const char *json, size_t len, b
     *err = NULL;
     memset(out, 0, sizeof *out);
     out->kind = kind;
-    if (!json) return 0;
     json_doc *d = NULL;
-    char *why = NULL;
-    if (bert_json_parse(json, len, &d, &why) != 0 || d->nodes[0].type != JSON_OBJECT) {
-        if (d || why)   /* else memory ran out */
-            *err = bert_errorf("%s: options_json is not a JSON object%s%s%s; give options_json as an object such "
-                               "as %s", bert_view_function(kind), why ? " (" : "", why ? why : "", why ? ")" : "",
-                               options_example(kind));
-        free(why);
-        bert_json_free(d);
+    if (bert_fn_options_parse(json, json ? len : 0, bert_view_function(kind), options_example(kind), &d, err) != 0)
         return -1;
-    }
     int rc = 0;
-    for (int c = d->nodes[0].first_child; c >= 0 && rc == 0; c = d->nodes[c].next_sibling) {
+    for (int c = bert_fn_options_first(d); c >= 0 && rc == 0; c = d->nodes[c].next_sibling) {
         const char *key = d->nodes[c].key;
         if (strcmp(key, "layers") == 0) {
             rc = parse_numbers(kind, d, c, key, &out->layers, &out->n_layers, err);
         } else if (strcmp(key, "heads") == 0 && kind == BERT_VIEW_ATTENTION) {
             rc = parse_numbers(kind, d, c, key, &out->heads, &out->n_heads, err);
         } else if (strcmp(key, "model") == 0) {
-            if (d->nodes[c].type == JSON_NULL) continue;
-            if (d->nodes[c].type != JSON_TEXT) {
-                *err = option_error(kind, "option \"model\" must be a registered model's name (a JSON string)", "");
-                rc = -1;
-            } else if (!(out->model = bert_strdup(d->nodes[c].text))) {
-                rc = -1;
-            }
+            rc = bert_fn_options_model(d, c, bert_view_function(kind), &out->model, err);
         } else {
-            char problem[160];
-            snprintf(problem, sizeof problem, "unknown option \"%.60s\" (the options are %s)", key,
-                     kind == BERT_VIEW_ATTENTION ? "layers, heads and model" : "layers and model");
-            *err = option_error(kind, problem, "");
+            *err = bert_fn_options_unknown(bert_view_function(kind), key,
+                                        kind == BERT_VIEW_ATTENTION ? "\"layers\", \"heads\" and \"model\""
+                                                                    : "\"layers\" and \"model\"");
             rc = -1;
         }
     }

@@ -13,6 +13,7 @@
 #include "pipeline.h"
 #include "../base/error.h"
 #include "../base/json.h"
+#include "../base/function_options.h"
 #include "../base/model_files.h"
 #include "../models/entry.h"
 
@@ -39,32 +40,13 @@ int bert_sparse_options_parse(const char *json, size_t len, const char *fn, bert
     *err = NULL;
     memset(out, 0, sizeof *out);
     out->mode = BERT_SPARSE_DOCUMENT;
-    if (!json || len == 0) return 0;
     json_doc *doc = NULL;
-    char *perr = NULL;
-    if (bert_json_parse(json, len, &doc, &perr) != 0) {
-        *err = bert_errorf("%s: options_json is not valid JSON (%s): pass an object such as "
-                           "'{\"top_k\": 64, \"min_weight\": 0.1}'", fn, perr ? perr : "out of memory");
-        free(perr);
-        return -1;
-    }
+    if (bert_fn_options_parse(json, len, fn, "'{\"top_k\": 64, \"min_weight\": 0.1}'", &doc, err) != 0) return -1;
     int rc = -1;
-    if (doc->nodes[0].type != JSON_OBJECT) {
-        *err = bert_errorf("%s: options_json must be a JSON object such as '{\"model\": \"splade\", "
-                           "\"top_k\": 64}'", fn);
-        goto done;
-    }
-    for (int c = doc->nodes[0].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
+    for (int c = bert_fn_options_first(doc); c >= 0; c = doc->nodes[c].next_sibling) {
         const json_node *n = &doc->nodes[c];
         if (strcmp(n->key, "model") == 0) {
-            if (n->type == JSON_NULL) continue;
-            if (n->type != JSON_TEXT) {
-                *err = bert_errorf("%s: option \"model\" must be the name a model was registered with "
-                                   "(SELECT name FROM bert_models)", fn);
-                goto done;
-            }
-            out->model = strdup(n->text);
-            if (!out->model) goto done;
+            if (bert_fn_options_model(doc, c, fn, &out->model, err) != 0) goto done;
         } else if (strcmp(n->key, "top_k") == 0) {
             if (n->type != JSON_INTEGER || n->integer < 1) {
                 *err = bert_errorf("%s: option \"top_k\" must be an integer of at least 1 (the heaviest "
@@ -93,8 +75,7 @@ int bert_sparse_options_parse(const char *json, size_t len, const char *fn, bert
                 goto done;
             }
         } else {
-            *err = bert_errorf("%s: unknown option \"%s\": the options are \"model\", \"top_k\", "
-                               "\"min_weight\" and \"mode\"", fn, n->key);
+            *err = bert_fn_options_unknown(fn, n->key, "\"model\", \"top_k\", \"min_weight\" and \"mode\"");
             goto done;
         }
     }

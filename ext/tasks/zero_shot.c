@@ -11,6 +11,7 @@
 
 #include "../base/buffer.h"
 #include "../base/error.h"
+#include "../base/function_options.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -63,27 +64,15 @@ static int parse_labels(const char *json, size_t len, const char *fn, bert_zero_
 static int parse_options(const char *json, size_t len, const char *fn, bert_zero_shot_request *out, char **err)
 {
     json_doc *doc = NULL;
-    char *why = NULL;
-    int rc = -1;
-    if (json && len > 0 && bert_json_parse(json, len, &doc, &why) != 0) {
-        *err = why ? bert_errorf("%s: options_json is not valid JSON (%s): pass an object such as "
-                                 "'{\"multi_label\": true}'", fn, why)
-                   : NULL;
-        free(why);
+    if (bert_fn_options_parse(json, len, fn, "'{\"model\": \"nli\", \"multi_label\": true}'", &doc, err) != 0)
         return -1;
-    }
-    if (doc && doc->nodes[0].type != JSON_OBJECT) {
-        *err = bert_errorf("%s: options_json must be a JSON object such as '{\"model\": \"nli\", "
-                           "\"multi_label\": true}'", fn);
-        goto done;
-    }
+    int rc = -1;
     const char *template = DEFAULT_TEMPLATE;
-    for (int c = doc ? doc->nodes[0].first_child : -1; c >= 0; c = doc->nodes[c].next_sibling) {
+    for (int c = bert_fn_options_first(doc); c >= 0; c = doc->nodes[c].next_sibling) {
         const json_node *n = &doc->nodes[c];
         const char *wrong = NULL;
         if (strcmp(n->key, "model") == 0) {
-            if (n->type == JSON_TEXT && !(out->model = bert_strdup(n->text))) goto done;
-            if (n->type != JSON_TEXT && n->type != JSON_NULL) wrong = "a registered model's name (TEXT)";
+            if (bert_fn_options_model(doc, c, fn, &out->model, err) != 0) goto done;
         } else if (strcmp(n->key, "hypothesis_template") == 0) {
             if (n->type == JSON_TEXT) template = n->text;
             else wrong = "a text with {} where the label goes";
@@ -97,8 +86,7 @@ static int parse_options(const char *json, size_t len, const char *fn, bert_zero
             *err = bert_errorf("%s: option \"%s\" must be %s", fn, n->key, wrong);
             goto done;
         } else if (wrong) {
-            *err = bert_errorf("%s: unknown option \"%s\": the options are \"model\", \"hypothesis_template\" "
-                               "and \"multi_label\"", fn, n->key);
+            *err = bert_fn_options_unknown(fn, n->key, "\"model\", \"hypothesis_template\" and \"multi_label\"");
             goto done;
         }
     }
