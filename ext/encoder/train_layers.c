@@ -214,6 +214,37 @@ void TN(tn_dropout_back)(treal *dx, const uint8_t *keep, size_t n, float p)
 
 /* ------------------------------------------------------------ self-attention */
 
+/* MPNet's relative position bucket of key position j seen from query i
+ * (MPNetEncoder.relative_position_bucket with 32 buckets and max_distance
+ * 128), the logarithm in float32 as torch takes it: encoder.c's. */
+static int mpnet_bucket(int relative)
+{
+    const int half = BERT_MPNET_BUCKETS / 2, max_exact = half / 2;
+    int n = -relative;
+    int ret = n < 0 ? half : 0;
+    n = n < 0 ? -n : n;
+    if (n < max_exact) return ret + n;
+    float scaled = logf((float)n / (float)max_exact) / (float)log(128.0 / max_exact) * (float)(half - max_exact);
+    int large = max_exact + (int)scaled;
+    return ret + (large < half - 1 ? large : half - 1);
+}
+
+/* A chunk's scratch: two L x L blocks, then (MPNet) the bucket of every
+ * distance j - i from -(L - 1), and the chunk's sums of the bias gradient. */
+static size_t chunk_floats(const tn_attention *a)
+{
+    size_t f = 2 * (size_t)a->L * a->L;
+    if (a->rel) f += 2 * (size_t)a->L + (size_t)BERT_MPNET_BUCKETS * a->heads;
+    return f;
+}
+
+static const treal *buckets_at(const tn_attention *a, treal *chunk_scratch)
+{
+    treal *b = chunk_scratch + 2 * (size_t)a->L * a->L;
+    for (int d = -(a->L - 1); d <= a->L - 1; d++) b[d + a->L - 1] = (treal)mpnet_bucket(d);
+    return b + a->L - 1;   /* indexed by j - i */
+}
+
 /* Work items are (sequence, head) pairs, shared out over the threads; each
  * writes only its own head's columns of its own sequence's rows. */
 typedef struct {
@@ -237,6 +268,11 @@ static void attention_forward_chunk(void *p, int chunk, int chunks)
         /* Scores against the first `keys` positions only: the mask's large
          * negative makes the others' probabilities exactly 0 in float. */
         TGEMM(CblasRowMajor, CblasNoTrans, CblasTrans, L, keys, dh, scale, j->q + row0, H, j->k + row0, H, 0, P, L);
+        if (a->rel) {
+            const treal *bucket = buckets_at(a, j->scratch + (size_t)chunk * j->scratch_each);
+            for (int i = 0; i < L; i++)
+                for (int c = 0; c < keys; c++) P[(size_t)i * L + c] += a->rel[(size_t)bucket[c - i] * a->heads + h];
+        }
         for (int i = 0; i < L; i++) {
             treal *r = P + (size_t)i * L, max = r[0];
             for (int c = 1; c < keys; c++) max = r[c] > max ? r[c] : max;
@@ -277,7 +313,7 @@ void TN(tn_attention_forward)(const tn_attention *a, treal *ctx, const treal *q,
         for (size_t e = 0; e < all; e++) keep[e] = TN(tn_rng_next)(a->rng) >= below;
     }
     int threads = attention_threads(a);
-    attention_job j = {a, ctx, NULL, NULL, NULL, scratch, q, k, v, NULL, probs, keep, 2 * LL};
+    attention_job j = {a, ctx, NULL, NULL, NULL, scratch, q, k, v, NULL, probs, keep, chunk_floats(a)};
     if (threads < 2) attention_forward_chunk(&j, 0, 1);
     else bert_workers_run(a->th->workers, threads, threads, attention_forward_chunk, &j);
 }
@@ -285,7 +321,7 @@ void TN(tn_attention_forward)(const tn_attention *a, treal *ctx, const treal *q,
 size_t TN(tn_attention_scratch)(const tn_attention *a)
 {
     int threads = attention_threads(a);
-    return (size_t)(threads > 0 ? threads : 1) * 2 * (size_t)a->L * a->L;
+    return (size_t)(threads > 0 ? threads : 1) * chunk_floats(a);
 }
 
 static void attention_back_chunk(void *p, int chunk, int chunks)
@@ -295,6 +331,9 @@ static void attention_back_chunk(void *p, int chunk, int chunks)
     const int L = a->L, H = a->H, dh = H / a->heads, items = a->n * a->heads;
     const treal scale = (treal)(1.0 / sqrt((double)dh));
     treal *dP = j->scratch + (size_t)chunk * j->scratch_each, *D = dP + (size_t)L * L;
+    const treal *bucket = a->rel ? buckets_at(a, dP) : NULL;
+    treal *drel = a->rel ? dP + 2 * (size_t)L * L + 2 * (size_t)L : NULL;
+    if (drel) memset(drel, 0, (size_t)BERT_MPNET_BUCKETS * a->heads * sizeof *drel);
     for (int it = items * chunk / chunks; it < items * (chunk + 1) / chunks; it++) {
         int s = it / a->heads, h = it % a->heads, keys = a->lengths[s];
         size_t row0 = (size_t)s * L * H + (size_t)h * dh;
@@ -320,6 +359,9 @@ static void attention_back_chunk(void *p, int chunk, int chunks)
             double dot = 0;
             for (int c = 0; c < keys; c++) dot += (double)pi[c] * d[c];
             for (int c = 0; c < keys; c++) d[c] = pi[c] * (d[c] - (treal)dot);
+            /* The bias is added to the scaled scores: it takes dS itself. */
+            if (drel)
+                for (int c = 0; c < keys; c++) drel[(size_t)bucket[c - i] * a->heads + h] += d[c];
         }
         TGEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, dh, keys, scale, dP, L, j->k + row0, H, 0, j->dq + row0, H);
         TGEMM(CblasRowMajor, CblasTrans, CblasNoTrans, keys, dh, L, scale, dP, L, j->q + row0, H, 0, j->dk + row0, H);
@@ -332,7 +374,13 @@ void TN(tn_attention_back)(const tn_attention *a, treal *dq, treal *dk, treal *d
                            treal *scratch)
 {
     int threads = attention_threads(a);
-    attention_job j = {a, NULL, dq, dk, dv, scratch, q, k, v, dctx, probs, keep, 2 * (size_t)a->L * a->L};
+    attention_job j = {a, NULL, dq, dk, dv, scratch, q, k, v, dctx, probs, keep, chunk_floats(a)};
+    int chunks = threads < 2 ? 1 : threads;
     if (threads < 2) attention_back_chunk(&j, 0, 1);
     else bert_workers_run(a->th->workers, threads, threads, attention_back_chunk, &j);
+    /* Each chunk summed its own share of the bias gradient. */
+    for (int c = 0; a->rel && a->drel && c < chunks; c++) {
+        const treal *part = scratch + (size_t)c * j.scratch_each + 2 * (size_t)a->L * a->L + 2 * (size_t)a->L;
+        for (int e = 0; e < BERT_MPNET_BUCKETS * a->heads; e++) a->drel[e] += part[e];
+    }
 }

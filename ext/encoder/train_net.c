@@ -33,7 +33,8 @@ size_t TN(tn_layout)(const tn_config *c, tn_tensor *t)
      * weights (get_decay_parameter_names); embeddings are weights. */
     off = put(&t[TN_WORD], off, c->vocab, H, 1, 0, c->word_pad);
     off = put(&t[TN_POS], off, c->max_pos, H, 1, 0, c->pos_pad);
-    off = put(&t[TN_TYPE], off, c->family == BERT_FAMILY_DISTILBERT ? 0 : c->type_vocab, H, 1, 0, -1);
+    const int no_types = c->family == BERT_FAMILY_DISTILBERT || c->family == BERT_FAMILY_MPNET;
+    off = put(&t[TN_TYPE], off, no_types ? 0 : c->type_vocab, H, 1, 0, -1);
     off = put(&t[TN_EMB_LN_W], off, H, 0, 0, 0, -1);
     off = put(&t[TN_EMB_LN_B], off, H, 0, 0, 0, -1);
     static const struct { int out_ff, in_ff, is_matrix, is_norm; } shape[TN_PER_LAYER] = {
@@ -52,6 +53,9 @@ size_t TN(tn_layout)(const tn_config *c, tn_tensor *t)
     off = put(&t[hd + 1], off, dense, 0, 0, 1, -1);
     off = put(&t[hd + 2], off, c->outputs, H, 1, 1, -1);
     off = put(&t[hd + 3], off, c->outputs, 0, 0, 1, -1);
+    /* An nn.Embedding, but named relative_attention_bias: Trainer's "bias"
+     * rule keeps it from weight decay. */
+    off = put(&t[TN_REL(c->layers)], off, c->rel_buckets, c->heads, 0, 0, -1);
     return off;
 }
 
@@ -225,7 +229,7 @@ static int plan_batch(tn_net *net, int n, int L, plan *p, char **err)
     p->probs = (size_t)n * c->heads * L * L;
     p->layer_floats = 7 * p->TH + 2 * p->TF + p->probs + 2 * (size_t)p->T;
     p->layer_bytes = 2 * p->TH + p->probs;
-    tn_attention a = {&net->th, n, L, c->H, c->heads, NULL, 0, NULL};
+    tn_attention a = {&net->th, n, L, c->H, c->heads, NULL, 0, NULL, c->rel_buckets ? net->w : NULL, NULL};
     size_t attn = TN(tn_attention_scratch)(&a), head = TN(tn_head_floats)(c, n, L);
     size_t floats = p->TH + p->T + (size_t)(c->layers + 1) * p->TH + (size_t)c->layers * p->layer_floats +
                     8 * p->TH + p->TF + attn + head;
@@ -297,7 +301,9 @@ static int forward(tn_net *net, const bert_train_batch *b, const plan *p, int tr
     TN(tn_layer_norm)(p->X, p->emb_xhat, p->emb_rstd, e, W(net, TN_EMB_LN_W), W(net, TN_EMB_LN_B), T, H, c->eps);
     if (ph > 0) TN(tn_dropout)(&net->rng, p->X, p->emb_keep, p->TH, ph);
 
-    tn_attention att = {&net->th, p->n, L, H, c->heads, b->lengths, pa, &net->rng};
+    const int rel = TN_REL(c->layers);
+    tn_attention att = {&net->th, p->n, L, H, c->heads, b->lengths, pa, &net->rng,
+                        c->rel_buckets ? W(net, rel) : NULL, NULL};
     for (int l = 0; l < c->layers; l++) {
         if (interrupted && interrupted(ctx)) return 1;
         layer_acts a = layer_at(p, l);
@@ -331,7 +337,9 @@ static int backward(tn_net *net, const bert_train_batch *b, const plan *p, bert_
     const int H = c->H, T = p->T, L = p->L, FF = c->FF, distil = c->family == BERT_FAMILY_DISTILBERT;
     const float ph = c->p_hidden, pa = c->p_attention;
     const tn_threads *th = &net->th;
-    tn_attention att = {&net->th, p->n, L, H, c->heads, b->lengths, pa, &net->rng};
+    const int rel = TN_REL(c->layers);
+    tn_attention att = {&net->th, p->n, L, H, c->heads, b->lengths, pa, &net->rng,
+                        c->rel_buckets ? W(net, rel) : NULL, c->rel_buckets ? G(net, rel) : NULL};
     /* Under question answering without dropout before qa_outputs, the last
      * LayerNorm's bias shifts every position's start and end logits alike,
      * which the softmax over positions cancels: its gradient is exactly 0

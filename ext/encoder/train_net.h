@@ -43,7 +43,9 @@ enum {
     TN_F1_W, TN_F1_B, TN_F2_W, TN_F2_B, TN_LN2_W, TN_LN2_B, TN_PER_LAYER
 };
 #define TN_HEAD_DENSE_W(layers) (TN_LAYER0 + TN_PER_LAYER * (layers))
-#define TN_TENSORS(layers) (TN_HEAD_DENSE_W(layers) + 4)
+/* MPNet's relative position bias [buckets x heads], after the head. */
+#define TN_REL(layers) (TN_HEAD_DENSE_W(layers) + 4)
+#define TN_TENSORS(layers) (TN_HEAD_DENSE_W(layers) + 5)
 
 typedef struct {
     size_t off;          /* floats from the block's start */
@@ -60,7 +62,8 @@ typedef struct {
     float eps;
     bert_activation act;
     int word_pad;            /* word embeddings' padding_idx */
-    int pos_pad;             /* RoBERTa: position padding_idx, positions from pos_pad + 1; else -1 */
+    int pos_pad;             /* RoBERTa, MPNet: position padding_idx, positions from pos_pad + 1; else -1 */
+    int rel_buckets;         /* MPNet: rows of the relative position bias; else 0 */
     bert_train_task task;
     int outputs;             /* the head's output rows: labels, 1 (regression), 2 (QA), 0 (EMBED) */
     int seq_head;            /* CLASSIFY, MULTI_LABEL, REGRESSION: the head on the first token */
@@ -149,6 +152,8 @@ typedef struct {
     const int *lengths;
     float p;              /* attention dropout */
     tn_rng *rng;
+    const treal *rel;     /* MPNet: the relative position bias [buckets x heads] added to the scores, or NULL */
+    treal *drel;          /* its gradient (accumulated), with rel */
 } tn_attention;
 
 /* scratch: tn_attention_scratch floats, for this and the backward. */

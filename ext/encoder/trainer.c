@@ -62,6 +62,7 @@ static const float *model_tensor(const bert_model *m, const tn_config *c, int k)
     case TN_EMB_LN_B: return m->emb_ln_b;
     }
     const int hd = TN_HEAD_DENSE_W(c->layers), bert = c->family == BERT_FAMILY_BERT;
+    if (k == TN_REL(c->layers)) return m->rel_bias;
     if (k < hd) {
         if (!m->layers) return NULL;
         const bert_layer_weights *w = &m->layers[(k - TN_LAYER0) / TN_PER_LAYER];
@@ -116,6 +117,7 @@ static void view_bind(bert_model *v, const bert_trainer *tr, const float *block,
     v->type_emb = AT(TN_TYPE);
     v->emb_ln_w = AT(TN_EMB_LN_W);
     v->emb_ln_b = AT(TN_EMB_LN_B);
+    v->rel_bias = AT(TN_REL(c->layers));
     for (int l = 0; l < c->layers; l++) {
         bert_layer_weights *w = &v->layers[l];
         const int k = TN_LAYER0 + TN_PER_LAYER * l;
@@ -203,9 +205,8 @@ static int check_base(const bert_model *m, char **err)
 {
     if (!m) { *err = bert_errorf("bert_trainer_new: no model"); return -1; }
     const bert_family f = m->cfg.family;
-    if (f == BERT_FAMILY_MPNET) {
-        *err = bert_errorf("fine-tuning MPNet is not supported (its relative position bias has no backward pass "
-                           "here); BERT, DistilBERT, RoBERTa and XLM-RoBERTa models can be fine-tuned");
+    if (f == BERT_FAMILY_MPNET && (!m->rel_bias || m->cfg.relative_buckets < BERT_MPNET_BUCKETS)) {
+        *err = bert_errorf("the MPNet model has no relative position bias (encoder.relative_attention_bias)");
         return -1;
     }
     int f32 = m->precision == BERT_PRECISION_FLOAT32 && m->word_emb && m->pos_emb && m->layers;
@@ -218,7 +219,7 @@ static int check_base(const bert_model *m, char **err)
                            bert_precision_name(m->precision));
         return -1;
     }
-    if (f != BERT_FAMILY_DISTILBERT && !m->type_emb) {
+    if (f != BERT_FAMILY_DISTILBERT && f != BERT_FAMILY_MPNET && !m->type_emb) {
         *err = bert_errorf("the model has no token type embeddings, which its family needs");
         return -1;
     }
@@ -242,11 +243,13 @@ static tn_config net_config(const bert_model *m, const bert_train_settings *s)
     c.act = mc->hidden_act;
     c.word_pad = mc->pad_token_id;
     c.pos_pad = mc->pad_id;
+    c.rel_buckets = mc->family == BERT_FAMILY_MPNET ? mc->relative_buckets : 0;
     c.task = s->task;
     c.outputs = s->task == BERT_TRAIN_REGRESSION ? 1 : s->task == BERT_TRAIN_QA ? 2
               : s->task == BERT_TRAIN_EMBED ? 0 : s->num_labels;
     c.seq_head = s->task == BERT_TRAIN_CLASSIFY || s->task == BERT_TRAIN_MULTI_LABEL || s->task == BERT_TRAIN_REGRESSION;
-    c.dense_in_dropout = c.seq_head && c.family == BERT_FAMILY_ROBERTA;
+    /* RobertaClassificationHead and MPNetClassificationHead drop their input too. */
+    c.dense_in_dropout = c.seq_head && (c.family == BERT_FAMILY_ROBERTA || c.family == BERT_FAMILY_MPNET);
     const int over = s->dropout >= 0;
     c.p_hidden = over ? s->dropout : mc->hidden_dropout;
     c.p_attention = over ? s->dropout : mc->attention_dropout;
