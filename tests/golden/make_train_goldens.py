@@ -14,7 +14,7 @@ The run is tests/reference/train_reference.py's Trainer loop in float64 (its
 docstring says why), shuffle off, dropout 0.  Needs torch and numpy
 (Debian's python3-torch, python3-numpy):
 
-    /usr/bin/python3 tests/golden/make_train_goldens.py
+    /usr/bin/python3 tests/golden/make_train_goldens.py [CASE ...]
 """
 import json
 import os
@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "reference"))
 import train_reference as ref  # noqa: E402
 
 OUT = os.path.join(HERE, "train")
-VOCAB, HIDDEN, HEADS, LAYERS, FF = 40, 16, 2, 2, 32
+VOCAB, HIDDEN, HEADS, LAYERS, FF = 32, 16, 2, 2, 24
 SETTINGS = {"learning_rate": 2e-3, "weight_decay": 0.01, "warmup_steps": 2, "total_steps": 6,
             "max_grad_norm": 1.0, "freeze_encoder": 0}
 
@@ -49,18 +49,20 @@ CASES = [
     ("roberta-classify", "roberta", "classify", {"num_labels": 3}),
     ("roberta-tokens", "roberta", "tokens", {"num_labels": 5}),
     ("roberta-multi-label", "roberta", "multi_label", {"num_labels": 3}),
+    ("mpnet-classify", "mpnet", "classify", {"num_labels": 3}),
+    ("mpnet-tokens", "mpnet", "tokens", {"num_labels": 4}),
 ]
 
 ARCH = {"classify": "ForSequenceClassification", "multi_label": "ForSequenceClassification",
         "regression": "ForSequenceClassification", "tokens": "ForTokenClassification",
         "qa": "ForQuestionAnswering", "embed": "Model"}
-CLASS = {"bert": "Bert", "distilbert": "DistilBert", "roberta": "Roberta"}
+CLASS = {"bert": "Bert", "distilbert": "DistilBert", "roberta": "Roberta", "mpnet": "MPNet"}
 PROBLEM = {"classify": "single_label_classification", "multi_label": "multi_label_classification",
            "regression": "regression"}
 
 
 def config_json(fam, task, x):
-    pad = 1 if fam == "roberta" else 0
+    pad = 1 if fam in ("roberta", "mpnet") else 0
     labels = x.get("num_labels", 0)
     c = {"architectures": [CLASS[fam] + ARCH[task]], "model_type": fam, "vocab_size": VOCAB,
          "pad_token_id": pad, "initializer_range": 0.02}
@@ -70,10 +72,13 @@ def config_json(fam, task, x):
                   "dropout": 0.1, "attention_dropout": 0.1, "seq_classif_dropout": 0.2, "qa_dropout": 0.1})
     else:
         c.update({"hidden_size": HIDDEN, "num_hidden_layers": LAYERS, "num_attention_heads": HEADS,
-                  "intermediate_size": FF, "max_position_embeddings": 14 if fam == "roberta" else 12,
-                  "type_vocab_size": 1 if fam == "roberta" else 2, "layer_norm_eps": 1e-12,
-                  "hidden_act": x.get("act", "gelu"), "hidden_dropout_prob": 0.1,
+                  "intermediate_size": FF, "max_position_embeddings": 14 if pad else 12,
+                  "layer_norm_eps": 1e-12, "hidden_act": x.get("act", "gelu"), "hidden_dropout_prob": 0.1,
                   "attention_probs_dropout_prob": 0.1})
+        if fam == "mpnet":
+            c["relative_attention_num_buckets"] = 32
+        else:
+            c["type_vocab_size"] = 1 if fam == "roberta" else 2
     if labels and task != "qa":
         c["id2label"] = {str(i): f"LABEL_{i}" for i in range(labels)}
         c["label2id"] = {f"LABEL_{i}": i for i in range(labels)}
@@ -84,10 +89,11 @@ def config_json(fam, task, x):
 
 def model_config(fam, task, x):
     """What train_reference.Model takes, dropout 0."""
+    pad = 1 if fam in ("roberta", "mpnet") else 0
     return {"family": fam, "task": task, "num_labels": x.get("num_labels", 0), "vocab_size": VOCAB,
             "hidden": HIDDEN, "heads": HEADS, "layers": LAYERS, "ff": FF,
-            "max_pos": 14 if fam == "roberta" else 12, "type_vocab_size": 1 if fam == "roberta" else 2,
-            "eps": 1e-12, "act": x.get("act", "gelu"), "pad_token_id": 1 if fam == "roberta" else 0,
+            "max_pos": 14 if pad else 12, "type_vocab_size": 1 if fam == "roberta" else 2,
+            "eps": 1e-12, "act": x.get("act", "gelu"), "pad_token_id": pad,
             "p_hidden": 0.0, "p_attention": 0.0, "p_head": 0.0,
             "pooling": x.get("pooling", "mean"), "scale": 20.0}
 
@@ -99,7 +105,9 @@ def random_weights(model, rng):
     out = {}
     for name, p in model.state_dict().items():
         shape = tuple(p.shape)
-        if "LayerNorm" in name or "layer_norm" in name:
+        if "relative_attention_bias" in name:
+            v = 0.5 * rng.standard_normal(shape)
+        elif "LayerNorm" in name or "layer_norm" in name:
             v = 1 + 0.1 * rng.standard_normal(shape) if name.endswith("weight") else 0.1 * rng.standard_normal(shape)
         elif name.endswith("bias"):
             v = 0.1 * rng.standard_normal(shape)
@@ -112,7 +120,7 @@ def random_weights(model, rng):
 
 
 def make_batch(rng, fam, task, x, n):
-    pad = 1 if fam == "roberta" else 0
+    pad = 1 if fam in ("roberta", "mpnet") else 0
     L = int(rng.integers(5, 9))
     lengths = [int(rng.integers(2, L + 1)) for _ in range(n)]
     lengths[int(rng.integers(0, n))] = L
@@ -181,8 +189,10 @@ def run_case(name, fam, task, x):
 
 
 def main():
+    """Every case, or those named on the command line."""
     for name, fam, task, x in CASES:
-        run_case(name, fam, task, x)
+        if len(sys.argv) < 2 or name in sys.argv[1:]:
+            run_case(name, fam, task, x)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,13 @@ state_dict's:
     ids from create_position_ids_from_input_ids, position_embeddings with
     padding_idx), BERT's layers, RobertaClassificationHead (dropout, dense,
     tanh, dropout, out_proj on <s>);
+  * src/transformers/models/mpnet/modeling_mpnet.py (commit
+    ade3d756fc1af824c0f1ced44fa5f98335b6394b): MPNetEmbeddings (padding_idx
+    1 for words and positions, no token types), MPNetSelfAttention (q, k, v,
+    o; the relative position bias of MPNetEncoder.compute_position_bias,
+    from family_reference.py's relative_position_bucket, added to the scaled
+    scores before the mask), MPNetAttention (LayerNorm(dropout(o) + x)),
+    MPNetClassificationHead (as RoBERTa's);
   * src/transformers/trainer.py (get_decay_parameter_names: every parameter
     but those of LayerNorm modules and those named "bias"; create_optimizer's
     two groups, weight_decay and 0.0; clip_grad_norm_ on every parameter
@@ -61,9 +68,13 @@ import math
 import os
 import struct
 
+import sys
+
 import numpy as np
 import torch
 from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 F32_MIN = float(np.finfo(np.float32).min)
 
@@ -80,22 +91,22 @@ class Embeddings(nn.Module):
         self.pad = c["pad_token_id"]
         self.word_embeddings = nn.Embedding(c["vocab_size"], c["hidden"], padding_idx=self.pad)
         self.position_embeddings = nn.Embedding(c["max_pos"], c["hidden"],
-                                                padding_idx=self.pad if fam == "roberta" else None)
-        if fam != "distilbert":
+                                                padding_idx=self.pad if fam in ("roberta", "mpnet") else None)
+        if fam not in ("distilbert", "mpnet"):
             self.token_type_embeddings = nn.Embedding(c["type_vocab_size"], c["hidden"])
         self.LayerNorm = nn.LayerNorm(c["hidden"], eps=c["eps"])
         self.dropout = Dropout(c["p_hidden"])
 
     def forward(self, ids, types):
         seq = ids.shape[1]
-        if self.family == "roberta":
+        if self.family in ("roberta", "mpnet"):
             # create_position_ids_from_input_ids
             mask = ids.ne(self.pad).int()
             pos = (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + self.pad
         else:
             pos = torch.arange(seq, dtype=torch.long)[None].expand_as(ids)
         x = self.word_embeddings(ids) + self.position_embeddings(pos)
-        if self.family != "distilbert":
+        if self.family not in ("distilbert", "mpnet"):
             x = x + self.token_type_embeddings(types)
         return self.dropout(self.LayerNorm(x))
 
@@ -221,11 +232,65 @@ class DistilLayer(nn.Module):
         return self.output_layer_norm(f.dropout(f.lin2(self.act(f.lin1(sa)))) + sa)
 
 
+class MPNetSelf(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        h = c["hidden"]
+        self.q, self.k, self.v, self.o = Linear(h, h), Linear(h, h), Linear(h, h), Linear(h, h)
+        self.dropout = Dropout(c["p_attention"])
+
+
+class MPNetAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.attn = MPNetSelf(c)
+        self.LayerNorm = nn.LayerNorm(c["hidden"], eps=c["eps"])
+        self.dropout = Dropout(c["p_hidden"])
+
+
+class MPNetLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        self.attention = MPNetAttention(c)
+        self.intermediate = BertIntermediate(c)
+        self.output = BertOutput(c)
+        self.act = activation(c["act"])
+
+    def forward(self, x, additive, position_bias):
+        c, att = self.c, self.attention.attn
+        b, s, h = x.shape
+        n, d = c["heads"], h // c["heads"]
+
+        def split(t):
+            return t.view(b, s, n, d).permute(0, 2, 1, 3)
+        q, k, v = split(att.q(x)), split(att.k(x)), split(att.v(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(d)
+        scores = scores + position_bias
+        scores = scores + additive
+        probs = att.dropout(torch.softmax(scores, dim=-1))
+        ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).reshape(b, s, h)
+        h1 = self.attention.LayerNorm(self.attention.dropout(att.o(ctx)) + x)
+        f = self.act(self.intermediate.dense(h1))
+        out = self.output
+        return out.LayerNorm(out.dropout(out.dense(f)) + h1)
+
+
 class Encoder(nn.Module):
     def __init__(self, c):
         super().__init__()
-        cls = DistilLayer if c["family"] == "distilbert" else BertLayer
+        cls = {"distilbert": DistilLayer, "mpnet": MPNetLayer}.get(c["family"], BertLayer)
         self.layer = nn.ModuleList([cls(c) for _ in range(c["layers"])])
+        if c["family"] == "mpnet":
+            self.relative_attention_bias = nn.Embedding(32, c["heads"])
+
+    def position_bias(self, seq):
+        """MPNetEncoder.compute_position_bias: [1 x heads x seq x seq]."""
+        import family_reference
+        context = torch.arange(seq, dtype=torch.long)[:, None]
+        memory = torch.arange(seq, dtype=torch.long)[None, :]
+        bucket = family_reference.relative_position_bucket(memory - context, num_buckets=32)
+        return self.relative_attention_bias(bucket).permute([2, 0, 1])[None]
 
 
 class Pooler(nn.Module):
@@ -257,6 +322,11 @@ class Base(nn.Module):
             return x
         # get_extended_attention_mask: (1 - mask) * finfo(dtype).min
         additive = (1.0 - mask[:, None, None, :].to(x.dtype)) * torch.finfo(x.dtype).min
+        if self.c["family"] == "mpnet":
+            bias = self.encoder.position_bias(x.shape[1])
+            for layer in self.encoder.layer:
+                x = layer(x, additive, bias)
+            return x
         for layer in self.encoder.layer:
             x = layer(x, additive)
         return x
@@ -275,7 +345,7 @@ class RobertaHead(nn.Module):
         return self.out_proj(self.dropout(x))
 
 
-PREFIX = {"bert": "bert", "distilbert": "distilbert", "roberta": "roberta"}
+PREFIX = {"bert": "bert", "distilbert": "distilbert", "roberta": "roberta", "mpnet": "mpnet"}
 
 
 class Model(nn.Module):
@@ -301,7 +371,7 @@ class Model(nn.Module):
             self.add_module(self.base_name, base)
         self.dropout = Dropout(c["p_head"])
         if task in ("classify", "multi_label", "regression"):
-            if fam == "roberta":
+            if fam in ("roberta", "mpnet"):
                 self.classifier = RobertaHead(c, labels)
             else:
                 if fam == "distilbert":
@@ -369,12 +439,14 @@ class Model(nn.Module):
 
 
 def decay_parameter_names(model):
-    """Trainer.get_decay_parameter_names: not in a LayerNorm, not a bias."""
+    """Trainer.get_decay_parameter_names: not in a LayerNorm, and "bias"
+    nowhere in the full name (so MPNet's relative_attention_bias.weight is
+    not decayed either)."""
     out = []
     for mod_name, module in model.named_modules():
         for p_name, _ in module.named_parameters(recurse=False):
             full = f"{mod_name}.{p_name}" if mod_name else p_name
-            if not isinstance(module, nn.LayerNorm) and "bias" not in p_name:
+            if not isinstance(module, nn.LayerNorm) and "bias" not in full:
                 out.append(full)
     return out
 
