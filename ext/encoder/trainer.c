@@ -322,7 +322,10 @@ bert_trainer *bert_trainer_new(const bert_model *base, const bert_train_settings
         view_bind(&tr->view[b], tr, tr->block[b], &base->cfg);
     }
     fill_parameters(tr, base);
-    int threads = s->threads > 0 ? s->threads : bert_threads_default();
+    /* Called in any case: it also holds OpenBLAS to one thread, since the
+     * products are shared out over the trainer's own threads. */
+    int fallback = bert_threads_default();
+    int threads = s->threads > 0 ? s->threads : fallback;
     if (threads > 1) tr->workers = bert_workers_new();   /* NULL: the calling thread alone */
     /* The dropout draws from a stream of their own, apart from the head's. */
     tr->net = tn_net_new(&tr->c, tr->t, tr->block[BLOCK_W], tr->block[BLOCK_G], tr->workers, threads,
