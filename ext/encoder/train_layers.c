@@ -250,10 +250,17 @@ static const treal *buckets_at(const tn_attention *a, treal *chunk_scratch)
 typedef struct {
     const tn_attention *a;
     treal *ctx, *dq, *dk, *dv, *scratch;
+    treal *probs_out;        /* the forward's softmax, kept */
     const treal *q, *k, *v, *dctx, *probs;
     const uint8_t *keep;
     size_t scratch_each;
 } attention_job;
+
+/* The first item of chunk c of `chunks`. */
+static int item_at(int items, int c, int chunks)
+{
+    return (int)((long long)items * c / chunks);
+}
 
 static void attention_forward_chunk(void *p, int chunk, int chunks)
 {
@@ -261,15 +268,15 @@ static void attention_forward_chunk(void *p, int chunk, int chunks)
     const tn_attention *a = j->a;
     const int L = a->L, H = a->H, dh = H / a->heads, items = a->n * a->heads;
     const treal scale = (treal)(1.0 / sqrt((double)dh));
-    for (int it = items * chunk / chunks; it < items * (chunk + 1) / chunks; it++) {
+    const treal *bucket = a->rel ? buckets_at(a, j->scratch + (size_t)chunk * j->scratch_each) : NULL;
+    for (int it = item_at(items, chunk, chunks); it < item_at(items, chunk + 1, chunks); it++) {
         int s = it / a->heads, h = it % a->heads, keys = a->lengths[s];
         size_t row0 = (size_t)s * L * H + (size_t)h * dh;
-        treal *P = (treal *)j->probs + (size_t)it * L * L;
+        treal *P = j->probs_out + (size_t)it * L * L;
         /* Scores against the first `keys` positions only: the mask's large
          * negative makes the others' probabilities exactly 0 in float. */
         TGEMM(CblasRowMajor, CblasNoTrans, CblasTrans, L, keys, dh, scale, j->q + row0, H, j->k + row0, H, 0, P, L);
-        if (a->rel) {
-            const treal *bucket = buckets_at(a, j->scratch + (size_t)chunk * j->scratch_each);
+        if (bucket) {
             for (int i = 0; i < L; i++)
                 for (int c = 0; c < keys; c++) P[(size_t)i * L + c] += a->rel[(size_t)bucket[c - i] * a->heads + h];
         }
@@ -313,7 +320,7 @@ void TN(tn_attention_forward)(const tn_attention *a, treal *ctx, const treal *q,
         for (size_t e = 0; e < all; e++) keep[e] = TN(tn_rng_next)(a->rng) >= below;
     }
     int threads = attention_threads(a);
-    attention_job j = {a, ctx, NULL, NULL, NULL, scratch, q, k, v, NULL, probs, keep, chunk_floats(a)};
+    attention_job j = {a, ctx, NULL, NULL, NULL, scratch, probs, q, k, v, NULL, probs, keep, chunk_floats(a)};
     if (threads < 2) attention_forward_chunk(&j, 0, 1);
     else bert_workers_run(a->th->workers, threads, threads, attention_forward_chunk, &j);
 }
@@ -334,7 +341,7 @@ static void attention_back_chunk(void *p, int chunk, int chunks)
     const treal *bucket = a->rel ? buckets_at(a, dP) : NULL;
     treal *drel = a->rel ? dP + 2 * (size_t)L * L + 2 * (size_t)L : NULL;
     if (drel) memset(drel, 0, (size_t)BERT_MPNET_BUCKETS * a->heads * sizeof *drel);
-    for (int it = items * chunk / chunks; it < items * (chunk + 1) / chunks; it++) {
+    for (int it = item_at(items, chunk, chunks); it < item_at(items, chunk + 1, chunks); it++) {
         int s = it / a->heads, h = it % a->heads, keys = a->lengths[s];
         size_t row0 = (size_t)s * L * H + (size_t)h * dh;
         const treal *P = j->probs + (size_t)it * L * L;
@@ -374,7 +381,7 @@ void TN(tn_attention_back)(const tn_attention *a, treal *dq, treal *dk, treal *d
                            treal *scratch)
 {
     int threads = attention_threads(a);
-    attention_job j = {a, NULL, dq, dk, dv, scratch, q, k, v, dctx, probs, keep, chunk_floats(a)};
+    attention_job j = {a, NULL, dq, dk, dv, scratch, NULL, q, k, v, dctx, probs, keep, chunk_floats(a)};
     int chunks = threads < 2 ? 1 : threads;
     if (threads < 2) attention_back_chunk(&j, 0, 1);
     else bert_workers_run(a->th->workers, threads, threads, attention_back_chunk, &j);

@@ -223,6 +223,13 @@ static int plan_batch(tn_net *net, int n, int L, plan *p, char **err)
 {
     const tn_config *c = &net->c;
     memset(p, 0, sizeof *p);
+    /* A rough count in double first, so that no size below wraps around. */
+    double rough = ((double)n * c->heads * L * L + 12.0 * n * L * (c->H + c->FF)) * (c->layers + 2);
+    if (rough > (double)((size_t)1 << 46) / sizeof(treal)) {
+        *err = bert_errorf("out of memory: training on %d sequences of %d positions needs about %.0f GB; use smaller "
+                           "batches or shorter sequences", n, L, rough * sizeof(treal) / 1e9);
+        return -1;
+    }
     p->n = n; p->L = L; p->T = n * L;
     p->TH = (size_t)p->T * c->H;
     p->TF = (size_t)p->T * c->FF;
