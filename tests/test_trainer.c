@@ -694,6 +694,20 @@ static void test_new_head(void)
     bert_trainer_free(b);
     bert_trainer_free(c);
     bert_model_free(base);
+    /* An MPNetModel keeps its whole encoder, the relative position bias included, under a new head. */
+    if (!t_exists("build/models/mpnet-st/model.safetensors")) return;
+    bert_model *mp = load_model("build/models/mpnet-st", BERT_PRECISION_FLOAT32);
+    bert_trainer *t = mp ? classify_trainer(mp, 0, 3) : NULL;
+    if (t) {
+        const bert_model *m = bert_trainer_model(t);
+        size_t rel = (size_t)mp->cfg.relative_buckets * mp->cfg.num_heads, H = (size_t)mp->cfg.hidden_size;
+        T_CHECK(memcmp(m->rel_bias, mp->rel_bias, rel * sizeof(float)) == 0, "MPNet's relative bias was not kept");
+        T_CHECK(memcmp(m->layers[1].ff_ln_b, mp->layers[1].ff_ln_b, H * sizeof(float)) == 0 &&
+                memcmp(m->word_emb, mp->word_emb, H * 10 * sizeof(float)) == 0, "MPNet's encoder was not kept");
+        T_CHECK(m->pre_cls_w && m->cls_b[0] == 0, "MPNet's new head");
+    }
+    bert_trainer_free(t);
+    bert_model_free(mp);
 }
 
 static void expect_error(bert_trainer *t, const bert_train_batch *b, const char *fragment)

@@ -292,7 +292,7 @@ static void fill_parameters(bert_trainer *tr, const bert_model *m)
         /* The dense layer before the output is kept even under a new output
          * layer (BERT's pooler, the others' dense layer), as from_pretrained
          * keeps every tensor whose shape fits. */
-        int fresh = k >= hd + 2 ? !keep_head : k >= hd ? !src : 0;
+        int fresh = k >= hd + 2 && k < hd + 4 ? !keep_head : k >= hd && k < hd + 2 ? !src : 0;
         if (!fresh && src) {
             memcpy(w + t->off, src, count * sizeof *w);
             continue;
