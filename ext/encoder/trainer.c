@@ -464,7 +464,8 @@ static int same_shape(const bert_trainer *t, const bert_model *m, const char *wh
     const bert_config *a = &t->view[BLOCK_W].cfg, *b = &m->cfg;
     if (a->vocab_size != b->vocab_size || a->hidden_size != b->hidden_size || a->num_layers != b->num_layers ||
         a->intermediate_size != b->intermediate_size || a->max_position_embeddings != b->max_position_embeddings ||
-        (t->t[TN_TYPE].rows && a->type_vocab_size != b->type_vocab_size)) {
+        a->num_heads != b->num_heads || (t->t[TN_TYPE].rows && a->type_vocab_size != b->type_vocab_size) ||
+        (t->c.rel_buckets && a->relative_buckets != b->relative_buckets)) {
         *err = bert_errorf("the saved %s do not have the model's shape (sizes in config.json differ)", what);
         return -1;
     }
