@@ -103,8 +103,15 @@ async function main() {
   const context = await model.createEmbeddingContext({ contextSize: size, batchSize: size, threads });
   const dim = model.embeddingVectorSize;
   const flash = context._llamaContext ? context._llamaContext.flashAttention : '?';
+  // Which of ggml's CPU variants the loader picked for this CPU (Linux).
+  let variant = '?';
+  try {
+    const m = fs.readFileSync('/proc/self/maps', 'utf8').match(/libggml-cpu-([a-z0-9_]+)\.so/);
+    if (m) variant = m[1];
+  } catch (e) { /* informative only */ }
   console.log(`INFO engine=llama version=${version} llama_cpp=${llama.llamaCppRelease.release} ` +
-              `threads=${threads} build=${llama.buildType} gpu=${llama.gpu} flash_attention=${flash}`);
+              `threads=${threads} build=${llama.buildType} gpu=${llama.gpu} cpu_variant=${variant} ` +
+              `flash_attention=${flash}`);
   console.error(`llama_bench: ${llama.systemInfo}`);
 
   const embed = async (seq) => (await context.getEmbeddingFor(seq.slice())).vector;

@@ -146,7 +146,8 @@ def llama_table(results, reduced, checks, info):
             cpu[key] = int(r["tokens"]) / float(r["cpu_seconds"])
     l = info.get("llama", {})
     out = ["", f"llama.cpp {l.get('llama_cpp', '?')} through node-llama-cpp {l.get('version', '?')} "
-               f"(prebuilt CPU binaries, {l.get('threads', '?')} thread(s), flash attention "
+               f"(prebuilt CPU binaries, ggml CPU variant {l.get('cpu_variant', '?')}, "
+               f"{l.get('threads', '?')} thread(s), flash attention "
                f"{l.get('flash_attention', '?')}), one text at a time, on GGUF files written by "
                "tests/bench/gguf_write.py", "from the same safetensors; ours row by row (bert_embed). "
                "Tokens per second (wall) and per CPU-second; ours / llama.cpp.", ""]
