@@ -23,7 +23,7 @@ ENGINES = {
     ("torch", "32"): "PyTorch {v} float32",
     ("ort", "1"): "ONNX Runtime {v} (node)",
     ("ort", "32"): "ONNX Runtime {v} (node)",
-    ("llama", "1"): "llama.cpp F32 (node-llama-cpp {v})",
+    ("llama", "1"): "node-llama-cpp {v} F32",
 }
 
 
@@ -152,7 +152,7 @@ def llama_table(results, reduced, checks, info):
                "tests/bench/gguf_write.py", "from the same safetensors; ours row by row (bert_embed). "
                "Tokens per second (wall) and per CPU-second; ours / llama.cpp.", ""]
     header = (f"{'model':<16} {'pair':<22} {'ours t/s':>9} {'llama t/s':>9} {'ratio':>6}   "
-              f"{'ours /cs':>9} {'llama /cs':>9} {'ratio':>6}   {'min cos':>8}")
+              f"{'ours /cs':>9} {'llama /cs':>9} {'ratio':>6}   {'min cos':>10}")
     out.append(header)
     out.append("-" * len(header))
     cos = {(c["model"], c["what"].split("-vs-")[0]): float(c["min_cos"]) for c in checks if "min_cos" in c}
@@ -174,8 +174,9 @@ def llama_table(results, reduced, checks, info):
             mc = cos.get((label, f"llama-{theirs}"))
             out.append(f"{label:<16} {name:<22} {ow or 0:9.0f} {lw:9.0f} {ratio(ow, lw):>6}   "
                        f"{oc or 0:9.0f} {lc or 0:9.0f} {ratio(oc, lc):>6}   "
-                       f"{(f'{mc:.6f}' if mc is not None else '-'):>8}")
-    out.append("min cos: llama.cpp's embedding against our float32 one, the lowest over the texts.")
+                       f"{(f'{mc:.8f}' if mc is not None else '-'):>10}")
+    out.append("min cos: llama.cpp's embedding against our float32 one, the lowest over the texts. Per CPU-second")
+    out.append("counts every thread's time, spinning included (ggml's threads spin at their barriers).")
     for c in checks:
         if c.get("what") == "llama-tokenizer-vs-ours":
             out.append(f"{c['model']}: llama.cpp's own WordPiece tokenization gives our ids for "
