@@ -1,6 +1,6 @@
 #!/bin/sh
 # run.sh - `make bench`: embedding throughput of the extension against
-# PyTorch and ONNX Runtime, on the same random weights, the same sentences
+# PyTorch, ONNX Runtime and llama.cpp, on the same random weights, the same sentences
 # (tests/bench/sentences.txt) and the same thread count.
 #
 #   sh tests/bench/run.sh          (make bench builds bert.so first)
