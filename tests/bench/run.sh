@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh - `make bench`: embedding throughput of the extension against
-# PyTorch, ONNX Runtime and llama.cpp, on the same random weights, the same sentences
-# (tests/bench/sentences.txt) and the same thread count.
+# PyTorch, ONNX Runtime and llama.cpp, on the same random weights, the same
+# sentences (tests/bench/sentences.txt) and the same thread count.
 #
 #   sh tests/bench/run.sh          (make bench builds bert.so first)
 #
@@ -67,7 +67,8 @@
 # otherwise: sudo apt-get install python3-torch python3-numpy) and
 # onnxruntime-node from npm (npm install --ignore-scripts onnxruntime-node,
 # into build/bench/node_modules), node-llama-cpp and its platform package
-# (@node-llama-cpp/linux-x64 and the like) the same way.  A missing peer is skipped with a note.
+# (@node-llama-cpp/linux-x64 and the like) the same way.  A missing peer is
+# skipped with a note.
 # None of this is part of `make test`.
 set -eu
 
