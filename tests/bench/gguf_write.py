@@ -269,7 +269,9 @@ def main():
     w.add("bert.attention.layer_norm_epsilon", T_FLOAT32, float(config.get("layer_norm_eps", 1e-12)))
     w.add("bert.attention.causal", T_BOOL, False)
     w.add("bert.pooling_type", T_UINT32, POOLING_MEAN)
-    w.add("tokenizer.ggml.token_type_count", T_UINT32, config.get("type_vocab_size", 2))
+    # The rows of token_types as they are (llama.cpp checks the tensor's shape against it).
+    types_rows = next((a.shape[0] for n, a in pairs if n == "token_types.weight"), None)
+    w.add("tokenizer.ggml.token_type_count", T_UINT32, types_rows or config.get("type_vocab_size", 1) or 1)
     w.add("tokenizer.ggml.model", T_STRING, "bert")
     w.add("tokenizer.ggml.pre", T_STRING, "default")
     w.add_array("tokenizer.ggml.tokens", T_STRING, tokens)

@@ -10,6 +10,9 @@ every engine: per layer 2*n*(4*H*H + 2*H*I) for the projections and the
 feed-forward network plus 2*2*n*n*H for the attention products, n being a
 sentence's real tokens.  It leaves out the embeddings, LayerNorm, softmax
 and pooling, and the work the padded engines spend on padding.
+llama.cpp (engine=llama, tests/bench/llama_bench.js) runs row by row only: its
+F32 rows join the peers' table, its Q8_0 rows the reduced-precision one, and
+both a table of their own against ours at float32 and int8.
 Needs only the Python standard library.
 """
 import json
