@@ -10,6 +10,9 @@ every engine: per layer 2*n*(4*H*H + 2*H*I) for the projections and the
 feed-forward network plus 2*2*n*n*H for the attention products, n being a
 sentence's real tokens.  It leaves out the embeddings, LayerNorm, softmax
 and pooling, and the work the padded engines spend on padding.
+llama.cpp (engine=llama, tests/bench/llama_bench.js) runs row by row only: its
+F32 rows join the peers' table, its Q8_0 rows the reduced-precision one, and
+both a table of their own against ours at float32 and int8.
 Needs only the Python standard library.
 """
 import json
@@ -23,6 +26,7 @@ ENGINES = {
     ("torch", "32"): "PyTorch {v} float32",
     ("ort", "1"): "ONNX Runtime {v} (node)",
     ("ort", "32"): "ONNX Runtime {v} (node)",
+    ("llama", "1"): "node-llama-cpp {v} F32",
 }
 
 
@@ -107,10 +111,79 @@ def precision_table(results, reduced, checks, memory):
                        f"{(f'{oc[0]:.5f}' if oc else '-'):>8} {(f'{oc[1]:.5f}' if oc else '-'):>8}")
             out.append(f"{label:<16} ours int8 / ONNX Runtime int8: row by row {ratio(i1, o1)}, "
                        f"batched (against its batch 32) {ratio(iall, oall)}")
+        l32, lq8 = speed.get((label, "llama", "float32", "1")), speed.get((label, "llama", "q8_0", "1"))
+        for name, s, what in (("llama F32", l32, "llama-float32"), ("llama Q8_0", lq8, "llama-q8_0")):
+            if not s:
+                continue
+            lc = cos.get((label, what))
+            lmem = growth.get((label, "llama", "float32" if what == "llama-float32" else "q8_0"))
+            out.append(f"{label:<16} {name:<9} {s:8.0f} {ratio(s, ort1):>7} {'':>5}   "
+                       f"{'-':>8} {'':>8} {'':>5}   "
+                       f"{lmem if lmem is not None else float('nan'):7.1f} {ratio(lmem, fmem):>5}   "
+                       f"{(f'{lc[0]:.5f}' if lc else '-'):>8} {(f'{lc[1]:.5f}' if lc else '-'):>8}")
+        if l32 or lq8:
+            i1 = speed.get((label, "ours", "int8", "1"))
+            out.append(f"{label:<16} ours / llama.cpp, row by row, per CPU-second: float32 / F32 {ratio(f1, l32)}, "
+                       f"int8 / Q8_0 {ratio(i1, lq8)}")
         om = growth.get((label, "ort", "float32"))
         if om is not None:
             out.append(f"{label:<16} (ONNX Runtime float32: resident set growth {om:.1f} MB from creating the "
                        f"session to after its first run)")
+    return out
+
+
+def llama_table(results, reduced, checks, info):
+    """llama.cpp (node-llama-cpp, row by row) at F32 and Q8_0 against ours
+    row by row at float32 and int8: tokens per second by the wall clock and
+    per CPU-second, and ours over llama.cpp."""
+    rows = [r for r in results + reduced if r["engine"] == "llama"]
+    if not rows:
+        return []
+    wall, cpu = {}, {}
+    for r in results + reduced:
+        if r["batch"] != "1" or r["engine"] not in ("ours", "llama"):
+            continue
+        key = (r["model"], r["engine"], r.get("precision", "float32"))
+        wall[key] = int(r["tokens"]) / float(r["seconds"])
+        if float(r.get("cpu_seconds", 0)) > 0:
+            cpu[key] = int(r["tokens"]) / float(r["cpu_seconds"])
+    l = info.get("llama", {})
+    out = ["", f"llama.cpp {l.get('llama_cpp', '?')} through node-llama-cpp {l.get('version', '?')} "
+               f"(prebuilt CPU binaries, ggml CPU variant {l.get('cpu_variant', '?')}, "
+               f"{l.get('threads', '?')} thread(s), flash attention "
+               f"{l.get('flash_attention', '?')}), one text at a time, on GGUF files written by "
+               "tests/bench/gguf_write.py", "from the same safetensors; ours row by row (bert_embed). "
+               "Tokens per second (wall) and per CPU-second; ours / llama.cpp.", ""]
+    header = (f"{'model':<16} {'pair':<22} {'ours t/s':>9} {'llama t/s':>9} {'ratio':>6}   "
+              f"{'ours /cs':>9} {'llama /cs':>9} {'ratio':>6}   {'min cos':>10}")
+    out.append(header)
+    out.append("-" * len(header))
+    cos = {(c["model"], c["what"].split("-vs-")[0]): float(c["min_cos"]) for c in checks if "min_cos" in c}
+
+    def ratio(a, b):
+        return f"{a / b:.2f}" if a and b else "-"
+
+    models = []
+    for r in rows:
+        if r["model"] not in models:
+            models.append(r["model"])
+    for label in models:
+        for mine, theirs, name in (("float32", "float32", "ours f32 / llama F32"),
+                                   ("int8", "q8_0", "ours int8 / llama Q8_0")):
+            lw, lc = wall.get((label, "llama", theirs)), cpu.get((label, "llama", theirs))
+            if not lw:
+                continue
+            ow, oc = wall.get((label, "ours", mine)), cpu.get((label, "ours", mine))
+            mc = cos.get((label, f"llama-{theirs}"))
+            out.append(f"{label:<16} {name:<22} {ow or 0:9.0f} {lw:9.0f} {ratio(ow, lw):>6}   "
+                       f"{oc or 0:9.0f} {lc or 0:9.0f} {ratio(oc, lc):>6}   "
+                       f"{(f'{mc:.8f}' if mc is not None else '-'):>10}")
+    out.append("min cos: llama.cpp's embedding against our float32 one, the lowest over the texts. Per CPU-second")
+    out.append("counts every thread's time, spinning included (ggml's threads spin at their barriers).")
+    for c in checks:
+        if c.get("what") == "llama-tokenizer-vs-ours":
+            out.append(f"{c['model']}: llama.cpp's own WordPiece tokenization gives our ids for "
+                       f"{c['same_ids']} of {c['texts']} texts (timed runs use our ids for every engine).")
     return out
 
 
@@ -168,7 +241,7 @@ def main():
     out.append(header)
     out.append("-" * len(header))
     for label, model_dir in models.items():
-        rows = [r for r in results if r["model"] == label and r["engine"] in ("ours", "torch", "ort")]
+        rows = [r for r in results if r["model"] == label and r["engine"] in ("ours", "torch", "ort", "llama")]
         if not rows:
             continue
         flops, (L, H, I) = encoder_flops(model_dir, lengths.get(label, []))
@@ -222,6 +295,7 @@ def main():
             out.append(f"  {c['model']:<16} {c['what']:<24} {c['max_abs_diff']}")
 
     out.extend(precision_table(results, reduced, checks, memory))
+    out.extend(llama_table(results, reduced, checks, info))
 
     tok_path = os.path.join(outdir, "tokenizer.txt")
     if os.path.exists(tok_path):

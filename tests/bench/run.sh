@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh - `make bench`: embedding throughput of the extension against
-# PyTorch and ONNX Runtime, on the same random weights, the same sentences
-# (tests/bench/sentences.txt) and the same thread count.
+# PyTorch, ONNX Runtime and llama.cpp, on the same random weights, the same
+# sentences (tests/bench/sentences.txt) and the same thread count.
 #
 #   sh tests/bench/run.sh          (make bench builds bert.so first)
 #
@@ -18,6 +18,8 @@
 #                     number of texts (default 12; 0 leaves the workload out)
 #   BENCH_AVX2        1 (the default on a CPU with AVX-512): ours also held to AVX2
 #                     (SQLITE_BERT_ISA=avx2, OPENBLAS_CORETYPE=Haswell), labels NAME@avx2
+#   BENCH_LLAMA       0: leaves llama.cpp out (default 1)
+#   BENCH_LLAMA_VERSION node-llama-cpp version to install (default 3.22.1)
 #
 # Ours runs at float32 and at each of BENCH_PRECISIONS (bert_load's
 # "precision"), each in a process of its own so that its resident set
@@ -31,6 +33,14 @@
 # written from the float32 file by tests/bench/quantize_dynamic.py
 # (Debian's python3-onnx).  The long-text workload (bert-base-long) joins
 # consecutive sentences of sentences.txt into texts of about 450 tokens.
+# llama.cpp runs row by row (tests/bench/llama_bench.js, through
+# node-llama-cpp's prebuilt CPU binaries, never built nor downloaded at run
+# time) on two GGUF files that tests/bench/gguf_write.py writes from each
+# model's safetensors (architecture "bert", mean pooling, WordPiece
+# vocabulary): F32, and Q8_0 (the projections and token embeddings in ggml's
+# blocks of 32 int8 with a float16 scale, as llama.cpp's converter makes
+# them); report.py sets them beside ours at float32 and int8.
+#
 # At the AVX2 level (NAME@avx2 rows) only ours runs: ONNX Runtime has no
 # switch that holds its kernels to AVX2 on an AVX-512 CPU, so no peer is
 # comparable there.
@@ -56,7 +66,9 @@
 # Peers: Debian's python3-torch (installed with apt-get when run as root;
 # otherwise: sudo apt-get install python3-torch python3-numpy) and
 # onnxruntime-node from npm (npm install --ignore-scripts onnxruntime-node,
-# into build/bench/node_modules).  A missing peer is skipped with a note.
+# into build/bench/node_modules), node-llama-cpp and its platform package
+# (@node-llama-cpp/linux-x64 and the like) the same way.  A missing peer is
+# skipped with a note.
 # None of this is part of `make test`.
 set -eu
 
@@ -75,6 +87,8 @@ avx2_default=0
 grep -q avx512f /proc/cpuinfo 2>/dev/null && avx2_default=1
 avx2_level=${BENCH_AVX2:-$avx2_default}
 ort_version=${BENCH_ORT_VERSION:-1.30.0}
+llama_peer=${BENCH_LLAMA:-1}
+llama_version=${BENCH_LLAMA_VERSION:-3.22.1}
 vocab=${BERT_TEST_VOCAB:-tests/fixtures/bert-base-uncased/vocab.txt}
 CC=${CC:-cc}
 python=/usr/bin/python3
@@ -192,6 +206,43 @@ elif [ $have_ort = 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; t
 fi
 [ $have_onnx = 1 ] || echo "note: no python3-onnx (sudo apt-get install python3-onnx): ONNX Runtime int8 skipped"
 
+# llama.cpp: node-llama-cpp with its prebuilt CPU binaries (the platform
+# package; --omit=optional leaves out the CUDA and Vulkan ones), no install
+# scripts; its GGUF files come from tests/bench/gguf_write.py (numpy).
+have_llama=0
+if [ "$llama_peer" != 0 ]; then
+    llama_pkg=$out/node_modules/node-llama-cpp/package.json
+    if ! $python -c 'import numpy' 2>/dev/null; then
+        echo "note: no numpy for /usr/bin/python3 (sudo apt-get install python3-numpy): llama.cpp skipped"
+    elif ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+        echo "note: no node and npm: llama.cpp skipped"
+    else
+        if [ ! -f "$llama_pkg" ] || ! grep -q "\"version\": \"$llama_version\"" "$llama_pkg"; then
+            platform=$(node -p 'process.platform + "-" + process.arch')
+            step "installing node-llama-cpp@$llama_version (@node-llama-cpp/$platform) into $out/node_modules"
+            npm install --ignore-scripts --no-audit --no-fund --omit=optional --prefix "$out" \
+                "node-llama-cpp@$llama_version" "@node-llama-cpp/$platform@$llama_version" >> "$log" 2>&1 || true
+        fi
+        if [ -f "$llama_pkg" ]; then
+            have_llama=1
+        else
+            echo "note: node-llama-cpp@$llama_version did not install (see $log; BENCH_LLAMA=0 leaves it out): llama.cpp skipped"
+        fi
+    fi
+fi
+
+# The GGUF files of a model, made again when the model or the writer changes.
+make_gguf() {    # NAME TYPE: prints the file's path, or nothing when it cannot be written
+    gguf=$out/models/$1.$2.gguf
+    stamp="$(cat "$out/models/$1/.made") $(cksum < "$here/gguf_write.py")"
+    if [ ! -f "$gguf" ] || [ "$(cat "$gguf.made" 2>/dev/null)" != "$stamp" ]; then
+        rm -f "$gguf" "$gguf.made"
+        $python "$here/gguf_write.py" "$out/models/$1" "$gguf" --type "$2" >> "$log" 2>&1 || return 0
+        echo "$stamp" > "$gguf.made"
+    fi
+    echo "$gguf"
+}
+
 # ---- the ceiling
 step "measuring the cblas_sgemm ceiling ($threads thread(s))"
 "$out/sgemm_peak" 2048 10 > "$out/step.txt"
@@ -254,6 +305,20 @@ for spec in $workloads; do
                 "$out/$label.ours.f32" int8 || true
         fi
         rm -f "$out/$label.onnx" "$out/$label.int8.onnx"
+    fi
+    if [ $have_llama = 1 ]; then
+        for type in f32 q8_0; do
+            gguf=$(make_gguf "$name" $type)
+            if [ -z "$gguf" ]; then
+                echo "note: tests/bench/gguf_write.py failed on $name (see $log): llama.cpp $type skipped"
+                continue
+            fi
+            precision=float32
+            [ $type = f32 ] || precision=$type
+            step "$label: llama.cpp $type (node-llama-cpp), row by row"
+            record node "$here/llama_bench.js" "$gguf" "$out/$label.ids.json" "$label" "$threads" $precision \
+                "$out/$label.ours.f32" "$texts" "$limit" || true
+        done
     fi
     if [ "$avx2_level" = 1 ]; then
         step "$label: ours held to AVX2 (SQLITE_BERT_ISA=avx2, OPENBLAS_CORETYPE=Haswell)"
