@@ -529,7 +529,7 @@ int bert_pipeline_classify(bert_entry *e, const char *text, size_t len, const ch
         goto done;
     int n = (int)ids.len;
     const float *hidden = bert_entry_encode(e, ids.ids, pair ? types.ids : NULL, &n, 1, interrupted, ctx, err);
-    if (!hidden || bert_classifier_logits(m, e->scratch, hidden, logits, err) != 0) goto done;
+    if (!hidden || bert_classifier_logits(m, e->scratch, hidden, n, logits, err) != 0) goto done;
     apply_pipeline_function(m, logits, out->scores);
     for (int i = 0; i < n_labels; i++) ranked[i] = (ranked_label){i, out->scores[i]};
     qsort(ranked, (size_t)n_labels, sizeof *ranked, by_score);
@@ -585,7 +585,7 @@ int bert_pipeline_rerank(bert_entry *e, const char *query, size_t qlen, const ch
     int n = (int)ids.len;
     float logit;
     const float *hidden = bert_entry_encode(e, ids.ids, types.ids, &n, 1, interrupted, ctx, err);
-    if (!hidden || bert_classifier_logits(e->model, e->scratch, hidden, &logit, err) != 0) goto done;
+    if (!hidden || bert_classifier_logits(e->model, e->scratch, hidden, n, &logit, err) != 0) goto done;
     *score = cross_encoder_score(e->model, logit);
     rc = 0;
 done:
@@ -597,9 +597,8 @@ done:
 /* Where a sequence's logits go: row `index` of the caller's array. */
 static int logits_into(bert_entry *e, const float *hidden, int len, int index, void *arg, char **err)
 {
-    (void)len;
     float *rows = arg;
-    return bert_classifier_logits(e->model, e->scratch, hidden, rows + (size_t)index * (size_t)e->model->head.num_labels,
+    return bert_classifier_logits(e->model, e->scratch, hidden, len, rows + (size_t)index * (size_t)e->model->head.num_labels,
                                   err);
 }
 
