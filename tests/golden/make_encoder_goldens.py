@@ -11,6 +11,7 @@ independent references only:
   numbers     tests/reference/encoder_reference.py (PyTorch, float64),
               transcribed from modeling_electra.py and modeling_modernbert.py
               (files and commits cited there)
+  hidden      transformers' output_hidden_states, through bert_hidden_states
   results     the pipelines' post-processing as make_family_goldens.py
               assembles it (fill-mask, text classification, token
               classification with its word heuristic, question answering
@@ -101,6 +102,23 @@ def main():
         h32 = ref.encode(m, [ids], compute=torch.float32)[0][0].double()
         note("hidden state", h64, h32)
         lines.append({"model": name, "encode": ids, "mean": [r7(x) for x in h64.mean(0).tolist()]})
+
+    # ---- hidden states as bert_hidden_states shows them: transformers'
+    # output_hidden_states (ELECTRA's first after embeddings_project,
+    # ModernBERT's last before final_norm), one position's vectors -------------------------
+    for name in ("electra-mlm", "modernbert-mlm"):
+        m = models[name]
+        for text in ("hello world", "Rotary positions turn queries and keys by where they stand."):
+            ids = encodings(name, [{"a": text, "b": None, "max_length": m.max_length}])[0]["ids"]
+            trace, trace32 = bref.new_trace(), bref.new_trace()
+            ref.encode(m, [ids], trace=trace)
+            ref.encode(m, [ids], compute=torch.float32, trace=trace32)
+            for h64, h32 in zip(trace["hidden_states"], trace32["hidden_states"]):
+                note("hidden states", h64[0, 1], h32[0, 1].double())
+            lines.append({"model": name, "sql": "SELECT json_group_array(json(v)) FROM (SELECT "
+                          "bert_vector_to_json(vector) AS v FROM bert_hidden_states(?1, json_object('model', ?2)) "
+                          "WHERE position = 1 ORDER BY layer)", "args": [text],
+                          "expected": [[r7(x) for x in h[0, 1].tolist()] for h in trace["hidden_states"]]})
 
     # ---- embeddings (mean pooling, the default without sentence-transformers files) -----
     # The first texts only: the goldens stay small.
