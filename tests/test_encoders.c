@@ -249,6 +249,18 @@ void suite_encoders(void)
                  "electra fill_mask");
         t_expect(db, "SELECT coalesce(task, '-') FROM bert_models WHERE name = 'electra-disc'", NULL, "-");
         t_expect(db, "SELECT task FROM bert_models WHERE name = 'electra-qa'", NULL, "question_answering");
+        /* Before its weights are read, the task config.json's architectures
+         * announce: none for ElectraForPreTraining, the discriminator. */
+        t_expect(db, "SELECT bert_load('disc-unread', ?1)", MODELS_DIR "electra-disc", "disc-unread");
+        t_expect(db, "SELECT coalesce(task, '-') FROM bert_models WHERE name = 'disc-unread'", NULL, "-");
+        t_case("a function whose head an ELECTRA or ModernBERT model lacks names the classes that have it");
+        t_expect_error(db, "SELECT bert_fill_mask('a [MASK] b', 5, 'electra-disc')", NULL, "ElectraForMaskedLM",
+                       "ModernBertForMaskedLM", NULL);
+        t_expect_error(db, "SELECT bert_classify('a b', 'electra-ner')", NULL, "ElectraForSequenceClassification",
+                       "token_classification", NULL);
+        t_expect_error(db, "SELECT bert_ner('a b', 'electra-qa')", NULL, "ElectraForTokenClassification", NULL);
+        t_expect_error(db, "SELECT bert_answer('a', 'b', 'electra-cls-f16')", NULL, "ModernBertForQuestionAnswering",
+                       NULL);
     }
     if (modern) {
         t_case("ModernBERT at reduced precision");

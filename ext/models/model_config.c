@@ -459,6 +459,9 @@ int bert_head_config_load(bert_model_files *files, bert_head_config *hc, char **
     if (arch >= 0 && doc->nodes[arch].type == JSON_ARRAY) {
         const char *first = bert_json_str(doc, doc->nodes[arch].first_child, "");
         if (bert_ends_with(first, "ForSequenceClassification")) hc->architecture_task = "sequence_classification";
+        /* ElectraForPreTraining is the discriminator, whose replaced-token
+         * head is not served: a bare encoder. */
+        else if (strcmp(first, "ElectraForPreTraining") == 0) hc->architecture_task = NULL;
         else if (bert_ends_with(first, "ForMaskedLM") || bert_ends_with(first, "ForPreTraining")) hc->architecture_task = "fill_mask";
         else if (bert_ends_with(first, "ForNextSentencePrediction")) hc->architecture_task = "next_sentence";
         else if (bert_ends_with(first, "ForTokenClassification")) hc->architecture_task = "token_classification";

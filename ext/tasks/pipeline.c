@@ -281,9 +281,11 @@ int bert_pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top
     if (bert_entry_need_model(e, err) != 0) goto done;
     const bert_model *m = e->model;
     if (!bert_model_has_mlm_head(m)) {
-        *err = bert_errorf("model '%s' has no masked-language-model head (cls.predictions.*, lm_head.* or "
-                           "vocab_projector.*): fill-mask needs a checkpoint saved as BertForMaskedLM, "
-                           "BertForPreTraining, DistilBertForMaskedLM, RobertaForMaskedLM or MPNetForMaskedLM, "
+        *err = bert_errorf("model '%s' has no masked-language-model head (cls.predictions.*, lm_head.*, "
+                           "vocab_projector.*, generator_lm_head.* or head.* and decoder.*): fill-mask needs a "
+                           "checkpoint saved as BertForMaskedLM, BertForPreTraining, DistilBertForMaskedLM, "
+                           "RobertaForMaskedLM, MPNetForMaskedLM, ElectraForMaskedLM (a generator) or "
+                           "ModernBertForMaskedLM, "
                            "such as bert-base-uncased or roberta-base; "
                            "this model's task is %s",
                            e->name, bert_pipeline_task_phrase(e));
@@ -459,8 +461,9 @@ int bert_pipeline_need_classifier(bert_entry *e, const char *fn, char **err)
     if (bert_model_has_classifier(e->model)) return 0;
     *err = bert_errorf("model '%s' has no sequence-classification head (classifier.*): %s needs a "
                        "checkpoint saved as BertForSequenceClassification, DistilBertForSequenceClassification, "
-                       "RobertaForSequenceClassification, XLMRobertaForSequenceClassification or "
-                       "MPNetForSequenceClassification (a fine-tuned classifier or cross-encoder); "
+                       "RobertaForSequenceClassification, XLMRobertaForSequenceClassification, "
+                       "MPNetForSequenceClassification, ElectraForSequenceClassification or "
+                       "ModernBertForSequenceClassification (a fine-tuned classifier or cross-encoder); "
                        "this model's task is %s", e->name, fn, bert_pipeline_task_phrase(e));
     return -1;
 }
