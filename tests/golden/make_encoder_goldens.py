@@ -67,6 +67,9 @@ ENCODE = [("electra-mlm", 6), ("electra-mlm", 600), ("electra-base", 40), ("elec
           ("modernbert-mlm", 6), ("modernbert-mlm", 40), ("modernbert-mlm", 300), ("modernbert-mlm", 700),
           ("modernbert-cls", 300), ("modernbert-cls-first", 530), ("modernbert-qa", 100)]
 TOL_ORDER = 2e-4
+# About 700 word pieces: past 512 (ModernBERT reads all of it, up to its
+# 1024 positions; ELECTRA's 512 cut it) and past every local window.
+LONG_TEXT = " ".join(f"Paragraph {i} says that the river rose by {i * 7} centimetres overnight." for i in range(50))
 EMBED_TEXTS = 24
 
 
@@ -123,6 +126,7 @@ def main():
     # ---- embeddings (mean pooling, the default without sentence-transformers files) -----
     # The first texts only: the goldens stay small.
     texts = (list(inputs["sentences"]) + [p for pair in inputs["similarity"] for p in pair])[:EMBED_TEXTS]
+    texts.append(LONG_TEXT)
     for name in EMBED:
         m = models[name]
         for text, enc in zip(texts, encodings(name, [{"a": t, "b": None, "max_length": m.max_length} for t in texts])):
@@ -178,8 +182,9 @@ def main():
         m = models[name]
         fn = pipeline_function(m)
         long_pair = (" ".join(["the committee reviewed every chapter"] * 30), " ".join(["a short answer"] * 12))
-        cases = [(t, None) for t in heads["classify"]] + [tuple(p) for p in heads["classify_pairs"]] + [long_pair]
-        encs = encodings(name, [{"a": a, "b": b, "max_length": min(m.max_length, 512)} for a, b in cases])
+        cases = ([(t, None) for t in heads["classify"]] + [tuple(p) for p in heads["classify_pairs"]] + [long_pair] +
+                 [(LONG_TEXT, None)])
+        encs = encodings(name, [{"a": a, "b": b, "max_length": m.max_length} for a, b in cases])
         for (a, b), enc in zip(cases, encs):
             ids, types = enc["ids"], enc["type_ids"]
             l64 = ref.classifier_logits(m, [ids], types=[types])[0].numpy()
