@@ -56,6 +56,8 @@ static void config_json(void)
         /* ELECTRA counts positions from 0 whatever pad_token_id says, as BERT. */
         {"{\"model_type\": \"electra\", \"pad_token_id\": 0}", BERT_FAMILY_ELECTRA, -1, 0, 0, 2},
         {"{\"model_type\": \"modernbert\", \"pad_token_id\": 50283}", BERT_FAMILY_MODERNBERT, -1, 0, 0, 0},
+        /* DeBERTa's type_vocab_size is 0 unless config.json says otherwise. */
+        {"{\"model_type\": \"deberta-v2\", \"pad_token_id\": 0}", BERT_FAMILY_DEBERTA_V2, -1, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof family / sizeof *family; i++) {
         tm_write_text(dir, "config.json", family[i].json);
@@ -101,10 +103,23 @@ static void config_json(void)
     free(err);
     err = NULL;
 
+    tm_write_text(dir, "config.json",
+                  "{\"model_type\": \"deberta-v2\", \"relative_attention\": true, \"share_att_key\": true, "
+                  "\"pos_att_type\": \"p2c|c2p\", \"position_buckets\": 256, \"norm_rel_ebd\": \"layer_norm\", "
+                  "\"position_biased_input\": false, \"pooler_hidden_act\": \"gelu\"}");
+    if (T_CHECK(bert_config_load(t_dir(dir), &cfg, &err) == 0, "rejected: %s", err ? err : "?"))
+        T_CHECK(cfg.fam.relative_attention && cfg.fam.c2p && cfg.fam.p2c && cfg.fam.att_span == 256 &&
+                    cfg.fam.max_relative == 512 && cfg.fam.rel_norm && !cfg.fam.position_biased &&
+                    cfg.layer_norm_eps == 1e-7f && cfg.type_vocab_size == 0 && cfg.fam.embedding_size == 1536,
+                "DebertaV2Config's settings and defaults (old pos_att_type string)");
+    free(err);
+    err = NULL;
+
     static const struct { const char *json, *needle; } bad[] = {
         {"{\"model_type\": \"albert\"}", "albert\", which is not supported; the supported model types are "
                                           "\"bert\", \"distilbert\", \"roberta\", \"xlm-roberta\", \"mpnet\", "
-                                          "\"electra\" and \"modernbert\""},
+                                          "\"electra\", \"modernbert\" and \"deberta-v2\""},
+        {"{\"model_type\": \"deberta-v2\", \"pooler_hidden_size\": 7}", "pooler_hidden_size"},
         {"{\"model_type\": \"electra\", \"position_embedding_type\": \"relative_key_query\"}",
          "position_embedding_type"},
         {"{\"model_type\": \"modernbert\", \"local_attention\": 0}", "local_attention"},

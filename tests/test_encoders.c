@@ -76,10 +76,10 @@ done:
  * runs their golden lines.  0 when the family's models are absent (the
  * case is skipped with `absent`). */
 static int golden_family(sqlite3 *db, const json_doc *models, const json_doc *lines, const char *family,
-                         const char *absent)
+                         const char *sentinel, const char *absent)
 {
     char first[256];
-    snprintf(first, sizeof first, MODELS_DIR "%s-mlm/model.safetensors", family);
+    snprintf(first, sizeof first, MODELS_DIR "%s/model.safetensors", sentinel);
     if (!t_exists(first)) {
         t_skip(absent);
         return 0;
@@ -161,7 +161,12 @@ static void refusals(sqlite3 *db, int modern)
             "\"num_hidden_layers\": 2, \"num_attention_heads\": 2, \"intermediate_size\": 192, "
             "\"position_embedding_type\": \"relative_key\"}",
             "position_embedding_type", "relative_key");
-    refused(db, "electra-base", "{\"model_type\": \"deberta\"}", "\"electra\" and \"modernbert\"", "deberta");
+    refused(db, "electra-base", "{\"model_type\": \"deberta\"}", "\"modernbert\" and \"deberta-v2\"", "deberta");
+    refused(db, "electra-base", "{\"model_type\": \"deberta-v2\", \"relative_attention\": true, \"share_att_key\": false}",
+            "share_att_key", NULL);
+    refused(db, "electra-base", "{\"model_type\": \"deberta-v2\", \"conv_kernel_size\": 3}", "conv_kernel_size", NULL);
+    refused(db, "electra-base", "{\"model_type\": \"deberta-v2\", \"pos_att_type\": [\"p2p\"]}", "pos_att_type",
+            "p2p");
     if (!modern) return;
     static const char *const base =
         "{\"model_type\": \"modernbert\", \"vocab_size\": 50368, \"hidden_size\": 64, \"num_hidden_layers\": 4, "
@@ -235,11 +240,24 @@ void suite_encoders(void)
         !T_CHECK(bert_json_parse(manifest, strlen(manifest), &models, &err) == 0, "encoders_models.json: %s",
                  err ? err : "?"))
         goto done;
-    int electra = golden_family(db, models, lines, "electra",
+    int electra = golden_family(db, models, lines, "electra", "electra-mlm",
                                 "build/models/electra-* missing: make_test_models.sh needs /usr/bin/python3 with numpy");
     t_case("ModernBERT: every function within 1e-4 of the PyTorch reference, past its local window and 512 tokens");
-    int modern = golden_family(db, models, lines, "modernbert",
+    int modern = golden_family(db, models, lines, "modernbert", "modernbert-mlm",
                                "../shared/models/answerdotai__ModernBERT-large is absent: no ModernBERT test models");
+    t_case("DeBERTa-v2/v3: disentangled attention over log-bucketed relative positions, within 1e-4 of the "
+           "PyTorch reference");
+    int deberta = golden_family(db, models, lines, "deberta", "deberta-cls",
+                                "build/models/deberta-* missing: make_test_models.sh needs /usr/bin/python3 with numpy");
+    if (deberta) {
+        t_case("DeBERTa at reduced precision; bert_attention refuses it");
+        static const char *const names[] = {"deberta-cls", "deberta-qa"};
+        precisions(db, names, 2);
+        t_expect_error(db, "SELECT count(*) FROM bert_attention('a b', '{\"model\": \"deberta-cls\"}')", NULL,
+                       "DeBERTa", NULL);
+        t_expect(db, "SELECT family || ' ' || task FROM bert_models WHERE name = 'deberta-cls'", NULL,
+                 "deberta-v2 sequence_classification");
+    }
     if (electra) {
         t_case("ELECTRA at reduced precision");
         static const char *const names[] = {"electra-base", "electra-disc"};

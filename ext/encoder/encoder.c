@@ -709,6 +709,102 @@ static void add_rows(const bert_linear_plan *plan, float *x, const float *y, int
     run_rows(plan, &job);
 }
 
+/* DeBERTa's relative position of query i to key j, i - j, in
+ * make_log_bucket_position's buckets: exact within bucket_size / 2, then
+ * logarithmic up to max_position, the logarithms in float32 as torch takes
+ * them; bucket_size <= 0: unbucketed (build_relative_position). */
+static int deberta_bucket(int rel, int bucket_size, int max_position)
+{
+    if (bucket_size <= 0) return rel;
+    const int mid = bucket_size / 2, sign = rel > 0 ? 1 : rel < 0 ? -1 : 0;
+    const int abs_pos = rel < mid && rel > -mid ? mid - 1 : abs(rel);
+    if (abs_pos <= mid) return rel;
+    float log_pos = ceilf(logf((float)abs_pos / (float)mid) / logf((float)((double)(max_position - 1) / mid)) *
+                          (float)(mid - 1)) + (float)mid;
+    return (int)log_pos * sign;
+}
+
+/* The row of the relative embeddings that query i and key j read:
+ * clamp(bucket(i - j) + att_span, 0, 2 att_span - 1), the same for the
+ * content-to-position (c2p) and position-to-content (p2c) terms, since a
+ * bucket of -d is minus the bucket of d. */
+static int deberta_row(const bert_family_settings *f, int rel)
+{
+    int r = deberta_bucket(rel, f->position_buckets, f->max_relative) + f->att_span;
+    return r < 0 ? 0 : r > 2 * f->att_span - 1 ? 2 * f->att_span - 1 : r;
+}
+
+/* DeBERTa's disentangled attention as work items, one per sequence and
+ * head: scores q_i.k_j + q_i.pos_k[row(i, j)] (c2p) + k_j.pos_q[row(i, j)]
+ * (p2c), each divided by sqrt(head size x (1 + terms)).  pos_k and pos_q
+ * are the layer's key and query projections of the relative embeddings'
+ * rows lo .. lo + rows - 1, the only ones the call's lengths reach. */
+typedef struct {
+    bert_isa isa;
+    float *ctx;
+    const float *q, *k, *v, *pos_k, *pos_q;
+    const float *row_of;  /* [2 longest - 1]: row(i, j) - lo at (i - j) + longest - 1 */
+    int rows, longest, c2p, p2c;
+    float inv_scale;
+    const int *lengths;
+    int n_seqs, H, heads, items;
+    float *work;          /* per chunk: work_size floats */
+    size_t work_size;
+} deberta_job;
+
+/* Floats of a chunk's work: a block's scores and c2p products, a head's p2c products. */
+static size_t deberta_work(int longest, int rows)
+{
+    return (size_t)QUERY_BLOCK * (size_t)softmax_width(longest) + (size_t)QUERY_BLOCK * (size_t)rows +
+           (size_t)longest * (size_t)rows;
+}
+
+static void deberta_chunk(void *p, int chunk, int chunks)
+{
+    const deberta_job *j = p;
+    const int first = (int)((long long)j->items * chunk / chunks), last = (int)((long long)j->items * (chunk + 1) / chunks);
+    const int dh = j->H / j->heads, R = j->rows;
+    float *scores = j->work + (size_t)chunk * j->work_size;
+    float *qr = scores + (size_t)QUERY_BLOCK * (size_t)softmax_width(j->longest), *kr = qr + (size_t)QUERY_BLOCK * R;
+    float inv_sum[QUERY_BLOCK];
+    const float *centre = j->row_of + (j->longest - 1);
+    size_t t0 = 0;
+    for (int s = 0, item = 0; s < j->n_seqs; t0 += (size_t)j->lengths[s], s++) {
+        const int len = j->lengths[s], ld = softmax_width(len);
+        for (int h = 0; h < j->heads; h++, item++) {
+            if (item < first || item >= last) continue;
+            const size_t off = t0 * (size_t)j->H + (size_t)h * dh;
+            const float *q = j->q + off, *k = j->k + off, *v = j->v + off;
+            if (j->p2c)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, len, R, dh, 1.0f, k, j->H, j->pos_q + (size_t)h * dh,
+                            j->H, 0.0f, kr, R);
+            for (int q0 = 0; q0 < len; q0 += QUERY_BLOCK) {
+                const int m = q0 + QUERY_BLOCK < len ? QUERY_BLOCK : len - q0;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, len, dh, 1.0f, q + (size_t)q0 * j->H, j->H, k,
+                            j->H, 0.0f, scores, ld);
+                if (j->c2p)
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, R, dh, 1.0f, q + (size_t)q0 * j->H, j->H,
+                                j->pos_k + (size_t)h * dh, j->H, 0.0f, qr, R);
+                for (int i = 0; i < m; i++) {
+                    float *row = scores + (size_t)i * ld;
+                    for (int c = 0; c < len; c++) {
+                        const int r = (int)centre[q0 + i - c];
+                        float sum = row[c];
+                        if (j->c2p) sum += qr[(size_t)i * R + r];
+                        if (j->p2c) sum += kr[(size_t)c * R + r];
+                        row[c] = sum * j->inv_scale;
+                    }
+                }
+                softmax_numerators(j->isa, scores, ld, len, NULL, 0, inv_sum, m);
+                float *out = j->ctx + off + (size_t)q0 * j->H;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh, len, 1.0f, scores, ld, v, j->H, 0.0f,
+                            out, j->H);
+                scale_rows(out, j->H, inv_sum, m, dh);
+            }
+        }
+    }
+}
+
 /* ModernBERT's fused Wqkv output [T x 3H] split into q, k and v [T x H],
  * the queries and keys turned by their position in their sequence. */
 typedef struct {
@@ -885,20 +981,25 @@ static void embed(const bert_model *m, const bert_linear_plan *plan, float *narr
         for (int p = 0, counted = 0; p < lengths[i]; p++, t++) {
             const float *we = m->word_emb + (size_t)ids[t] * E;
             float *row = out + (size_t)t * E;
-            if (!m->pos_emb) {
-                memcpy(row, we, (size_t)E * sizeof *row);
-                continue;
+            memcpy(row, we, (size_t)E * sizeof *row);
+            if (m->pos_emb) {
+                int position = p;
+                if (c->pad_id >= 0) position = ids[t] == c->pad_id ? c->pad_id : c->pad_id + ++counted;
+                const float *pe = m->pos_emb + (size_t)position * E;
+                for (int j = 0; j < E; j++) row[j] += pe[j];
             }
-            int position = p;
-            if (c->pad_id >= 0) position = ids[t] == c->pad_id ? c->pad_id : c->pad_id + ++counted;
-            const float *pe = m->pos_emb + (size_t)position * E;
             if (m->type_emb) {
                 const float *te = m->type_emb + (size_t)(type_ids ? type_ids[t] : 0) * E;
-                for (int j = 0; j < E; j++) row[j] = we[j] + pe[j] + te[j];
-            } else {
-                for (int j = 0; j < E; j++) row[j] = we[j] + pe[j];
+                for (int j = 0; j < E; j++) row[j] += te[j];
             }
         }
+    if (c->family == BERT_FAMILY_DEBERTA_V2) {
+        /* DebertaV2Embeddings: embed_proj (no bias) first, then the
+         * LayerNorm over hidden_size. */
+        if (narrow) bert_linear(plan, x, narrow, m->emb_proj_w, NULL, t, c->hidden_size, E);
+        layer_norm_rows(plan, x, x, NULL, m->emb_ln_w, m->emb_ln_b, t, c->hidden_size, c->layer_norm_eps);
+        return;
+    }
     layer_norm_rows(plan, out, out, NULL, m->emb_ln_w, m->emb_ln_b, t, E, c->layer_norm_eps);
     if (narrow) bert_linear(plan, x, narrow, m->emb_proj_w, m->emb_proj_b, t, c->hidden_size, E);
 }
@@ -986,7 +1087,9 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
     /* DistilBERT, MPNet and ModernBERT have no segments; RoBERTa's
      * tokenizers give every token of a pair segment 0 (its one token type).
      * ELECTRA's are BERT's. */
-    if (!m->type_emb || (c->family != BERT_FAMILY_BERT && c->family != BERT_FAMILY_ELECTRA)) type_ids = NULL;
+    if (!m->type_emb ||
+        (c->family != BERT_FAMILY_BERT && c->family != BERT_FAMILY_ELECTRA && c->family != BERT_FAMILY_DEBERTA_V2))
+        type_ids = NULL;
     if (check_inputs(m, ids, type_ids, lengths, keys, n_seqs, &total, &longest, err) != 0) return NULL;
     const int T = (int)total;
 
@@ -1022,8 +1125,28 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
     const size_t g_floats = modern ? total * (size_t)FF : 0;
     const size_t rotary_floats = modern ? 2 * (size_t)longest * (size_t)dh + total : 0;
     const size_t emb_floats = m->emb_proj_w ? total * (size_t)c->fam.embedding_size : 0;
+    /* DeBERTa: the rows of the relative embeddings the lengths reach
+     * (normalised, then each layer's keys and queries of them), their
+     * index by distance, and each chunk's work. */
+    const int deberta = c->family == BERT_FAMILY_DEBERTA_V2 && m->rel_emb;
+    int rel_lo = 0, rel_rows = 0, deb_chunks = 1;
+    if (deberta) {
+        int lo = deberta_row(&c->fam, 0), hi = lo;
+        for (int d = -(longest - 1); d <= longest - 1; d++) {
+            int r = deberta_row(&c->fam, d);
+            lo = r < lo ? r : lo;
+            hi = r > hi ? r : hi;
+        }
+        rel_lo = lo;
+        rel_rows = hi - lo + 1;
+        int items = n_seqs * c->num_heads;
+        deb_chunks = plan->threads > 1 ? (items < 4 * plan->threads ? items : 4 * plan->threads) : 1;
+    }
+    const size_t deb_floats = deberta ? (size_t)deb_chunks * deberta_work(longest, rel_rows) +
+                                            3 * (size_t)rel_rows * (size_t)H + 2 * (size_t)longest
+                                      : 0;
     size_t need = 5 * th + total * f_cols + (size_t)att_chunks * (sq + panel_floats) + rel_size + tiles_floats +
-                  g_floats + rotary_floats + emb_floats;
+                  g_floats + rotary_floats + emb_floats + deb_floats;
     if (reserve(&s->work, &s->work_cap, need) != 0) {
         *err = bert_errorf("out of memory: encoding %zu tokens needs %zu MB of scratch", total,
                            need * sizeof(float) >> 20);
@@ -1039,7 +1162,26 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
                          longest, tiles, (tiles_bytes + sizeof(float) - 1) / sizeof(float) * sizeof(float),
                          panels, panel_floats, -1};
     float *g = scores + (size_t)att_chunks * (sq + panel_floats) + rel_size + tiles_floats;
-    float *rotary = g + g_floats, *emb = rotary + rotary_floats;
+    float *rotary = g + g_floats, *emb = rotary + rotary_floats, *deb = emb + emb_floats;
+    deberta_job dj = {0};
+    if (deberta) {
+        if (seen && seen->observer->attention) {
+            *err = bert_errorf("bert_attention does not show DeBERTa's disentangled attention");
+            return NULL;
+        }
+        float *rel_x = deb, *pos_k = rel_x + (size_t)rel_rows * H, *pos_q = pos_k + (size_t)rel_rows * H;
+        float *row_of = pos_q + (size_t)rel_rows * H, *work = row_of + 2 * (size_t)longest;
+        for (int d = -(longest - 1); d <= longest - 1; d++)
+            row_of[d + longest - 1] = (float)(deberta_row(&c->fam, d) - rel_lo);
+        /* get_rel_embedding: LayerNorm of the rows (norm_rel_ebd), row by row. */
+        const float *rows = m->rel_emb + (size_t)rel_lo * H;
+        if (m->rel_ln_w) layer_norm_rows(plan, rel_x, rows, NULL, m->rel_ln_w, m->rel_ln_b, rel_rows, H, c->layer_norm_eps);
+        else memcpy(rel_x, rows, (size_t)rel_rows * H * sizeof *rel_x);
+        const int terms = 1 + c->fam.c2p + c->fam.p2c;
+        dj = (deberta_job){s->plan.isa, a, q, k, v, pos_k, pos_q, row_of, rel_rows, longest, c->fam.c2p, c->fam.p2c,
+                           1.0f / sqrtf((float)dh * (float)terms), lengths, n_seqs, H, c->num_heads,
+                           n_seqs * c->num_heads, work, deberta_work(longest, rel_rows)};
+    }
 
     embed(m, plan, m->emb_proj_w ? emb : NULL, x, ids, type_ids, lengths, n_seqs);
     if (seen && observe_hidden_states(seen, 0, x, T, H, err) != 0) return NULL;
@@ -1060,7 +1202,16 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
             bert_linear_matrix(plan, v, x, &w->v_w, w->v_b, T, H, H))
             return projection_out_of_memory(m, T, err);
         if (seen && observe_attention(m, seen, l, q, k, lengths, n_seqs, rel, longest, -1, err) != 0) return NULL;
-        if (att_chunks > 1) bert_workers_run(plan->workers, plan->threads, att_chunks, attention_chunk, &att);
+        if (deberta) {
+            /* The layer's own key_proj and query_proj on the relative
+             * embeddings (share_att_key). */
+            const float *rel_x = deb;
+            if (bert_linear_matrix(plan, (float *)dj.pos_k, rel_x, &w->k_w, w->k_b, rel_rows, H, H) ||
+                bert_linear_matrix(plan, (float *)dj.pos_q, rel_x, &w->q_w, w->q_b, rel_rows, H, H))
+                return projection_out_of_memory(m, rel_rows, err);
+            if (deb_chunks > 1) bert_workers_run(plan->workers, plan->threads, deb_chunks, deberta_chunk, &dj);
+            else deberta_chunk(&dj, 0, 1);
+        } else if (att_chunks > 1) bert_workers_run(plan->workers, plan->threads, att_chunks, attention_chunk, &att);
         else attention_chunk(&att, 0, 1);
         if (bert_linear_matrix(plan, q, a, &w->out_w, w->out_b, T, H, H))
             return projection_out_of_memory(m, T, err);
@@ -1231,6 +1382,9 @@ int bert_classifier_logits(const bert_model *m, bert_scratch *s, const float *hi
         for (int j = 0; j < H; j++) pooled[j] = pooled[j] > 0 ? pooled[j] : 0;
     } else if (f == BERT_FAMILY_ELECTRA) {
         activate(s->plan.isa, pooled, (size_t)H, BERT_ACT_GELU);
+    } else if (f == BERT_FAMILY_DEBERTA_V2) {
+        /* ContextPooler: dense, pooler_hidden_act. */
+        activate(s->plan.isa, pooled, (size_t)H, m->cfg.fam.head_act);
     } else if (f == BERT_FAMILY_MODERNBERT) {
         activate(s->plan.isa, pooled, (size_t)H, m->cfg.fam.head_act);
         add_layer_norm(s->plan.isa, pooled, pooled, NULL, m->head_norm_w, m->head_norm_b, 1, H, m->cfg.layer_norm_eps);

@@ -30,7 +30,8 @@ typedef enum {
     BERT_FAMILY_XLM_ROBERTA,    /* RoBERTa's encoder under another model_type */
     BERT_FAMILY_MPNET,          /* no segments, relative position bias, RoBERTa's heads */
     BERT_FAMILY_ELECTRA,        /* BERT's encoder, embeddings of embedding_size projected to hidden_size */
-    BERT_FAMILY_MODERNBERT      /* pre-LayerNorm, rotary, GeGLU, local attention, one prediction head */
+    BERT_FAMILY_MODERNBERT,     /* pre-LayerNorm, rotary, GeGLU, local attention, one prediction head */
+    BERT_FAMILY_DEBERTA_V2      /* disentangled attention over relative positions, ContextPooler */
 } bert_family;
 
 /* Separators between the two texts of a pair: BERT's [CLS] a [SEP] b [SEP]
@@ -59,7 +60,14 @@ typedef struct {
     int local_window;
     double global_rope_theta, local_rope_theta;
     int mean_pooling;              /* classifier_pooling "mean" (1) or "cls" (0) */
-    bert_activation head_act;      /* classifier_activation, of the prediction head */
+    bert_activation head_act;      /* classifier_activation, of the prediction head; DeBERTa: pooler_hidden_act */
+    /* DeBERTa-v2/v3: relative_attention, its c2p and p2c terms
+     * (pos_att_type), position_buckets (0: none) and max_relative_positions;
+     * att_span rows each side of encoder.rel_embeddings; the LayerNorm of
+     * the relative embeddings (norm_rel_ebd "layer_norm"). */
+    int relative_attention, c2p, p2c;
+    int position_buckets, max_relative, att_span, rel_norm;
+    int position_biased;           /* position_biased_input: absolute positions added to the embeddings */
 } bert_family_settings;
 
 typedef struct {
@@ -151,11 +159,15 @@ typedef struct bert_model {
     const float *type_emb;    /* [type_vocab x H] */
     const float *emb_ln_w, *emb_ln_b;
     const float *rel_bias;               /* MPNet: [relative_buckets x num_heads]; else NULL */
-    const float *emb_proj_w, *emb_proj_b; /* ELECTRA's embeddings_project [H x E], [H] when E != H; else NULL */
+    const float *emb_proj_w, *emb_proj_b; /* ELECTRA's embeddings_project [H x E], [H] when E != H (DeBERTa's embed_proj); else NULL */
     const float *final_norm_w, *final_norm_b; /* ModernBERT's final_norm; else NULL */
     /* ModernBERT's prediction head before a classifier (its dense and
      * activation are pre_cls_w, pre_cls_b and fam.head_act): head.norm. */
     const float *head_norm_w, *head_norm_b;
+    /* DeBERTa: encoder.rel_embeddings [2 att_span x H] and its LayerNorm
+     * (NULL without norm_rel_ebd).  Its embed_proj is emb_proj_w, without
+     * bias, and comes before the embeddings' LayerNorm (over hidden_size). */
+    const float *rel_emb, *rel_ln_w, *rel_ln_b;
     bert_layer_weights *layers;          /* cfg.num_layers of them */
     const float *pooler_w, *pooler_b;    /* NULL when the checkpoint has no pooler */
     /* Masked-LM head (BERT's cls.predictions, RoBERTa's and MPNet's

@@ -83,6 +83,7 @@ int bert_model_load_precision(bert_model_files *files, bert_precision precision,
            : c->family == BERT_FAMILY_ROBERTA || c->family == BERT_FAMILY_XLM_ROBERTA ? bert_bind_roberta(&b, m)
            : c->family == BERT_FAMILY_ELECTRA ? bert_bind_electra(&b, m)
            : c->family == BERT_FAMILY_MODERNBERT ? bert_bind_modernbert(&b, m)
+           : c->family == BERT_FAMILY_DEBERTA_V2 ? bert_bind_deberta(&b, m)
            : bert_bind_bert(&b, m);
     if (rc != 0) goto fail;
     m->dtype = dtype_label(b.list[0].t->dtype);   /* the word embeddings' */

@@ -99,6 +99,7 @@ int bert_bind_roberta(binder *b, bert_model *m);    /* RoBERTa and XLM-RoBERTa *
 int bert_bind_mpnet(binder *b, bert_model *m);
 int bert_bind_electra(binder *b, bert_model *m);
 int bert_bind_modernbert(binder *b, bert_model *m);
+int bert_bind_deberta(binder *b, bert_model *m);
 
 /* The heads RoBERTa and MPNet name alike (lm_head.*, classifier.dense and
  * classifier.out_proj, or classifier.* per token, qa_outputs.*) and the

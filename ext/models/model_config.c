@@ -31,6 +31,7 @@ static const struct {
     {"mpnet", BERT_FAMILY_MPNET},
     {"electra", BERT_FAMILY_ELECTRA},
     {"modernbert", BERT_FAMILY_MODERNBERT},
+    {"deberta-v2", BERT_FAMILY_DEBERTA_V2},
 };
 
 static int family_of(const char *model_type, bert_family *out)
@@ -209,6 +210,77 @@ static int read_modernbert(const json_doc *doc, const char *path, bert_config *c
     return read_activation(doc, path, "classifier_activation", &f->head_act, err);
 }
 
+/* An integer under `key` from lo to hi, or `fallback` when absent or null. */
+static int read_int(const json_doc *doc, const char *path, const char *key, long long fallback, long long lo,
+                    long long hi, int *out, char **err)
+{
+    int node = bert_json_member(doc, 0, key);
+    long long v = node < 0 || doc->nodes[node].type == JSON_NULL ? fallback : bert_json_int(doc, node, lo - 1);
+    if (v < lo || v > hi) {
+        *err = bert_errorf("%s: %s must be an integer from %lld to %lld", path, key, lo, hi);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* DebertaV2Config's settings: relative_attention with the c2p and p2c
+ * terms of pos_att_type over log-bucketed relative positions, the keys and
+ * queries of positions from the layer's own key_proj and query_proj
+ * (share_att_key, as every published v2 and v3 checkpoint has it),
+ * absolute positions only where position_biased_input, the ContextPooler's
+ * activation.  What the encoder does not implement is refused by key. */
+static int read_deberta(const json_doc *doc, const char *path, bert_config *cfg, char **err)
+{
+    bert_family_settings *f = &cfg->fam;
+    int biased = 1, conv = 0, pooler = 0, head = 0;
+    if (read_int(doc, path, "type_vocab_size", 0, 0, MAX_TYPE_VOCAB, &cfg->type_vocab_size, err) ||
+        read_int(doc, path, "embedding_size", cfg->hidden_size, 1, MAX_HIDDEN, &f->embedding_size, err) ||
+        read_int(doc, path, "position_buckets", -1, -1, BERT_MAX_POSITIONS, &f->position_buckets, err) ||
+        read_int(doc, path, "max_relative_positions", -1, -1, BERT_MAX_POSITIONS, &f->max_relative, err) ||
+        read_int(doc, path, "conv_kernel_size", 0, 0, 0, &conv, err) ||
+        read_int(doc, path, "pooler_hidden_size", cfg->hidden_size, cfg->hidden_size, cfg->hidden_size, &pooler, err) ||
+        read_int(doc, path, "attention_head_size", cfg->hidden_size / cfg->num_heads, cfg->hidden_size / cfg->num_heads,
+                 cfg->hidden_size / cfg->num_heads, &head, err))
+        return -1;
+    int node = bert_json_member(doc, 0, "position_biased_input");
+    if (node >= 0) biased = bert_json_bool(doc, node, 1);
+    node = bert_json_member(doc, 0, "relative_attention");
+    f->relative_attention = node >= 0 && bert_json_bool(doc, node, 0);
+    node = bert_json_member(doc, 0, "share_att_key");
+    if (f->relative_attention && !(node >= 0 && bert_json_bool(doc, node, 0))) {
+        *err = bert_errorf("%s: share_att_key false (separate pos_key_proj and pos_query_proj) is not supported", path);
+        return -1;
+    }
+    /* pos_att_type: a list (or "p2c|c2p" in old configs) of c2p and p2c. */
+    node = bert_json_member(doc, 0, "pos_att_type");
+    if (node >= 0 && doc->nodes[node].type == JSON_ARRAY) {
+        for (int c = doc->nodes[node].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
+            const char *t = bert_json_str(doc, c, "");
+            if (strcmp(t, "c2p") == 0) f->c2p = 1;
+            else if (strcmp(t, "p2c") == 0) f->p2c = 1;
+            else {
+                *err = bert_errorf("%s: pos_att_type \"%s\" is not supported; use \"c2p\" and \"p2c\"", path, t);
+                return -1;
+            }
+        }
+    } else if (node >= 0 && doc->nodes[node].type == JSON_TEXT) {
+        const char *t = bert_json_str(doc, node, "");
+        f->c2p = strstr(t, "c2p") != NULL;
+        f->p2c = strstr(t, "p2c") != NULL;
+    }
+    if (f->max_relative < 1) f->max_relative = cfg->max_position_embeddings;
+    f->att_span = f->position_buckets > 0 ? f->position_buckets : f->max_relative;
+    node = bert_json_member(doc, 0, "norm_rel_ebd");
+    f->rel_norm = node >= 0 && strstr(bert_json_str(doc, node, ""), "layer_norm") != NULL;
+    /* Absolute positions only where position_biased_input: a table the
+     * binder looks for; without it, none (pos_emb stays NULL). */
+    cfg->position_offset = 0;
+    cfg->pad_id = -1;
+    f->position_biased = biased;
+    return read_activation(doc, path, "pooler_hidden_act", &f->head_act, err);
+}
+
 typedef struct {
     const char *key;
     long long bert_default;   /* BertConfig's default, used when model_type says "bert" */
@@ -237,8 +309,8 @@ int bert_config_load(bert_model_files *files, bert_config *cfg, char **err)
     const char *type = bert_json_str(doc, type_node, NULL);
     if (type_node >= 0 && (!type || family_of(type, &cfg->family) != 0)) {
         *err = bert_errorf("%s: model_type is \"%s\", which is not supported; the supported model types are "
-                           "\"bert\", \"distilbert\", \"roberta\", \"xlm-roberta\", \"mpnet\", \"electra\" and "
-                           "\"modernbert\"", path,
+                           "\"bert\", \"distilbert\", \"roberta\", \"xlm-roberta\", \"mpnet\", \"electra\", "
+                           "\"modernbert\" and \"deberta-v2\"", path,
                            type ? type : "(not a string)");
         goto done;
     }
@@ -284,11 +356,27 @@ int bert_config_load(bert_model_files *files, bert_config *cfg, char **err)
         {"intermediate_size", 1152, MAX_INTERMEDIATE, &cfg->intermediate_size},
         {"max_position_embeddings", 8192, BERT_MAX_POSITIONS, &cfg->max_position_embeddings},
     };
+    /* DebertaV2Config's defaults; type_vocab_size (0 by default) and
+     * embedding_size are read in read_deberta. */
+    size_field deberta_sizes[] = {
+        {"vocab_size", 128100, MAX_VOCAB, &cfg->vocab_size},
+        {"hidden_size", 1536, MAX_HIDDEN, &cfg->hidden_size},
+        {"num_hidden_layers", 24, MAX_LAYERS, &cfg->num_layers},
+        {"num_attention_heads", 24, MAX_HIDDEN, &cfg->num_heads},
+        {"intermediate_size", 6144, MAX_INTERMEDIATE, &cfg->intermediate_size},
+        {"max_position_embeddings", 512, BERT_MAX_POSITIONS, &cfg->max_position_embeddings},
+    };
     const int electra = cfg->family == BERT_FAMILY_ELECTRA, modern = cfg->family == BERT_FAMILY_MODERNBERT;
-    size_field *sizes = distil ? distil_sizes : electra ? electra_sizes : modern ? modern_sizes : bert_sizes;
+    const int deberta = cfg->family == BERT_FAMILY_DEBERTA_V2;
+    size_field *sizes = distil    ? distil_sizes
+                        : electra ? electra_sizes
+                        : modern  ? modern_sizes
+                        : deberta ? deberta_sizes
+                                  : bert_sizes;
     size_t n_sizes = distil    ? sizeof distil_sizes / sizeof *distil_sizes
                      : electra ? sizeof electra_sizes / sizeof *electra_sizes
                      : modern  ? sizeof modern_sizes / sizeof *modern_sizes
+                     : deberta ? sizeof deberta_sizes / sizeof *deberta_sizes
                                : sizeof bert_sizes / sizeof *bert_sizes;
     /* MPNet has no segment embeddings, so no type_vocab_size (bert_sizes' last). */
     if (cfg->family == BERT_FAMILY_MPNET) n_sizes--;
@@ -319,7 +407,7 @@ int bert_config_load(bert_model_files *files, bert_config *cfg, char **err)
      * activation is under "activation".  ModernBERT's norms take norm_eps
      * (1e-5 by default), its MLP hidden_activation. */
     int eps_node = distil ? -1 : bert_json_member(doc, 0, modern ? "norm_eps" : "layer_norm_eps");
-    double eps = eps_node < 0 ? (modern ? 1e-5 : 1e-12) : bert_json_real(doc, eps_node, -1);
+    double eps = eps_node < 0 ? (modern ? 1e-5 : deberta ? 1e-7 : 1e-12) : bert_json_real(doc, eps_node, -1);
     /* The encoder adds eps in float32, where a value below about 1e-45
      * becomes 0 and a constant row would divide by zero. */
     if (!(eps > 0 && eps < 1 && (float)eps > 0)) {
@@ -333,6 +421,7 @@ int bert_config_load(bert_model_files *files, bert_config *cfg, char **err)
         goto done;
     if (electra && read_absolute_positions(doc, path, err) != 0) goto done;
     if (modern && read_modernbert(doc, path, cfg, err) != 0) goto done;
+    if (deberta && read_deberta(doc, path, cfg, err) != 0) goto done;
     if (read_positions(doc, path, cfg, err) != 0) goto done;
     rc = 0;
 done:

@@ -5,7 +5,9 @@ independent references only:
 
   token ids   Hugging Face's Rust tokenizer (hf_tokenizer.js and
               hf_offsets.js, npm `tokenizers`): BERT_TOKENIZER_JSON,
-              bert-base-uncased's tokenizer.json, for the ELECTRA models
+              bert-base-uncased's tokenizer.json, for the ELECTRA and DeBERTa
+              models (DeBERTa's with a WordPiece vocabulary: the tests are of
+              the encoder, whichever tokenizer the directory has), the ELECTRA ones
               (which carry its vocab.txt, as google/electra-* do); each
               ModernBERT model's own tokenizer.json (ModernBERT-large's).
   numbers     tests/reference/encoder_reference.py (PyTorch, float64),
@@ -55,17 +57,21 @@ REGISTRATIONS = {
     "modernbert-ner": ("modernbert-ner", None),
     "modernbert-ner-none": ("modernbert-ner", {"aggregation": "none"}),
     "modernbert-qa": ("modernbert-qa", None),
+    "deberta-cls": ("deberta-cls", None),
+    "deberta-ner": ("deberta-ner", None),
+    "deberta-qa": ("deberta-qa", None),
 }
-EMBED = ["electra-disc", "electra-base", "modernbert-mlm", "modernbert-cls"]
+EMBED = ["electra-disc", "electra-base", "modernbert-mlm", "modernbert-cls", "deberta-cls"]
 MLM = ["electra-mlm", "modernbert-mlm"]
-CLASSIFY = ["electra-cls-f16", "modernbert-cls", "modernbert-cls-first"]
-NER = ["electra-ner", "electra-ner-none", "modernbert-ner", "modernbert-ner-none"]
-QA = ["electra-qa", "modernbert-qa"]
+CLASSIFY = ["electra-cls-f16", "modernbert-cls", "modernbert-cls-first", "deberta-cls"]
+NER = ["electra-ner", "electra-ner-none", "modernbert-ner", "modernbert-ner-none", "deberta-ner"]
+QA = ["electra-qa", "modernbert-qa", "deberta-qa"]
 # Raw token ids for the encoder: (model, length); the ModernBERT lengths pass
 # the local windows (16 and 64 tokens) and 512.
 ENCODE = [("electra-mlm", 6), ("electra-mlm", 600), ("electra-base", 40), ("electra-disc", 300),
           ("modernbert-mlm", 6), ("modernbert-mlm", 40), ("modernbert-mlm", 300), ("modernbert-mlm", 700),
-          ("modernbert-cls", 300), ("modernbert-cls-first", 530), ("modernbert-qa", 100)]
+          ("modernbert-cls", 300), ("modernbert-cls-first", 530), ("modernbert-qa", 100),
+          ("deberta-cls", 6), ("deberta-cls", 300), ("deberta-ner", 40), ("deberta-qa", 512)]
 TOL_ORDER = 2e-4
 # About 700 word pieces: past 512 (ModernBERT reads all of it, up to its
 # 1024 positions; ELECTRA's 512 cut it) and past every local window.

@@ -131,6 +131,62 @@ def electra(out, name, vocab_txt, seed, arch, E, H, layers, heads, inter, positi
         json.dump({"do_lower_case": True, "model_max_length": 512, "tokenizer_class": "ElectraTokenizer"}, f)
 
 
+# ---- DeBERTa-v2/v3 ---------------------------------------------------------------------------
+
+def deberta(out, name, vocab_txt, seed, arch, E=128, H=128, layers=2, heads=2, inter=256, positions=512,
+            buckets=16, max_rel=64, biased=False, types=0, rel_norm="layer_norm", att=("p2c", "c2p"), labels=None):
+    V = sum(1 for _ in open(vocab_txt, encoding="utf-8"))
+    w = Weights(seed)
+    p = "deberta."
+    w.normal(p + "embeddings.word_embeddings.weight", (V, E), 0.5)
+    if biased:
+        w.normal(p + "embeddings.position_embeddings.weight", (positions, E), 0.3)
+    if types:
+        w.normal(p + "embeddings.token_type_embeddings.weight", (types, E), 0.3)
+    if E != H:
+        w.normal(p + "embeddings.embed_proj.weight", (H, E), 1.0 / np.sqrt(E))
+    w.norm(p + "embeddings.LayerNorm", H)
+    span = buckets if buckets > 0 else (max_rel if max_rel > 0 else positions)
+    w.normal(p + "encoder.rel_embeddings.weight", (2 * span, H), 0.5)
+    if rel_norm == "layer_norm":
+        w.norm(p + "encoder.LayerNorm", H)
+    for l in range(layers):
+        q = f"{p}encoder.layer.{l}."
+        for part in ("query_proj", "key_proj", "value_proj"):
+            w.linear(q + "attention.self." + part, H, H)
+        w.linear(q + "attention.output.dense", H, H)
+        w.norm(q + "attention.output.LayerNorm", H)
+        w.linear(q + "intermediate.dense", inter, H)
+        w.linear(q + "output.dense", H, inter)
+        w.norm(q + "output.LayerNorm", H)
+    if arch == "DebertaV2ForSequenceClassification":
+        w.linear("pooler.dense", H, H)
+        w.linear("classifier", len(labels), H, std=0.3)
+    elif arch == "DebertaV2ForTokenClassification":
+        w.linear("classifier", len(labels), H, std=0.3)
+    elif arch == "DebertaV2ForQuestionAnswering":
+        w.linear("qa_outputs", 2, H, std=0.3)
+    config = {"architectures": [arch], "model_type": "deberta-v2", "vocab_size": V, "hidden_size": H,
+              "num_hidden_layers": layers, "num_attention_heads": heads, "intermediate_size": inter,
+              "hidden_act": "gelu", "max_position_embeddings": positions, "type_vocab_size": types,
+              "layer_norm_eps": 1e-7, "relative_attention": True, "max_relative_positions": max_rel,
+              "position_buckets": buckets, "norm_rel_ebd": rel_norm, "share_att_key": True,
+              "pos_att_type": list(att), "position_biased_input": biased, "pooler_hidden_size": H,
+              "pooler_hidden_act": "gelu", "pad_token_id": 0, "torch_dtype": "float32"}
+    if E != H:
+        config["embedding_size"] = E
+    if labels:
+        config["id2label"] = labels
+        config["label2id"] = {v: int(k) for k, v in labels.items()}
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    write_config(d, config)
+    write_safetensors(os.path.join(d, "model.safetensors"), w.t, "F32")
+    shutil.copyfile(vocab_txt, os.path.join(d, "vocab.txt"))
+    with open(os.path.join(d, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+        json.dump({"do_lower_case": True, "model_max_length": 512}, f)
+
+
 # ---- ModernBERT ------------------------------------------------------------------------------
 
 def modernbert(out, name, tokenizer_dir, seed, arch, H=64, layers=4, heads=4, inter=96, window=16, every=3,
@@ -193,6 +249,14 @@ def main():
     electra(out, "electra-ner", vocab, 105, "ElectraForTokenClassification", 64, 128, 2, 2, 256, 512,
             labels=NER_LABELS)
     electra(out, "electra-qa", vocab, 106, "ElectraForQuestionAnswering", 64, 128, 2, 2, 256, 512)
+    # DeBERTa-v3's layout (no absolute positions, no segments, log buckets
+    # scaled down to 16 with max_relative_positions 64, so that 300 tokens
+    # reach the logarithmic ones); v2's (absolute positions, segments,
+    # embed_proj, 256 buckets, unnormalised relative embeddings, c2p only).
+    deberta(out, "deberta-cls", vocab, 301, "DebertaV2ForSequenceClassification", labels=LABELS3)
+    deberta(out, "deberta-ner", vocab, 302, "DebertaV2ForTokenClassification", E=64, buckets=256, max_rel=-1,
+            biased=True, types=2, rel_norm="none", att=("c2p",), labels=NER_LABELS)
+    deberta(out, "deberta-qa", vocab, 303, "DebertaV2ForQuestionAnswering", buckets=32, max_rel=128)
     tok = sys.argv[3] if len(sys.argv) == 4 else ""
     if not tok or not os.path.exists(os.path.join(tok, "tokenizer.json")):
         print(f"{sys.argv[0]}: no ModernBERT tokenizer at {tok or '(none given)'}: ModernBERT models not written")

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""encoder_reference.py - an independent reference for ELECTRA and ModernBERT
+"""encoder_reference.py - an independent reference for ELECTRA, ModernBERT and DeBERTa-v2
 checkpoints in the Hugging Face layout, transcribed operation by operation
 from transformers (huggingface/transformers):
 
@@ -32,7 +32,20 @@ from transformers (huggingface/transformers):
     over the attention mask, head, classifier), ModernBertForTokenClassification
     and ModernBertForQuestionAnswering (head, classifier; QA's two columns
     start and end).  LayerNorms without bias where norm_bias is false, linear
-    layers without bias where attention_bias, mlp_bias or classifier_bias is.
+    layers without bias where attention_bias, mlp_bias or classifier_bias is;
+  * src/transformers/models/deberta_v2/modeling_deberta_v2.py at commit
+    0038a3caa5c7d0c5014704005dd67ab347451ddc: DebertaV2Embeddings (word +
+    absolute positions where position_biased_input + token types where
+    type_vocab_size > 0, embed_proj without bias, LayerNorm),
+    DebertaV2Encoder.get_rel_embedding (rel_embeddings, LayerNorm where
+    norm_rel_ebd says layer_norm), build_relative_position and
+    make_log_bucket_position, DisentangledSelfAttention with share_att_key
+    (query_proj and key_proj of the relative embeddings' first 2 att_span
+    rows; c2p gathered at clamp(relative_pos + att_span), p2c at
+    clamp(-relative_pos + att_span) transposed; every term divided by
+    sqrt(head_size * (1 + terms))), BERT's post-LayerNorm layers, ContextPooler
+    (first token, dense, pooler_hidden_act) before the classifier, the
+    token classifier and qa_outputs.
 
 Runs in float64 by default on the exact stored weights (compute=torch.float32
 for the float32 run).  Reuses bert_reference.py's safetensors reader,
@@ -48,7 +61,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bert_reference as bref  # noqa: E402
 
-FAMILIES = ("electra", "modernbert")
+FAMILIES = ("electra", "modernbert", "deberta-v2")
 
 
 class Model(bref.Model):
@@ -62,10 +75,11 @@ class Model(bref.Model):
             raise ValueError(f"{model_dir}: not an ELECTRA or ModernBERT config.json")
         self.family = c["model_type"]
         self.modern = self.family == "modernbert"
+        self.deberta = self.family == "deberta-v2"
         self.mpnet = self.distilbert = False
         raw, self.header = bref.read_safetensors(os.path.join(model_dir, "model.safetensors"))
         self.dtype = {v["dtype"] for k, v in self.header.items() if k != "__metadata__" and v["dtype"] != "I64"}.pop()
-        prefix = "model." if self.modern else "electra."
+        prefix = "model." if self.modern else "deberta." if self.deberta else "electra."
         self.w = {}
         for name, arr in raw.items():
             if name.startswith(prefix):
@@ -78,6 +92,11 @@ class Model(bref.Model):
             self.act = c.get("hidden_activation", "gelu")
             self.head_act = c.get("classifier_activation", "gelu")
             self.embedding_size = self.hidden
+        elif self.deberta:
+            self.eps = c.get("layer_norm_eps", 1e-7)
+            self.act = c.get("hidden_act", "gelu")
+            self.head_act = c.get("pooler_hidden_act", "gelu")
+            self.embedding_size = c.get("embedding_size", self.hidden)
         else:
             self.eps = c.get("layer_norm_eps", 1e-12)
             self.act = c.get("hidden_act", "gelu")
@@ -91,6 +110,11 @@ class Model(bref.Model):
             self.has_qa = arch.endswith("ForQuestionAnswering")
             self.token_classification = arch.endswith("ForTokenClassification")
             self.has_classifier = arch.endswith("ForSequenceClassification")
+        elif self.deberta:
+            self.has_mlm = False
+            self.has_qa = "qa_outputs.weight" in self.w
+            self.has_classifier = "pooler.dense.weight" in self.w
+            self.token_classification = "classifier.weight" in self.w and not self.has_classifier
         else:
             self.has_mlm = "generator_lm_head.bias" in self.w
             self.has_qa = "qa_outputs.weight" in self.w
@@ -153,6 +177,88 @@ def electra_encode(m, ids, types, mask, compute, trace):
         ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).reshape(batch, seq, m.hidden)
         x = norm(linear(ctx, m, p + "attention.output.dense", compute) + x, m, p + "attention.output.LayerNorm",
                  compute)
+        inter = act(linear(x, m, p + "intermediate.dense", compute))
+        x = norm(linear(inter, m, p + "output.dense", compute) + x, m, p + "output.LayerNorm", compute)
+        bref.observe(trace, probs, x)
+    return x
+
+
+# ---- DeBERTa-v2 -------------------------------------------------------------------------------
+
+def make_log_bucket_position(relative_pos, bucket_size, max_position):
+    sign = torch.sign(relative_pos)
+    mid = bucket_size // 2
+    abs_pos = torch.where((relative_pos < mid) & (relative_pos > -mid), torch.tensor(mid - 1).type_as(relative_pos),
+                          torch.abs(relative_pos))
+    log_pos = torch.ceil(torch.log(abs_pos / mid) / torch.log(torch.tensor((max_position - 1) / mid)) * (mid - 1)) + mid
+    return torch.where(abs_pos <= mid, relative_pos.type_as(log_pos), log_pos * sign)
+
+
+def build_relative_position(size, bucket_size, max_position):
+    ids = torch.arange(0, size)
+    rel = ids[:, None] - ids[None, :]
+    if bucket_size > 0 and max_position > 0:
+        rel = make_log_bucket_position(rel, bucket_size, max_position)
+    return rel.to(torch.long)
+
+
+def deberta_encode(m, ids, types, mask, compute, trace):
+    c = m.config
+    batch, seq = ids.shape
+    x = m.t("embeddings.word_embeddings.weight", compute)[ids]
+    if c.get("position_biased_input", True):
+        x = x + m.t("embeddings.position_embeddings.weight", compute)[torch.arange(seq)[None].expand(batch, seq)]
+    if c.get("type_vocab_size", 0) > 0:
+        x = x + m.t("embeddings.token_type_embeddings.weight", compute)[types]
+    if "embeddings.embed_proj.weight" in m.w:
+        x = torch.nn.functional.linear(x, m.t("embeddings.embed_proj.weight", compute))
+    x = norm(x, m, "embeddings.LayerNorm", compute)
+    x = x * mask[:, :, None].to(compute)
+    if trace is not None:
+        trace["hidden_states"].append(x)
+    heads, hd = m.heads, m.hidden // m.heads
+    att = c.get("pos_att_type") or []
+    if isinstance(att, str):
+        att = [t for t in ("c2p", "p2c") if t in att]
+    scale_factor = 1 + ("c2p" in att) + ("p2c" in att)
+    max_rel = c.get("max_relative_positions", -1)
+    max_rel = max_rel if max_rel >= 1 else c["max_position_embeddings"]
+    buckets = c.get("position_buckets", -1)
+    span = buckets if buckets > 0 else max_rel
+    rel_pos = build_relative_position(seq, buckets, max_rel)
+    rel_emb = m.t("encoder.rel_embeddings.weight", compute)
+    if "layer_norm" in c.get("norm_rel_ebd", "none"):
+        rel_emb = norm(rel_emb, m, "encoder.LayerNorm", compute)
+    rel_emb = rel_emb[0:span * 2][None]
+    ext = mask[:, None, None, :] * mask[:, None, :, None]
+    act = bref.activation(m.act)
+
+    def split(t):      # transpose_for_scores: [batch * heads x seq x hd]
+        return t.view(t.shape[0], -1, heads, hd).permute(0, 2, 1, 3).contiguous().view(-1, t.shape[1], hd)
+    for i in range(m.layers):
+        p = f"encoder.layer.{i}."
+        q = split(linear(x, m, p + "attention.self.query_proj", compute))
+        k = split(linear(x, m, p + "attention.self.key_proj", compute))
+        v = split(linear(x, m, p + "attention.self.value_proj", compute))
+        scale = torch.sqrt(torch.tensor(hd, dtype=torch.float) * scale_factor)
+        scores = torch.bmm(q, k.transpose(-1, -2)) / scale.to(compute)
+        pos_q = split(linear(rel_emb, m, p + "attention.self.query_proj", compute)).repeat(batch, 1, 1)
+        pos_k = split(linear(rel_emb, m, p + "attention.self.key_proj", compute)).repeat(batch, 1, 1)
+        if "c2p" in att:
+            c2p = torch.bmm(q, pos_k.transpose(-1, -2))
+            c2p_pos = torch.clamp(rel_pos + span, 0, span * 2 - 1)
+            c2p = torch.gather(c2p, dim=-1, index=c2p_pos.expand([q.size(0), seq, seq]))
+            scores = scores + c2p / scale.to(compute)
+        if "p2c" in att:
+            p2c_pos = torch.clamp(-rel_pos + span, 0, span * 2 - 1)
+            p2c = torch.bmm(k, pos_q.transpose(-1, -2))
+            p2c = torch.gather(p2c, dim=-1, index=p2c_pos.expand([q.size(0), seq, seq])).transpose(-1, -2)
+            scores = scores + p2c / scale.to(compute)
+        scores = scores.view(-1, heads, seq, seq)
+        rmask = ~(ext.to(torch.bool))
+        probs = torch.softmax(scores.masked_fill(rmask, torch.finfo(compute).min), -1).masked_fill(rmask, 0)
+        ctx = torch.bmm(probs.view(-1, seq, seq), v).view(-1, heads, seq, hd).permute(0, 2, 1, 3).reshape(batch, seq, -1)
+        x = norm(linear(ctx, m, p + "attention.output.dense", compute) + x, m, p + "attention.output.LayerNorm", compute)
         inter = act(linear(x, m, p + "intermediate.dense", compute))
         x = norm(linear(inter, m, p + "output.dense", compute) + x, m, p + "output.LayerNorm", compute)
         bref.observe(trace, probs, x)
@@ -241,6 +347,8 @@ def encode(m, ids, attention_mask=None, compute=torch.float64, trace=None, types
     if m.modern:
         return modern_encode(m, ids, mask, compute, trace), None
     types = torch.zeros_like(ids) if types is None else torch.as_tensor(types, dtype=torch.long).reshape(ids.shape)
+    if m.deberta:
+        return deberta_encode(m, ids, types, mask, compute, trace), None
     return electra_encode(m, ids, types, mask, compute, trace), None
 
 
@@ -260,6 +368,9 @@ def classifier_logits(m, ids, compute=torch.float64, types=None):
     if m.modern:
         pooled = hidden.mean(dim=1) if m.config.get("classifier_pooling", "cls") == "mean" else hidden[:, 0]
         return linear(head(m, pooled, compute), m, "classifier", compute)
+    if m.deberta:
+        pooled = bref.activation(m.head_act)(linear(hidden[:, 0], m, "pooler.dense", compute))
+        return linear(pooled, m, "classifier", compute)
     x = torch.nn.functional.gelu(linear(hidden[:, 0], m, "classifier.dense", compute))
     return linear(x, m, "classifier.out_proj", compute)
 
