@@ -1,5 +1,5 @@
 /*
- * test_encoders.c - ELECTRA and ModernBERT through SQL and the encoder:
+ * test_encoders.c - ELECTRA, ModernBERT and DeBERTa-v2 through SQL and the encoder:
  * every function on the generated checkpoints of each family and head
  * (tests/golden/make_encoder_models.py) against tests/golden/encoders.jsonl,
  * which tests/golden/make_encoder_goldens.py writes from the Rust

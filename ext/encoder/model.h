@@ -4,7 +4,8 @@
  * BERT, DistilBERT, RoBERTa, XLM-RoBERTa and MPNet: one encoder with
  * small differences in names, positions and heads; ELECTRA, BERT's encoder
  * behind narrower embeddings, and ModernBERT, a pre-LayerNorm encoder with
- * rotary positions, GeGLU and local attention (bert_family_settings).
+ * rotary positions, GeGLU and local attention, and DeBERTa-v2, whose
+ * attention adds terms of relative positions (bert_family_settings).
  *
  * float32 tensors are used in place inside the read-only mapping of
  * model.safetensors; float16 and bfloat16 ones are converted to float32 once,

@@ -1,17 +1,18 @@
 #!/usr/bin/python3
 """make_encoder_goldens.py MODELS_DIR OUT_DIR BERT_TOKENIZER_JSON - the golden
-data of the ELECTRA and ModernBERT test models (tests/test_encoders.c), from
+data of the ELECTRA, ModernBERT and DeBERTa-v2 test models (tests/test_encoders.c), from
 independent references only:
 
   token ids   Hugging Face's Rust tokenizer (hf_tokenizer.js and
               hf_offsets.js, npm `tokenizers`): BERT_TOKENIZER_JSON,
               bert-base-uncased's tokenizer.json, for the ELECTRA and DeBERTa
-              models (DeBERTa's with a WordPiece vocabulary: the tests are of
-              the encoder, whichever tokenizer the directory has), the ELECTRA ones
-              (which carry its vocab.txt, as google/electra-* do); each
+              models, which carry its vocab.txt (as google/electra-* do;
+              DeBERTa's are tests of the encoder, whichever tokenizer the
+              directory has); each
               ModernBERT model's own tokenizer.json (ModernBERT-large's).
   numbers     tests/reference/encoder_reference.py (PyTorch, float64),
-              transcribed from modeling_electra.py and modeling_modernbert.py
+              transcribed from modeling_electra.py, modeling_modernbert.py and
+              modeling_deberta_v2.py
               (files and commits cited there)
   hidden      transformers' output_hidden_states, through bert_hidden_states
   results     the pipelines' post-processing as make_family_goldens.py

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """make_encoder_models.py OUTDIR VOCAB_TXT [MODERNBERT_DIR] - writes the
-random-weight ELECTRA and ModernBERT test checkpoints into OUTDIR, in the
+random-weight ELECTRA, DeBERTa-v2 and ModernBERT test checkpoints into OUTDIR, in the
 layout save_pretrained gives them (config.json, model.safetensors, the
 tokenizer files): scaled-down versions of google/electra-*-generator and
 -discriminator and of answerdotai/ModernBERT-large (few layers, a small
