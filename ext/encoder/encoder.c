@@ -1169,6 +1169,12 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
             *err = bert_errorf("bert_attention does not show DeBERTa's disentangled attention");
             return NULL;
         }
+        for (int i = 0; keys && i < n_seqs; i++)
+            if (keys[i] < lengths[i]) {
+                *err = bert_errorf("DeBERTa's attention attends to every position: sequences that attend only to "
+                                   "their first positions (ColBERT's query expansion) are not supported");
+                return NULL;
+            }
         float *rel_x = deb, *pos_k = rel_x + (size_t)rel_rows * H, *pos_q = pos_k + (size_t)rel_rows * H;
         float *row_of = pos_q + (size_t)rel_rows * H, *work = row_of + 2 * (size_t)longest;
         for (int d = -(longest - 1); d <= longest - 1; d++)
