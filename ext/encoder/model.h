@@ -203,11 +203,13 @@ typedef struct bert_model {
     void *priv;                          /* mapping and owned buffers */
 } bert_model;
 
-/* The width of the masked-LM head's transform: ELECTRA's generator
- * predicts from embedding_size values, every other family from hidden_size. */
+/* The width of the masked-LM head's transform: ELECTRA's generator and
+ * DeBERTa's head predict from embedding_size values, every other family
+ * from hidden_size. */
 static inline int bert_mlm_width(const bert_model *m)
 {
-    return m->cfg.family == BERT_FAMILY_ELECTRA ? m->cfg.fam.embedding_size : m->cfg.hidden_size;
+    const bert_family f = m->cfg.family;
+    return f == BERT_FAMILY_ELECTRA || f == BERT_FAMILY_DEBERTA_V2 ? m->cfg.fam.embedding_size : m->cfg.hidden_size;
 }
 
 /* The loader binds a head whole or not at all (model_bind.h). */

@@ -8,7 +8,11 @@
  * position embeddings (encoder.rel_embeddings) and their LayerNorm
  * (encoder.LayerNorm), and the heads: ContextPooler (pooler.dense) and
  * classifier for sequence classification, classifier per token, qa_outputs.
- * The masked-LM heads (lm_predictions.*, cls.predictions.*) are not bound.
+ * The masked-LM head under either name transformers gives it:
+ * lm_predictions.lm_head.* (DebertaV2LMPredictionHead, as Microsoft's
+ * checkpoints have it: dense, hidden_act, LayerNorm, the word embeddings
+ * and bias) or cls.predictions.* (the legacy BERT-style head: transform to
+ * embedding_size, decoder tied to the word embeddings, bias).
  */
 #include "model_bind.h"
 
@@ -58,6 +62,36 @@ static int bind_classifier(binder *b, bert_model *m)
     return bert_bind_label_rows(b, m, cls[0], cls[1], &m->cls_w, &m->cls_b);
 }
 
+/* Either masked-LM head, bound whole or not at all; hidden_act in both. */
+static int bind_mlm(binder *b, bert_model *m)
+{
+    const int E = m->cfg.fam.embedding_size, H = m->cfg.hidden_size, V = m->cfg.vocab_size;
+    static const char *const current[] = {"lm_predictions.lm_head.dense.weight", "lm_predictions.lm_head.dense.bias",
+                                          "lm_predictions.lm_head.LayerNorm.weight",
+                                          "lm_predictions.lm_head.LayerNorm.bias", "lm_predictions.lm_head.bias", NULL};
+    static const char *const legacy[] = {"cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias",
+                                         "cls.predictions.transform.LayerNorm.weight",
+                                         "cls.predictions.transform.LayerNorm.bias", "cls.predictions.bias", NULL};
+    /* DebertaV2LMPredictionHead's dense keeps hidden_size and multiplies
+     * by the word embeddings: only where embedding_size is hidden_size. */
+    const char *const *names = bert_bind_all_present(b, legacy, 0) ? legacy
+                               : E == H && bert_bind_all_present(b, current, 0) ? current
+                                                                               : NULL;
+    if (!names) return 0;
+    if (bert_bind(b, &m->mlm_dense_w, names[0], 0, 1, E, H, "embedding_size x hidden_size") ||
+        bert_bind(b, &m->mlm_dense_b, names[1], 0, 1, E, 0, "embedding_size") ||
+        bert_bind(b, &m->mlm_ln_w, names[2], 0, 1, E, 0, "embedding_size") ||
+        bert_bind(b, &m->mlm_ln_b, names[3], 0, 1, E, 0, "embedding_size") ||
+        bert_bind(b, &m->mlm_bias, names[4], 0, 1, V, 0, "vocab_size"))
+        return -1;
+    /* The legacy decoder is tied to the word embeddings when absent. */
+    if (names == legacy &&
+        bert_bind(b, &m->mlm_decoder_w, "cls.predictions.decoder.weight", 0, 0, V, E, "vocab_size x embedding_size") < 0)
+        return -1;
+    m->mlm_act = m->cfg.hidden_act;
+    return 0;
+}
+
 int bert_bind_deberta(binder *b, bert_model *m)
 {
     const bert_config *c = &m->cfg;
@@ -78,5 +112,5 @@ int bert_bind_deberta(binder *b, bert_model *m)
                                 bert_bind(b, &m->rel_ln_b, "encoder.LayerNorm.bias", 1, 1, H, 0, "hidden_size")))
             return -1;
     }
-    return bind_classifier(b, m) || bert_bind_qa(b, m) ? -1 : 0;
+    return bind_mlm(b, m) || bind_classifier(b, m) || bert_bind_qa(b, m) ? -1 : 0;
 }

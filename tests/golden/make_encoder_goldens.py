@@ -61,9 +61,11 @@ REGISTRATIONS = {
     "deberta-cls": ("deberta-cls", None),
     "deberta-ner": ("deberta-ner", None),
     "deberta-qa": ("deberta-qa", None),
+    "deberta-mlm": ("deberta-mlm", None),
+    "deberta-mlm-legacy": ("deberta-mlm-legacy", None),
 }
 EMBED = ["electra-disc", "electra-base", "modernbert-mlm", "modernbert-cls", "deberta-cls"]
-MLM = ["electra-mlm", "modernbert-mlm"]
+MLM = ["electra-mlm", "modernbert-mlm", "deberta-mlm", "deberta-mlm-legacy"]
 CLASSIFY = ["electra-cls-f16", "modernbert-cls", "modernbert-cls-first", "deberta-cls"]
 NER = ["electra-ner", "electra-ner-none", "modernbert-ner", "modernbert-ner-none", "deberta-ner"]
 QA = ["electra-qa", "modernbert-qa", "deberta-qa"]

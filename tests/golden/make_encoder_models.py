@@ -134,7 +134,8 @@ def electra(out, name, vocab_txt, seed, arch, E, H, layers, heads, inter, positi
 # ---- DeBERTa-v2/v3 ---------------------------------------------------------------------------
 
 def deberta(out, name, vocab_txt, seed, arch, E=128, H=128, layers=2, heads=2, inter=256, positions=512,
-            buckets=16, max_rel=64, biased=False, types=0, rel_norm="layer_norm", att=("p2c", "c2p"), labels=None):
+            buckets=16, max_rel=64, biased=False, types=0, rel_norm="layer_norm", att=("p2c", "c2p"), labels=None,
+            mlm=None):
     V = sum(1 for _ in open(vocab_txt, encoding="utf-8"))
     w = Weights(seed)
     p = "deberta."
@@ -166,6 +167,14 @@ def deberta(out, name, vocab_txt, seed, arch, E=128, H=128, layers=2, heads=2, i
         w.linear("classifier", len(labels), H, std=0.3)
     elif arch == "DebertaV2ForQuestionAnswering":
         w.linear("qa_outputs", 2, H, std=0.3)
+    elif mlm == "legacy":                 # cls.predictions, the decoder tied to the word embeddings
+        w.linear("cls.predictions.transform.dense", E, H)
+        w.norm("cls.predictions.transform.LayerNorm", E)
+        w.normal("cls.predictions.bias", (V,), 0.1)
+    elif mlm == "current":                # lm_predictions.lm_head, as Microsoft's checkpoints name it
+        w.linear("lm_predictions.lm_head.dense", H, H)
+        w.norm("lm_predictions.lm_head.LayerNorm", H)
+        w.normal("lm_predictions.lm_head.bias", (V,), 0.1)
     config = {"architectures": [arch], "model_type": "deberta-v2", "vocab_size": V, "hidden_size": H,
               "num_hidden_layers": layers, "num_attention_heads": heads, "intermediate_size": inter,
               "hidden_act": "gelu", "max_position_embeddings": positions, "type_vocab_size": types,
@@ -257,6 +266,9 @@ def main():
     deberta(out, "deberta-ner", vocab, 302, "DebertaV2ForTokenClassification", E=64, buckets=256, max_rel=-1,
             biased=True, types=2, rel_norm="none", att=("c2p",), labels=NER_LABELS)
     deberta(out, "deberta-qa", vocab, 303, "DebertaV2ForQuestionAnswering", buckets=32, max_rel=128)
+    deberta(out, "deberta-mlm", vocab, 304, "DebertaV2ForMaskedLM", mlm="current")
+    deberta(out, "deberta-mlm-legacy", vocab, 305, "DebertaV2ForMaskedLM", E=64, biased=True, buckets=256, max_rel=-1,
+            mlm="legacy")
     tok = sys.argv[3] if len(sys.argv) == 4 else ""
     if not tok or not os.path.exists(os.path.join(tok, "tokenizer.json")):
         print(f"{sys.argv[0]}: no ModernBERT tokenizer at {tok or '(none given)'}: ModernBERT models not written")

@@ -45,7 +45,11 @@ from transformers (huggingface/transformers):
     clamp(-relative_pos + att_span) transposed; every term divided by
     sqrt(head_size * (1 + terms))), BERT's post-LayerNorm layers, ContextPooler
     (first token, dense, pooler_hidden_act) before the classifier, the
-    token classifier and qa_outputs.
+    token classifier and qa_outputs; DebertaV2LMPredictionHead
+    (lm_predictions.lm_head: dense, hidden_act, LayerNorm, times the word
+    embeddings, bias) and the legacy head (cls.predictions.transform to
+    embedding_size, the decoder tied to the word embeddings, bias) as the
+    version of that file read for it spells them.
 
 Runs in float64 by default on the exact stored weights (compute=torch.float32
 for the float32 run).  Reuses bert_reference.py's safetensors reader,
@@ -111,7 +115,7 @@ class Model(bref.Model):
             self.token_classification = arch.endswith("ForTokenClassification")
             self.has_classifier = arch.endswith("ForSequenceClassification")
         elif self.deberta:
-            self.has_mlm = False
+            self.has_mlm = "lm_predictions.lm_head.bias" in self.w or "cls.predictions.bias" in self.w
             self.has_qa = "qa_outputs.weight" in self.w
             self.has_classifier = "pooler.dense.weight" in self.w
             self.token_classification = "classifier.weight" in self.w and not self.has_classifier
@@ -353,6 +357,17 @@ def encode(m, ids, attention_mask=None, compute=torch.float64, trace=None, types
 
 
 def lm_logits(m, hidden, compute=torch.float64):
+    if m.deberta:
+        # DebertaV2LMPredictionHead (lm_predictions.lm_head) or the legacy
+        # BertLMPredictionHead-style cls.predictions: dense, hidden_act,
+        # LayerNorm, the word embeddings, bias.
+        p = "lm_predictions.lm_head." if "lm_predictions.lm_head.bias" in m.w else "cls.predictions."
+        t = "" if p.startswith("lm_") else "transform."
+        h = bref.activation(m.act)(linear(hidden, m, p + t + "dense", compute))
+        h = norm(h, m, p + t + "LayerNorm", compute, m.embedding_size)
+        decoder = "cls.predictions.decoder.weight" if "cls.predictions.decoder.weight" in m.w else \
+            "embeddings.word_embeddings.weight"
+        return torch.nn.functional.linear(h, m.t(decoder, compute), m.t(p + "bias", compute))
     if m.modern:
         return torch.nn.functional.linear(head(m, hidden, compute), m.t("embeddings.tok_embeddings.weight", compute),
                                           m.bias("decoder.bias", compute))
