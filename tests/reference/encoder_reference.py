@@ -48,8 +48,9 @@ from transformers (huggingface/transformers):
     token classifier and qa_outputs; DebertaV2LMPredictionHead
     (lm_predictions.lm_head: dense, hidden_act, LayerNorm, times the word
     embeddings, bias) and the legacy head (cls.predictions.transform to
-    embedding_size, the decoder tied to the word embeddings, bias) as the
-    version of that file read for it spells them.
+    embedding_size, the decoder tied to the word embeddings, bias), the
+    second as later versions of that file name it
+    (LegacyDebertaV2LMPredictionHead, config.legacy).
 
 Runs in float64 by default on the exact stored weights (compute=torch.float32
 for the float32 run).  Reuses bert_reference.py's safetensors reader,
