@@ -6,7 +6,9 @@
 set -eu
 
 packages="gcc make pkg-config libsqlite3-dev libopenblas-dev libutf8proc-dev"
-[ "${1:-}" = build ] || packages="$packages sqlite3"
+# The tests also need the sqlite3 shell, and numpy for the script that
+# writes the ELECTRA, ModernBERT and DeBERTa test models.
+[ "${1:-}" = build ] || packages="$packages sqlite3 python3-numpy"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
     # Not Debian: trust pkg-config, which the build uses anyway.

@@ -53,6 +53,11 @@ static void config_json(void)
         {"{\"model_type\": \"mpnet\", \"pad_token_id\": 5, \"relative_attention_num_buckets\": 40}",
          BERT_FAMILY_MPNET, 1, 2, 40, 0},
         {"{\"model_type\": \"mpnet\"}", BERT_FAMILY_MPNET, 1, 2, 32, 0},
+        /* ELECTRA counts positions from 0 whatever pad_token_id says, as BERT. */
+        {"{\"model_type\": \"electra\", \"pad_token_id\": 0}", BERT_FAMILY_ELECTRA, -1, 0, 0, 2},
+        {"{\"model_type\": \"modernbert\", \"pad_token_id\": 50283}", BERT_FAMILY_MODERNBERT, -1, 0, 0, 0},
+        /* DeBERTa's type_vocab_size is 0 unless config.json says otherwise. */
+        {"{\"model_type\": \"deberta-v2\", \"pad_token_id\": 0}", BERT_FAMILY_DEBERTA_V2, -1, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof family / sizeof *family; i++) {
         tm_write_text(dir, "config.json", family[i].json);
@@ -68,9 +73,60 @@ static void config_json(void)
     }
     T_CHECK(strcmp(bert_family_name(BERT_FAMILY_XLM_ROBERTA), "xlm-roberta") == 0, "family name");
 
+    t_case("config: ELECTRA's and ModernBERT's own settings and defaults");
+    tm_write_text(dir, "config.json", "{\"model_type\": \"electra\"}");
+    if (T_CHECK(bert_config_load(t_dir(dir), &cfg, &err) == 0, "rejected: %s", err ? err : "?"))
+        T_CHECK(cfg.fam.embedding_size == 128 && cfg.hidden_size == 256 && cfg.num_heads == 4 &&
+                    cfg.intermediate_size == 1024 && bert_family_pair_seps(cfg.family) == 1,
+                "ElectraConfig's defaults: embedding_size %d hidden_size %d", cfg.fam.embedding_size, cfg.hidden_size);
+    tm_write_text(dir, "config.json", "{\"model_type\": \"bert\", \"hidden_size\": 64, \"num_attention_heads\": 4}");
+    if (T_CHECK(bert_config_load(t_dir(dir), &cfg, &err) == 0, "rejected: %s", err ? err : "?"))
+        T_CHECK(cfg.fam.embedding_size == 64, "embedding_size is hidden_size outside ELECTRA");
+    tm_write_text(dir, "config.json", "{\"model_type\": \"modernbert\"}");
+    if (T_CHECK(bert_config_load(t_dir(dir), &cfg, &err) == 0, "rejected: %s", err ? err : "?"))
+        T_CHECK(cfg.hidden_size == 768 && cfg.num_layers == 22 && cfg.intermediate_size == 1152 &&
+                    cfg.max_position_embeddings == 8192 && cfg.layer_norm_eps == 1e-5f && cfg.fam.global_every == 3 &&
+                    cfg.fam.local_window == 128 && cfg.fam.global_rope_theta == 160000.0 &&
+                    cfg.fam.local_rope_theta == 10000.0 && !cfg.fam.mean_pooling &&
+                    cfg.fam.head_act == BERT_ACT_GELU && bert_config_max_tokens(&cfg) == 8192,
+                "ModernBertConfig's defaults");
+    tm_write_text(dir, "config.json",
+                  "{\"model_type\": \"modernbert\", \"num_hidden_layers\": 3, \"norm_eps\": 1e-6, "
+                  "\"classifier_pooling\": \"mean\", \"classifier_activation\": \"gelu_new\", "
+                  "\"layer_types\": [\"full_attention\", \"sliding_attention\", \"sliding_attention\"], "
+                  "\"rope_parameters\": {\"full_attention\": {\"rope_type\": \"default\", \"rope_theta\": 80000}, "
+                  "\"sliding_attention\": {\"rope_type\": \"default\", \"rope_theta\": 5000}}}");
+    if (T_CHECK(bert_config_load(t_dir(dir), &cfg, &err) == 0, "rejected: %s", err ? err : "?"))
+        T_CHECK(cfg.layer_norm_eps == 1e-6f && cfg.fam.mean_pooling && cfg.fam.head_act == BERT_ACT_GELU_TANH &&
+                    cfg.fam.global_rope_theta == 80000.0 && cfg.fam.local_rope_theta == 5000.0,
+                "norm_eps, classifier_pooling, classifier_activation and rope_parameters read");
+    free(err);
+    err = NULL;
+
+    tm_write_text(dir, "config.json",
+                  "{\"model_type\": \"deberta-v2\", \"relative_attention\": true, \"share_att_key\": true, "
+                  "\"pos_att_type\": \"p2c|c2p\", \"position_buckets\": 256, \"norm_rel_ebd\": \"layer_norm\", "
+                  "\"position_biased_input\": false, \"pooler_hidden_act\": \"gelu\"}");
+    if (T_CHECK(bert_config_load(t_dir(dir), &cfg, &err) == 0, "rejected: %s", err ? err : "?"))
+        T_CHECK(cfg.fam.relative_attention && cfg.fam.c2p && cfg.fam.p2c && cfg.fam.att_span == 256 &&
+                    cfg.fam.max_relative == 512 && cfg.fam.rel_norm && !cfg.fam.position_biased &&
+                    cfg.layer_norm_eps == 1e-7f && cfg.type_vocab_size == 0 && cfg.fam.embedding_size == 1536,
+                "DebertaV2Config's settings and defaults (old pos_att_type string)");
+    free(err);
+    err = NULL;
+
     static const struct { const char *json, *needle; } bad[] = {
         {"{\"model_type\": \"albert\"}", "albert\", which is not supported; the supported model types are "
-                                          "\"bert\", \"distilbert\", \"roberta\", \"xlm-roberta\" and \"mpnet\""},
+                                          "\"bert\", \"distilbert\", \"roberta\", \"xlm-roberta\", \"mpnet\", "
+                                          "\"electra\", \"modernbert\" and \"deberta-v2\""},
+        {"{\"model_type\": \"deberta-v2\", \"pooler_hidden_size\": 7}", "pooler_hidden_size"},
+        {"{\"model_type\": \"electra\", \"position_embedding_type\": \"relative_key_query\"}",
+         "position_embedding_type"},
+        {"{\"model_type\": \"modernbert\", \"local_attention\": 0}", "local_attention"},
+        {"{\"model_type\": \"modernbert\", \"global_attn_every_n_layers\": 1.5}", "global_attn_every_n_layers"},
+        {"{\"model_type\": \"modernbert\", \"global_rope_theta\": -1}", "global_rope_theta"},
+        {"{\"model_type\": \"modernbert\", \"classifier_activation\": \"tanh\"}", "classifier_activation"},
+        {"{\"model_type\": \"modernbert\", \"hidden_size\": 60, \"num_attention_heads\": 4}", "even"},
         {"{\"model_type\": \"roberta\", \"pad_token_id\": -1}", "pad_token_id"},
         {"{\"model_type\": \"xlm-roberta\", \"pad_token_id\": 511, \"max_position_embeddings\": 512}",
          "pad_token_id"},

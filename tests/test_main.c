@@ -74,6 +74,7 @@ void t_fail_allocation(long number)
     X(heads) \
     X(ner_qa) \
     X(families) \
+    X(encoders) \
     X(zero_shot) \
     X(model_view) \
     X(sparse) \

@@ -483,6 +483,8 @@ void suite_tok_families(void)
     static const char *const templates[][2] = {
         {"t5_small", "t5-small with its special tokens: the template $A </s>, ids and offsets as the Rust tokenizer"},
         {"xlnet", "xlnet-base-cased with its special tokens: $A <sep> <cls>, pairs typed 0, 1 and 2"},
+        {"modernbert_large", "ModernBERT-large: byte-level BPE pieces, [CLS] $A [SEP] and pairs, ids and offsets as the "
+                             "Rust tokenizer"},
     };
     for (size_t i = 0; corpus && i < sizeof templates / sizeof *templates; i++) {
         t_case(templates[i][1]);

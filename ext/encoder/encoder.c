@@ -14,6 +14,7 @@
 #include "../kernels/cpu.h"
 #include "../kernels/linear.h"
 #include "../base/workers.h"
+#include "rotary.h"
 
 #include <assert.h>
 #include <cblas.h>
@@ -372,6 +373,36 @@ static void attention_block(bert_isa isa, float *ctx, const float *q, const floa
     scale_rows(out, H, inv_sum, m, dh);
 }
 
+/* attention_block for a local layer of ModernBERT: query i sees only the
+ * keys j with |i - j| <= half (its sliding window), and no key at or past
+ * `keys`.  Only the keys some row of the block can see enter the products,
+ * so a long text costs the window, not its length; the rest of that range
+ * gets score -inf, which the softmax turns into nothing (e^-87). */
+static void attention_block_local(bert_isa isa, float *ctx, const float *q, const float *k, const float *v,
+                                  float *scores, int keys, int H, int dh, int h, int q0, int q1, int half)
+{
+    assert(0 <= q0 && q0 < q1 && q1 - q0 <= QUERY_BLOCK && half >= 0);
+    int k0 = q0 - half > 0 ? q0 - half : 0;
+    if (k0 > keys - 1) k0 = keys - 1;   /* a block past the attended keys still sees the last one's range */
+    const int k1 = q1 + half < keys ? q1 + half : keys;   /* the last row sees up to q1 - 1 + half */
+    assert(k0 < k1);
+    float scale = 1.0f / sqrtf((float)dh), inv_sum[QUERY_BLOCK];
+    int m = q1 - q0, n = k1 - k0, ld = softmax_width(n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, dh, scale, q + (size_t)q0 * H + h * dh, H,
+                k + (size_t)k0 * H + h * dh, H, 0.0f, scores, ld);
+    for (int i = 0; i < m; i++) {
+        int lo = q0 + i - half - k0, hi = q0 + i + half - k0;   /* the row's window, in columns */
+        float *r = scores + (size_t)i * ld;
+        for (int j = 0; j < lo && j < n; j++) r[j] = -INFINITY;
+        for (int j = hi + 1 > 0 ? hi + 1 : 0; j < n; j++) r[j] = -INFINITY;
+    }
+    softmax_numerators(isa, scores, ld, n, NULL, 0, inv_sum, m);
+    float *out = ctx + (size_t)q0 * H + h * dh;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh, n, 1.0f, scores, ld, v + (size_t)k0 * H + h * dh,
+                H, 0.0f, out, H);
+    scale_rows(out, H, inv_sum, m, dh);
+}
+
 /* Head h's columns of rows q0..q0+m of ctx (leading dimension H): the
  * block's context rows [m x dh], each divided by its softmax sum (times
  * inv_sum), as attention computed them apart from ctx. */
@@ -517,6 +548,7 @@ typedef struct {
      * panels_size floats a chunk from panels; else NULL (OpenBLAS). */
     float *panels;
     size_t panels_size;
+    int window;         /* ModernBERT's local layers: the keys a query sees each side; -1: all */
 } attention_job;
 
 static int blocks_of(int len) { return (len + QUERY_BLOCK - 1) / QUERY_BLOCK; }
@@ -546,6 +578,12 @@ static void attention_chunk(void *p, int chunk, int chunks)
         for (int it = from; it < to; it++) {
             int h = it / blocks, q0 = it % blocks * QUERY_BLOCK;
             int q1 = q0 + QUERY_BLOCK < len ? q0 + QUERY_BLOCK : len;
+            /* A local layer's window, where it leaves keys out. */
+            if (j->window >= 0 && len - 1 > j->window) {
+                attention_block_local(j->isa, j->ctx + off, j->q + off, j->k + off, j->v + off, scores, attended,
+                                      j->H, dh, h, q0, q1, j->window);
+                continue;
+            }
             /* Few sequences mask keys (a ColBERT query's expansion tokens):
              * the fast kernels lay out whole sequences, so those take the
              * plain products. */
@@ -579,7 +617,7 @@ static void attention_chunk(void *p, int chunk, int chunks)
 
 /* The row-wise steps of a layer (LayerNorm with its residual add, the
  * activation), shared out by rows over the plan's threads. */
-typedef enum { ROWS_ADD_LAYER_NORM, ROWS_ACTIVATE } rows_step;
+typedef enum { ROWS_ADD_LAYER_NORM, ROWS_ACTIVATE, ROWS_GEGLU, ROWS_ADD } rows_step;
 
 typedef struct {
     rows_step step;
@@ -599,6 +637,27 @@ static void rows_chunk(void *p, int chunk, int chunks)
     if (r1 <= r0) return;
     if (j->step == ROWS_ACTIVATE) {
         activate(j->isa, j->out + at, (size_t)(r1 - r0) * j->dim, j->act);
+        return;
+    }
+    if (j->step == ROWS_GEGLU) {
+        /* ModernBertMLP: Wi's output [rows x 2 dim] is the input half then
+         * the gate half of each row; out = act(input) * gate [rows x dim]. */
+        const size_t dim = (size_t)j->dim;
+        for (int r = r0; r < r1; r++)
+            memcpy(j->out + (size_t)r * dim, j->in + (size_t)r * 2 * dim, dim * sizeof(float));
+        activate(j->isa, j->out + at, (size_t)(r1 - r0) * dim, j->act);
+        for (int r = r0; r < r1; r++) {
+            float *y = j->out + (size_t)r * dim;
+            const float *gate = j->in + (size_t)r * 2 * dim + dim;
+            for (size_t c = 0; c < dim; c++) y[c] *= gate[c];
+        }
+        return;
+    }
+    if (j->step == ROWS_ADD) {
+        /* A pre-LayerNorm residual: out += in. */
+        float *y = j->out + at;
+        const float *x = j->in + at;
+        for (size_t c = 0, n = (size_t)(r1 - r0) * j->dim; c < n; c++) y[c] += x[c];
         return;
     }
     add_layer_norm(j->isa, j->out + at, j->in + at, j->res ? j->res + at : NULL, j->w, j->b, r1 - r0, j->dim,
@@ -634,6 +693,144 @@ static void activate_rows(const bert_linear_plan *plan, float *x, int n, int dim
 {
     rows_job job = {ROWS_ACTIVATE, plan->isa, x, NULL, NULL, NULL, NULL, 0.0f, act, n, dim};
     run_rows(plan, &job);
+}
+
+/* out[n x dim] = act(in's first halves) * in's second halves (in [n x 2 dim]). */
+static void geglu_rows(const bert_linear_plan *plan, float *out, const float *in, int n, int dim, bert_activation act)
+{
+    rows_job job = {ROWS_GEGLU, plan->isa, out, in, NULL, NULL, NULL, 0.0f, act, n, dim};
+    run_rows(plan, &job);
+}
+
+/* x[n x dim] += y. */
+static void add_rows(const bert_linear_plan *plan, float *x, const float *y, int n, int dim)
+{
+    rows_job job = {ROWS_ADD, plan->isa, x, y, NULL, NULL, NULL, 0.0f, BERT_ACT_GELU, n, dim};
+    run_rows(plan, &job);
+}
+
+/* DeBERTa's relative position of query i to key j, i - j, in
+ * make_log_bucket_position's buckets: exact within bucket_size / 2, then
+ * logarithmic up to max_position, the logarithms in float32 as torch takes
+ * them; bucket_size <= 0: unbucketed (build_relative_position). */
+static int deberta_bucket(int rel, int bucket_size, int max_position)
+{
+    if (bucket_size <= 0) return rel;
+    const int mid = bucket_size / 2, sign = rel > 0 ? 1 : rel < 0 ? -1 : 0;
+    const int abs_pos = rel < mid && rel > -mid ? mid - 1 : abs(rel);
+    if (abs_pos <= mid) return rel;
+    float log_pos = ceilf(logf((float)abs_pos / (float)mid) / logf((float)((double)(max_position - 1) / mid)) *
+                          (float)(mid - 1)) + (float)mid;
+    return (int)log_pos * sign;
+}
+
+/* The row of the relative embeddings that query i and key j read:
+ * clamp(bucket(i - j) + att_span, 0, 2 att_span - 1), the same for the
+ * content-to-position (c2p) and position-to-content (p2c) terms, since a
+ * bucket of -d is minus the bucket of d. */
+static int deberta_row(const bert_family_settings *f, int rel)
+{
+    int r = deberta_bucket(rel, f->position_buckets, f->max_relative) + f->att_span;
+    return r < 0 ? 0 : r > 2 * f->att_span - 1 ? 2 * f->att_span - 1 : r;
+}
+
+/* DeBERTa's disentangled attention as work items, one per sequence and
+ * head: scores q_i.k_j + q_i.pos_k[row(i, j)] (c2p) + k_j.pos_q[row(i, j)]
+ * (p2c), each divided by sqrt(head size x (1 + terms)).  pos_k and pos_q
+ * are the layer's key and query projections of the relative embeddings'
+ * rows lo .. lo + rows - 1, the only ones the call's lengths reach. */
+typedef struct {
+    bert_isa isa;
+    float *ctx;
+    const float *q, *k, *v, *pos_k, *pos_q;
+    const float *row_of;  /* [2 longest - 1]: row(i, j) - lo at (i - j) + longest - 1 */
+    int rows, longest, c2p, p2c;
+    float inv_scale;
+    const int *lengths;
+    int n_seqs, H, heads, items;
+    float *work;          /* per chunk: work_size floats */
+    size_t work_size;
+} deberta_job;
+
+/* Floats of a chunk's work: a block's scores and c2p products, a head's p2c products. */
+static size_t deberta_work(int longest, int rows)
+{
+    return (size_t)QUERY_BLOCK * (size_t)softmax_width(longest) + (size_t)QUERY_BLOCK * (size_t)rows +
+           (size_t)longest * (size_t)rows;
+}
+
+static void deberta_chunk(void *p, int chunk, int chunks)
+{
+    const deberta_job *j = p;
+    const int first = (int)((long long)j->items * chunk / chunks), last = (int)((long long)j->items * (chunk + 1) / chunks);
+    const int dh = j->H / j->heads, R = j->rows;
+    float *scores = j->work + (size_t)chunk * j->work_size;
+    float *qr = scores + (size_t)QUERY_BLOCK * (size_t)softmax_width(j->longest), *kr = qr + (size_t)QUERY_BLOCK * R;
+    float inv_sum[QUERY_BLOCK];
+    const float *centre = j->row_of + (j->longest - 1);
+    size_t t0 = 0;
+    for (int s = 0, item = 0; s < j->n_seqs; t0 += (size_t)j->lengths[s], s++) {
+        const int len = j->lengths[s], ld = softmax_width(len);
+        for (int h = 0; h < j->heads; h++, item++) {
+            if (item < first || item >= last) continue;
+            const size_t off = t0 * (size_t)j->H + (size_t)h * dh;
+            const float *q = j->q + off, *k = j->k + off, *v = j->v + off;
+            if (j->p2c)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, len, R, dh, 1.0f, k, j->H, j->pos_q + (size_t)h * dh,
+                            j->H, 0.0f, kr, R);
+            for (int q0 = 0; q0 < len; q0 += QUERY_BLOCK) {
+                const int m = q0 + QUERY_BLOCK < len ? QUERY_BLOCK : len - q0;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, len, dh, 1.0f, q + (size_t)q0 * j->H, j->H, k,
+                            j->H, 0.0f, scores, ld);
+                if (j->c2p)
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, R, dh, 1.0f, q + (size_t)q0 * j->H, j->H,
+                                j->pos_k + (size_t)h * dh, j->H, 0.0f, qr, R);
+                for (int i = 0; i < m; i++) {
+                    float *row = scores + (size_t)i * ld;
+                    for (int c = 0; c < len; c++) {
+                        const int r = (int)centre[q0 + i - c];
+                        float sum = row[c];
+                        if (j->c2p) sum += qr[(size_t)i * R + r];
+                        if (j->p2c) sum += kr[(size_t)c * R + r];
+                        row[c] = sum * j->inv_scale;
+                    }
+                }
+                softmax_numerators(j->isa, scores, ld, len, NULL, 0, inv_sum, m);
+                float *out = j->ctx + off + (size_t)q0 * j->H;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh, len, 1.0f, scores, ld, v, j->H, 0.0f,
+                            out, j->H);
+                scale_rows(out, j->H, inv_sum, m, dh);
+            }
+        }
+    }
+}
+
+/* ModernBERT's fused Wqkv output [T x 3H] split into q, k and v [T x H],
+ * the queries and keys turned by their position in their sequence. */
+typedef struct {
+    const float *qkv;
+    float *q, *k, *v;
+    const float *positions;          /* [T]: each row's position in its sequence */
+    const float *cos_tab, *sin_tab;  /* bert_rotary_tables' */
+    int rows, H, heads, dh;
+} qkv_job;
+
+static void qkv_chunk(void *p, int chunk, int chunks)
+{
+    const qkv_job *j = p;
+    const int rows = j->rows;
+    int r0 = (int)((long long)rows * chunk / chunks), r1 = (int)((long long)rows * (chunk + 1) / chunks);
+    const size_t H = (size_t)j->H, half = (size_t)j->dh / 2;
+    for (int r = r0; r < r1; r++) {
+        const float *in = j->qkv + (size_t)r * 3 * H;
+        float *q = j->q + (size_t)r * H, *k = j->k + (size_t)r * H;
+        memcpy(q, in, H * sizeof(float));
+        memcpy(k, in + H, H * sizeof(float));
+        memcpy(j->v + (size_t)r * H, in + 2 * H, H * sizeof(float));
+        size_t pos = (size_t)j->positions[r];
+        bert_rotary_row(q, j->heads, j->dh, j->cos_tab + pos * half, j->sin_tab + pos * half);
+        bert_rotary_row(k, j->heads, j->dh, j->cos_tab + pos * half, j->sin_tab + pos * half);
+    }
 }
 
 /* ------------------------------------------------------------ the forward pass */
@@ -723,11 +920,12 @@ static int observation_memory(observation *o, int len, char **err)
 /* Hands the observer the attention probabilities of every wanted head of
  * layer l on every sequence, recomputed from the layer's queries q and
  * keys k ([T x H], packed) as transformers computes them: softmax(q k^T /
- * sqrt(dh) + MPNet's relative position bias), in double.  The attention
+ * sqrt(dh) + MPNet's relative position bias), in double; in a ModernBERT
+ * local layer (window >= 0), keys more than window away get none.  The attention
  * kernels never hold a whole row of probabilities (they divide the context
  * by the softmax sum instead), so the normal path has nothing to show. */
 static int observe_attention(const bert_model *m, observation *o, int layer, const float *q, const float *k,
-                             const int *lengths, int n_seqs, const float *rel, int longest, char **err)
+                             const int *lengths, int n_seqs, const float *rel, int longest, int window, char **err)
 {
     const bert_observer *ob = o->observer;
     if (!ob->attention) return 0;
@@ -748,6 +946,7 @@ static int observe_attention(const bert_model *m, observation *o, int layer, con
                     double dot = 0;
                     for (int c = 0; c < dh; c++) dot += (double)qi[c] * kj[c];
                     o->row[j] = dot * scale + (centre ? centre[j - i] : 0.0);
+                    if (window >= 0 && abs(j - i) > window) o->row[j] = -INFINITY;
                     max = o->row[j] > max ? o->row[j] : max;
                 }
                 for (int j = 0; j < len; j++) sum += o->row[j] = exp(o->row[j] - max);
@@ -765,6 +964,116 @@ static int observe_hidden_states(const observation *o, int layer, const float *x
     return ob->hidden_states ? ob->hidden_states(ob->ctx, layer, x, T, H, err) : 0;
 }
 
+/* The embeddings into x [T x H]: positions restart in every sequence, at 0
+ * (BERT) or past padding_idx, where pad tokens stay
+ * (create_position_ids_from_input_ids); ModernBERT has no position or
+ * segment table (its positions turn queries and keys).  ELECTRA's, when
+ * narrower than hidden_size, are summed and normalised in `narrow` [T x E]
+ * and widened into x by embeddings_project. */
+static void embed(const bert_model *m, const bert_linear_plan *plan, float *narrow, float *x, const int32_t *ids,
+                  const int32_t *type_ids, const int *lengths, int n_seqs)
+{
+    const bert_config *c = &m->cfg;
+    const int E = c->fam.embedding_size;
+    float *out = narrow ? narrow : x;
+    int t = 0;
+    for (int i = 0; i < n_seqs; i++)
+        for (int p = 0, counted = 0; p < lengths[i]; p++, t++) {
+            const float *we = m->word_emb + (size_t)ids[t] * E;
+            float *row = out + (size_t)t * E;
+            memcpy(row, we, (size_t)E * sizeof *row);
+            if (m->pos_emb) {
+                int position = p;
+                if (c->pad_id >= 0) position = ids[t] == c->pad_id ? c->pad_id : c->pad_id + ++counted;
+                const float *pe = m->pos_emb + (size_t)position * E;
+                for (int j = 0; j < E; j++) row[j] += pe[j];
+            }
+            if (m->type_emb) {
+                const float *te = m->type_emb + (size_t)(type_ids ? type_ids[t] : 0) * E;
+                for (int j = 0; j < E; j++) row[j] += te[j];
+            }
+        }
+    if (c->family == BERT_FAMILY_DEBERTA_V2) {
+        /* DebertaV2Embeddings: embed_proj (no bias) first, then the
+         * LayerNorm over hidden_size. */
+        if (narrow) bert_linear(plan, x, narrow, m->emb_proj_w, NULL, t, c->hidden_size, E);
+        layer_norm_rows(plan, x, x, NULL, m->emb_ln_w, m->emb_ln_b, t, c->hidden_size, c->layer_norm_eps);
+        return;
+    }
+    layer_norm_rows(plan, out, out, NULL, m->emb_ln_w, m->emb_ln_b, t, E, c->layer_norm_eps);
+    if (narrow) bert_linear(plan, x, narrow, m->emb_proj_w, m->emb_proj_b, t, c->hidden_size, E);
+}
+
+/* The activations of ModernBERT's layers (encode's buffers). */
+typedef struct {
+    float *x, *q, *k, *v, *a, *f, *g;
+    float *rotary;   /* both bases' cos and sin tables, then each row's position */
+    int att_chunks;  /* the attention chunks encode sized the scores for */
+} modern_buffers;
+
+/* ModernBERT's layers on the embeddings in b->x, then final_norm
+ * (modeling_modernbert.py, ModernBertEncoderLayer): pre-LayerNorm
+ * attention (no norm in layer 0) with rotary positions, over the whole
+ * sequence in global layers (every global_every-th from 0) and a sliding
+ * window in the others; a pre-LayerNorm GeGLU MLP; residuals added after
+ * each.  Returns b->x, or NULL with *err. */
+static const float *modern_layers(const bert_model *m, const bert_linear_plan *plan, attention_job *att,
+                                  const modern_buffers *b, const int *lengths, int n_seqs, int longest,
+                                  observation *seen, bert_interrupt_fn interrupted, void *ctx, char **err)
+{
+    const bert_config *c = &m->cfg;
+    const int H = c->hidden_size, FF = c->intermediate_size, heads = c->num_heads, dh = H / heads;
+    const size_t table = (size_t)longest * (size_t)(dh / 2);
+    float *cos_global = b->rotary, *sin_global = cos_global + table;
+    float *cos_local = sin_global + table, *sin_local = cos_local + table, *positions = sin_local + table;
+    bert_rotary_tables(cos_global, sin_global, longest, dh, c->fam.global_rope_theta);
+    bert_rotary_tables(cos_local, sin_local, longest, dh, c->fam.local_rope_theta);
+    int T = 0;
+    for (int i = 0; i < n_seqs; i++)
+        for (int p = 0; p < lengths[i]; p++) positions[T++] = (float)p;
+    float *x = b->x;
+    for (int l = 0; l < c->num_layers; l++) {
+        if (interrupted && interrupted(ctx)) {
+            *err = bert_errorf("interrupted");
+            return NULL;
+        }
+        const bert_layer_weights *w = &m->layers[l];
+        const int global = l % c->fam.global_every == 0;
+        const float *in = x;
+        if (w->attn_ln_w) {
+            layer_norm_rows(plan, b->a, x, NULL, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
+            in = b->a;
+        }
+        if (bert_linear_matrix(plan, b->f, in, &w->q_w, w->q_b, T, 3 * H, H)) return projection_out_of_memory(m, T, err);
+        qkv_job split = {b->f, b->q, b->k, b->v, positions, global ? cos_global : cos_local,
+                         global ? sin_global : sin_local, T, H, heads, dh};
+        int chunks = plan->threads > 1 && (long long)T * H >= 2 * ROWS_MIN_WORK ? 4 * plan->threads : 1;
+        if (chunks > T) chunks = T;
+        if (chunks > 1) bert_workers_run(plan->workers, plan->threads, chunks, qkv_chunk, &split);
+        else qkv_chunk(&split, 0, 1);
+        att->window = global ? -1 : c->fam.local_window / 2;
+        if (seen && observe_attention(m, seen, l, b->q, b->k, lengths, n_seqs, NULL, longest, att->window, err) != 0)
+            return NULL;
+        if (b->att_chunks > 1) bert_workers_run(plan->workers, plan->threads, b->att_chunks, attention_chunk, att);
+        else attention_chunk(att, 0, 1);
+        if (bert_linear_matrix(plan, b->q, b->a, &w->out_w, w->out_b, T, H, H))
+            return projection_out_of_memory(m, T, err);
+        add_rows(plan, x, b->q, T, H);
+        layer_norm_rows(plan, b->a, x, NULL, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
+        if (bert_linear_matrix(plan, b->f, b->a, &w->ff_in_w, w->ff_in_b, T, 2 * FF, H))
+            return projection_out_of_memory(m, T, err);
+        geglu_rows(plan, b->g, b->f, T, FF, c->hidden_act);
+        if (bert_linear_matrix(plan, b->q, b->g, &w->ff_out_w, w->ff_out_b, T, H, FF))
+            return projection_out_of_memory(m, T, err);
+        add_rows(plan, x, b->q, T, H);
+        /* transformers' hidden_states end with the last layer's output
+         * before final_norm. */
+        if (seen && observe_hidden_states(seen, l + 1, x, T, H, err) != 0) return NULL;
+    }
+    layer_norm_rows(plan, x, x, NULL, m->final_norm_w, m->final_norm_b, T, H, c->layer_norm_eps);
+    return x;
+}
+
 static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *ids, const int32_t *type_ids,
                            const int *lengths, const int *keys, int n_seqs, observation *seen,
                            bert_interrupt_fn interrupted, void *ctx, char **err)
@@ -775,9 +1084,12 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
     const int H = c->hidden_size, FF = c->intermediate_size;
     size_t total;
     int longest;
-    /* DistilBERT and MPNet have no segments; RoBERTa's tokenizers give every
-     * token of a pair segment 0 (its one token type). */
-    if (!m->type_emb || c->family != BERT_FAMILY_BERT) type_ids = NULL;
+    /* DistilBERT, MPNet and ModernBERT have no segments; RoBERTa's
+     * tokenizers give every token of a pair segment 0 (its one token type).
+     * ELECTRA's are BERT's. */
+    if (!m->type_emb ||
+        (c->family != BERT_FAMILY_BERT && c->family != BERT_FAMILY_ELECTRA && c->family != BERT_FAMILY_DEBERTA_V2))
+        type_ids = NULL;
     if (check_inputs(m, ids, type_ids, lengths, keys, n_seqs, &total, &longest, err) != 0) return NULL;
     const int T = (int)total;
 
@@ -805,40 +1117,84 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
     const int paneled = !tiled && plan->isa == BERT_ISA_AVX512 &&
                         bert_f32_panel_product(plan->isa, NULL, NULL, NULL, 0, 0, 0);
     const size_t panel_floats = paneled ? panel_buffers_at(NULL, longest, dh, &(panel_buffers){0}) : 0;
-    size_t need = 5 * th + total * (size_t)FF + (size_t)att_chunks * (sq + panel_floats) + rel_size + tiles_floats;
+    /* ModernBERT: f holds the fused Wqkv's [T x 3H] or Wi's [T x 2I], g
+     * the GeGLU's [T x I]; the rotary tables of both bases; each row's
+     * position.  ELECTRA: the embeddings before embeddings_project. */
+    const int modern = c->family == BERT_FAMILY_MODERNBERT;
+    const size_t f_cols = modern ? (3 * (size_t)H > 2 * (size_t)FF ? 3 * (size_t)H : 2 * (size_t)FF) : (size_t)FF;
+    const size_t g_floats = modern ? total * (size_t)FF : 0;
+    const size_t rotary_floats = modern ? 2 * (size_t)longest * (size_t)dh + total : 0;
+    const size_t emb_floats = m->emb_proj_w ? total * (size_t)c->fam.embedding_size : 0;
+    /* DeBERTa: the rows of the relative embeddings the lengths reach
+     * (normalised, then each layer's keys and queries of them), their
+     * index by distance, and each chunk's work. */
+    const int deberta = c->family == BERT_FAMILY_DEBERTA_V2 && m->rel_emb;
+    int rel_lo = 0, rel_rows = 0, deb_chunks = 1;
+    if (deberta) {
+        int lo = deberta_row(&c->fam, 0), hi = lo;
+        for (int d = -(longest - 1); d <= longest - 1; d++) {
+            int r = deberta_row(&c->fam, d);
+            lo = r < lo ? r : lo;
+            hi = r > hi ? r : hi;
+        }
+        rel_lo = lo;
+        rel_rows = hi - lo + 1;
+        int items = n_seqs * c->num_heads;
+        deb_chunks = plan->threads > 1 ? (items < 4 * plan->threads ? items : 4 * plan->threads) : 1;
+    }
+    const size_t deb_floats = deberta ? (size_t)deb_chunks * deberta_work(longest, rel_rows) +
+                                            3 * (size_t)rel_rows * (size_t)H + 2 * (size_t)longest
+                                      : 0;
+    size_t need = 5 * th + total * f_cols + (size_t)att_chunks * (sq + panel_floats) + rel_size + tiles_floats +
+                  g_floats + rotary_floats + emb_floats + deb_floats;
     if (reserve(&s->work, &s->work_cap, need) != 0) {
         *err = bert_errorf("out of memory: encoding %zu tokens needs %zu MB of scratch", total,
                            need * sizeof(float) >> 20);
         return NULL;
     }
     float *x = s->work, *q = x + th, *k = q + th, *v = k + th, *a = v + th;
-    float *f = a + th, *scores = f + total * (size_t)FF;
+    float *f = a + th, *scores = f + total * f_cols;
     float *rel = m->rel_bias ? scores + (size_t)att_chunks * sq : NULL;
     if (rel) relative_bias_table(m, longest, rel);
     unsigned char *tiles = tiled ? (unsigned char *)(scores + (size_t)att_chunks * sq + rel_size) : NULL;
     float *panels = paneled ? scores + (size_t)att_chunks * sq + rel_size + tiles_floats : NULL;
     attention_job att = {s->plan.isa, a, q, k, v, scores, sq, lengths, keys, n_seqs, H, c->num_heads, att_items, rel,
                          longest, tiles, (tiles_bytes + sizeof(float) - 1) / sizeof(float) * sizeof(float),
-                         panels, panel_floats};
-
-    /* Embeddings: positions restart in every sequence, at 0 (BERT) or past
-     * padding_idx, where pad tokens stay (create_position_ids_from_input_ids). */
-    for (int i = 0, t = 0; i < n_seqs; i++)
-        for (int p = 0, counted = 0; p < lengths[i]; p++, t++) {
-            const float *we = m->word_emb + (size_t)ids[t] * H;
-            int position = p;
-            if (c->pad_id >= 0) position = ids[t] == c->pad_id ? c->pad_id : c->pad_id + ++counted;
-            const float *pe = m->pos_emb + (size_t)position * H;
-            float *row = x + (size_t)t * H;
-            if (m->type_emb) {
-                const float *te = m->type_emb + (size_t)(type_ids ? type_ids[t] : 0) * H;
-                for (int j = 0; j < H; j++) row[j] = we[j] + pe[j] + te[j];
-            } else {
-                for (int j = 0; j < H; j++) row[j] = we[j] + pe[j];
-            }
+                         panels, panel_floats, -1};
+    float *g = scores + (size_t)att_chunks * (sq + panel_floats) + rel_size + tiles_floats;
+    float *rotary = g + g_floats, *emb = rotary + rotary_floats, *deb = emb + emb_floats;
+    deberta_job dj = {0};
+    if (deberta) {
+        if (seen && seen->observer->attention) {
+            *err = bert_errorf("bert_attention does not show DeBERTa's disentangled attention");
+            return NULL;
         }
-    layer_norm_rows(plan, x, x, NULL, m->emb_ln_w, m->emb_ln_b, T, H, c->layer_norm_eps);
+        for (int i = 0; keys && i < n_seqs; i++)
+            if (keys[i] < lengths[i]) {
+                *err = bert_errorf("DeBERTa's attention attends to every position: sequences that attend only to "
+                                   "their first positions (ColBERT's query expansion) are not supported");
+                return NULL;
+            }
+        float *rel_x = deb, *pos_k = rel_x + (size_t)rel_rows * H, *pos_q = pos_k + (size_t)rel_rows * H;
+        float *row_of = pos_q + (size_t)rel_rows * H, *work = row_of + 2 * (size_t)longest;
+        for (int d = -(longest - 1); d <= longest - 1; d++)
+            row_of[d + longest - 1] = (float)(deberta_row(&c->fam, d) - rel_lo);
+        /* get_rel_embedding: LayerNorm of the rows (norm_rel_ebd), row by row. */
+        const float *rows = m->rel_emb + (size_t)rel_lo * H;
+        if (m->rel_ln_w) layer_norm_rows(plan, rel_x, rows, NULL, m->rel_ln_w, m->rel_ln_b, rel_rows, H, c->layer_norm_eps);
+        else memcpy(rel_x, rows, (size_t)rel_rows * H * sizeof *rel_x);
+        const int terms = 1 + c->fam.c2p + c->fam.p2c;
+        dj = (deberta_job){s->plan.isa, a, q, k, v, pos_k, pos_q, row_of, rel_rows, longest, c->fam.c2p, c->fam.p2c,
+                           1.0f / sqrtf((float)dh * (float)terms), lengths, n_seqs, H, c->num_heads,
+                           n_seqs * c->num_heads, work, deberta_work(longest, rel_rows)};
+    }
+
+    embed(m, plan, m->emb_proj_w ? emb : NULL, x, ids, type_ids, lengths, n_seqs);
     if (seen && observe_hidden_states(seen, 0, x, T, H, err) != 0) return NULL;
+    if (modern) {
+        modern_buffers buf = {x, q, k, v, a, f, g, rotary, att_chunks};
+        return modern_layers(m, plan, &att, &buf, lengths, n_seqs, longest, seen, interrupted, ctx, err);
+    }
 
     for (int l = 0; l < c->num_layers; l++) {
         if (interrupted && interrupted(ctx)) {
@@ -851,8 +1207,17 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
             bert_linear_matrix(plan, k, x, &w->k_w, w->k_b, T, H, H) ||
             bert_linear_matrix(plan, v, x, &w->v_w, w->v_b, T, H, H))
             return projection_out_of_memory(m, T, err);
-        if (seen && observe_attention(m, seen, l, q, k, lengths, n_seqs, rel, longest, err) != 0) return NULL;
-        if (att_chunks > 1) bert_workers_run(plan->workers, plan->threads, att_chunks, attention_chunk, &att);
+        if (seen && observe_attention(m, seen, l, q, k, lengths, n_seqs, rel, longest, -1, err) != 0) return NULL;
+        if (deberta) {
+            /* The layer's own key_proj and query_proj on the relative
+             * embeddings (share_att_key). */
+            const float *rel_x = deb;
+            if (bert_linear_matrix(plan, (float *)dj.pos_k, rel_x, &w->k_w, w->k_b, rel_rows, H, H) ||
+                bert_linear_matrix(plan, (float *)dj.pos_q, rel_x, &w->q_w, w->q_b, rel_rows, H, H))
+                return projection_out_of_memory(m, rel_rows, err);
+            if (deb_chunks > 1) bert_workers_run(plan->workers, plan->threads, deb_chunks, deberta_chunk, &dj);
+            else deberta_chunk(&dj, 0, 1);
+        } else if (att_chunks > 1) bert_workers_run(plan->workers, plan->threads, att_chunks, attention_chunk, &att);
         else attention_chunk(&att, 0, 1);
         if (bert_linear_matrix(plan, q, a, &w->out_w, w->out_b, T, H, H))
             return projection_out_of_memory(m, T, err);
@@ -949,10 +1314,12 @@ int bert_mlm_logits(const bert_model *m, bert_scratch *s, const float *hidden,
         return -1;
     }
     if (!s || !hidden || !rows || !out || n < 1) { *err = bert_errorf("bert_mlm_logits: missing argument"); return -1; }
-    const int H = m->cfg.hidden_size;
-    size_t nh = (size_t)n * H;
-    if (reserve(&s->head, &s->head_cap, 2 * nh) != 0) {
-        *err = bert_errorf("out of memory: the masked-language-model head needs %zu MB", 2 * nh * sizeof(float) >> 20);
+    /* The transform's width: hidden_size, or ELECTRA's embedding_size. */
+    const int H = m->cfg.hidden_size, W = bert_mlm_width(m);
+    size_t nh = (size_t)n * H, nw = (size_t)n * W;
+    if (reserve(&s->head, &s->head_cap, nh + nw) != 0) {
+        *err = bert_errorf("out of memory: the masked-language-model head needs %zu MB",
+                           (nh + nw) * sizeof(float) >> 20);
         return -1;
     }
     float *g = s->head, *t = s->head + nh;
@@ -961,10 +1328,10 @@ int bert_mlm_logits(const bert_model *m, bert_scratch *s, const float *hidden,
         if (rows[i] < 0) { *err = bert_errorf("bert_mlm_logits: row %d is negative", rows[i]); return -1; }
         memcpy(g + (size_t)i * H, hidden + (size_t)rows[i] * H, (size_t)H * sizeof(float));
     }
-    bert_linear(plan, t, g, m->mlm_dense_w, m->mlm_dense_b, n, H, H);
-    activate(s->plan.isa, t, nh, m->mlm_act);
-    add_layer_norm(s->plan.isa, t, t, NULL, m->mlm_ln_w, m->mlm_ln_b, n, H, m->cfg.layer_norm_eps);
-    bert_linear(plan, out, t, m->mlm_decoder_w, m->mlm_bias, n, m->cfg.vocab_size, H);
+    bert_linear(plan, t, g, m->mlm_dense_w, m->mlm_dense_b, n, W, H);
+    activate(s->plan.isa, t, nw, m->mlm_act);
+    add_layer_norm(s->plan.isa, t, t, NULL, m->mlm_ln_w, m->mlm_ln_b, n, W, m->cfg.layer_norm_eps);
+    bert_linear(plan, out, t, m->mlm_decoder_w, m->mlm_bias, n, m->cfg.vocab_size, W);
     return 0;
 }
 
@@ -984,32 +1351,72 @@ int bert_nsp_probability(const bert_model *m, const float *cls_hidden, double *p
     return 0;
 }
 
-int bert_classifier_logits(const bert_model *m, bert_scratch *s, const float *first_hidden, float *out,
-                           char **err)
+int bert_classifier_logits(const bert_model *m, bert_scratch *s, const float *hidden, int len, float *out, char **err)
 {
     *err = NULL;
     if (!m || !bert_model_has_classifier(m)) {
         *err = bert_errorf("this model has no sequence-classification head (classifier.*)");
         return -1;
     }
-    if (!s || !first_hidden || !out) { *err = bert_errorf("bert_classifier_logits: missing argument"); return -1; }
+    if (!s || !hidden || !out || len < 1) { *err = bert_errorf("bert_classifier_logits: missing argument"); return -1; }
     const int H = m->cfg.hidden_size, L = m->head.num_labels;
-    if (reserve(&s->head, &s->head_cap, (size_t)H) != 0) {
-        *err = bert_errorf("out of memory: the classifier head needs %zu bytes", (size_t)H * sizeof(float));
+    const bert_family f = m->cfg.family;
+    if (reserve(&s->head, &s->head_cap, 2 * (size_t)H) != 0) {
+        *err = bert_errorf("out of memory: the classifier head needs %zu bytes", 2 * (size_t)H * sizeof(float));
         return -1;
     }
     /* On the first token: BertForSequenceClassification's pooler, tanh;
      * DistilBertForSequenceClassification's pre_classifier, ReLU;
-     * RobertaClassificationHead's and MPNetClassificationHead's dense, tanh. */
-    const int bert = m->cfg.family == BERT_FAMILY_BERT, relu = m->cfg.family == BERT_FAMILY_DISTILBERT;
-    float *pooled = s->head;
+     * RobertaClassificationHead's and MPNetClassificationHead's dense, tanh;
+     * ElectraClassificationHead's dense, gelu.  ModernBERT's on the first
+     * token or the mean of all (classifier_pooling): head.dense, its
+     * classifier_activation, head.norm. */
+    const float *first = hidden;
+    float *pooled = s->head, *mean = s->head + H;
+    if (f == BERT_FAMILY_MODERNBERT && m->cfg.fam.mean_pooling) {
+        memset(mean, 0, (size_t)H * sizeof *mean);
+        for (int t = 0; t < len; t++)
+            for (int j = 0; j < H; j++) mean[j] += hidden[(size_t)t * H + j];
+        for (int j = 0; j < H; j++) mean[j] /= (float)len;
+        first = mean;
+    }
+    const int bert = f == BERT_FAMILY_BERT;
     memcpy(pooled, bert ? m->pooler_b : m->pre_cls_b, (size_t)H * sizeof *pooled);
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, H, H, 1.0f, bert ? m->pooler_w : m->pre_cls_w, H, first_hidden, 1, 1.0f,
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, H, H, 1.0f, bert ? m->pooler_w : m->pre_cls_w, H, first, 1, 1.0f,
                 pooled, 1);
-    for (int j = 0; j < H; j++) pooled[j] = relu ? (pooled[j] > 0 ? pooled[j] : 0) : tanhf(pooled[j]);
+    if (f == BERT_FAMILY_DISTILBERT) {
+        for (int j = 0; j < H; j++) pooled[j] = pooled[j] > 0 ? pooled[j] : 0;
+    } else if (f == BERT_FAMILY_ELECTRA) {
+        activate(s->plan.isa, pooled, (size_t)H, BERT_ACT_GELU);
+    } else if (f == BERT_FAMILY_DEBERTA_V2) {
+        /* ContextPooler: dense, pooler_hidden_act. */
+        activate(s->plan.isa, pooled, (size_t)H, m->cfg.fam.head_act);
+    } else if (f == BERT_FAMILY_MODERNBERT) {
+        activate(s->plan.isa, pooled, (size_t)H, m->cfg.fam.head_act);
+        add_layer_norm(s->plan.isa, pooled, pooled, NULL, m->head_norm_w, m->head_norm_b, 1, H, m->cfg.layer_norm_eps);
+    } else {
+        for (int j = 0; j < H; j++) pooled[j] = tanhf(pooled[j]);
+    }
     memcpy(out, m->cls_b, (size_t)L * sizeof *out);
     cblas_sgemv(CblasRowMajor, CblasNoTrans, L, H, 1.0f, m->cls_w, H, pooled, 1, 1.0f, out, 1);
     return 0;
+}
+
+/* ModernBERT's prediction head (head.dense, classifier_activation,
+ * head.norm) on n rows of hidden states, before its token or
+ * question-answering classifier: rows [n x H] in the scratch past
+ * `reserved` floats, or NULL out of memory.  Every other family's token
+ * heads read the hidden states themselves. */
+static const float *token_head_rows(const bert_model *m, bert_scratch *s, const float *hidden, int n, size_t reserved)
+{
+    if (m->cfg.family != BERT_FAMILY_MODERNBERT) return hidden;
+    const int H = m->cfg.hidden_size;
+    if (reserve(&s->head, &s->head_cap, reserved + (size_t)n * H) != 0) return NULL;
+    float *rows = s->head + reserved;
+    bert_linear(plan_threads(s), rows, hidden, m->pre_cls_w, m->pre_cls_b, n, H, H);
+    activate(s->plan.isa, rows, (size_t)n * H, m->cfg.fam.head_act);
+    add_layer_norm(s->plan.isa, rows, rows, NULL, m->head_norm_w, m->head_norm_b, n, H, m->cfg.layer_norm_eps);
+    return rows;
 }
 
 int bert_token_logits(const bert_model *m, bert_scratch *s, const float *hidden, int n, float *out, char **err)
@@ -1021,8 +1428,14 @@ int bert_token_logits(const bert_model *m, bert_scratch *s, const float *hidden,
     }
     if (!s || !hidden || !out || n < 1) { *err = bert_errorf("bert_token_logits: missing argument"); return -1; }
     /* BertForTokenClassification: dropout (the identity at inference), then
-     * the classifier on every token's hidden state. */
-    bert_linear(plan_threads(s), out, hidden, m->tok_w, m->tok_b, n, m->head.num_labels, m->cfg.hidden_size);
+     * the classifier on every token's hidden state (ModernBERT's after its
+     * prediction head). */
+    const float *rows = token_head_rows(m, s, hidden, n, 0);
+    if (!rows) {
+        *err = bert_errorf("out of memory: the token-classification head over %d tokens", n);
+        return -1;
+    }
+    bert_linear(plan_threads(s), out, rows, m->tok_w, m->tok_b, n, m->head.num_labels, m->cfg.hidden_size);
     return 0;
 }
 
@@ -1039,8 +1452,14 @@ int bert_qa_logits(const bert_model *m, bert_scratch *s, const float *hidden, in
         *err = bert_errorf("out of memory: the question-answering head needs %zu bytes", 2 * (size_t)n * sizeof(float));
         return -1;
     }
-    /* qa_outputs gives [n x 2]; transformers splits it into start and end. */
-    bert_linear(plan_threads(s), s->head, hidden, m->qa_w, m->qa_b, n, 2, m->cfg.hidden_size);
+    /* qa_outputs gives [n x 2]; transformers splits it into start and end.
+     * ModernBERT's (named classifier) reads its prediction head's rows. */
+    const float *rows = token_head_rows(m, s, hidden, n, 2 * (size_t)n);
+    if (!rows) {
+        *err = bert_errorf("out of memory: the question-answering head over %d tokens", n);
+        return -1;
+    }
+    bert_linear(plan_threads(s), s->head, rows, m->qa_w, m->qa_b, n, 2, m->cfg.hidden_size);
     for (int i = 0; i < n; i++) {
         start[i] = s->head[2 * (size_t)i];
         end[i] = s->head[2 * (size_t)i + 1];

@@ -84,11 +84,13 @@ int bert_mlm_logits(const bert_model *m, bert_scratch *s, const float *hidden,
  * pooler or the NSP head. */
 int bert_nsp_probability(const bert_model *m, const float *cls_hidden, double *prob);
 
-/* A sequence-classification head's logits, out[head.num_labels], from the
- * first row of one sequence's hidden states: BERT's classifier on the
- * pooler's tanh(dense(h0)), DistilBERT's on ReLU(pre_classifier(h0)).
+/* A sequence-classification head's logits, out[head.num_labels], from one
+ * sequence's hidden states [len x H]: BERT's classifier on the pooler's
+ * tanh(dense(h0)), DistilBERT's on ReLU(pre_classifier(h0)), RoBERTa's and
+ * MPNet's on tanh(dense(h0)), ELECTRA's on gelu(dense(h0)), ModernBERT's on
+ * its prediction head over h0 or the mean of every row (classifier_pooling).
  * -1 with *err when the model has no such head or memory ran out. */
-int bert_classifier_logits(const bert_model *m, bert_scratch *s, const float *first_hidden, float *out,
+int bert_classifier_logits(const bert_model *m, bert_scratch *s, const float *hidden, int len, float *out,
                            char **err);
 
 /* A token-classification head's logits for n consecutive rows of hidden

@@ -2,7 +2,10 @@
  * model.h - a BERT-family checkpoint as Hugging Face stores it: config.json,
  * model.safetensors and the sentence-transformers files.  The families are
  * BERT, DistilBERT, RoBERTa, XLM-RoBERTa and MPNet: one encoder with
- * small differences in names, positions and heads.
+ * small differences in names, positions and heads; ELECTRA, BERT's encoder
+ * behind narrower embeddings, and ModernBERT, a pre-LayerNorm encoder with
+ * rotary positions, GeGLU and local attention, and DeBERTa-v2, whose
+ * attention adds terms of relative positions (bert_family_settings).
  *
  * float32 tensors are used in place inside the read-only mapping of
  * model.safetensors; float16 and bfloat16 ones are converted to float32 once,
@@ -26,21 +29,51 @@ typedef enum {
     BERT_FAMILY_DISTILBERT,     /* its names, no segments, no pooler */
     BERT_FAMILY_ROBERTA,        /* positions from pad_token_id + 1, RoBERTa's heads */
     BERT_FAMILY_XLM_ROBERTA,    /* RoBERTa's encoder under another model_type */
-    BERT_FAMILY_MPNET           /* no segments, relative position bias, RoBERTa's heads */
+    BERT_FAMILY_MPNET,          /* no segments, relative position bias, RoBERTa's heads */
+    BERT_FAMILY_ELECTRA,        /* BERT's encoder, embeddings of embedding_size projected to hidden_size */
+    BERT_FAMILY_MODERNBERT,     /* pre-LayerNorm, rotary, GeGLU, local attention, one prediction head */
+    BERT_FAMILY_DEBERTA_V2      /* disentangled attention over relative positions, ContextPooler */
 } bert_family;
 
 /* Separators between the two texts of a pair: BERT's [CLS] a [SEP] b [SEP]
  * has one; RoBERTa's, XLM-RoBERTa's and MPNet's <s> a </s></s> b </s> two. */
 static inline int bert_family_pair_seps(bert_family f)
 {
-    return f == BERT_FAMILY_BERT || f == BERT_FAMILY_DISTILBERT ? 1 : 2;
+    return f == BERT_FAMILY_ROBERTA || f == BERT_FAMILY_XLM_ROBERTA || f == BERT_FAMILY_MPNET ? 2 : 1;
 }
 
 /* MPNet buckets relative positions into this many (MPNetEncoder's default). */
 #define BERT_MPNET_BUCKETS 32
 
+/* What ELECTRA and ModernBERT have that BERT has not (config.json's keys
+ * named); a struct of its own so that the families' settings stay apart
+ * from the sizes every family shares. */
+typedef struct {
+    /* ELECTRA: the width of the embeddings (embedding_size), which
+     * embeddings_project widens to hidden_size when they differ.  Every
+     * other family: hidden_size. */
+    int embedding_size;
+    /* ModernBERT: a layer is global when its index is a multiple of
+     * global_every (global_attn_every_n_layers), else local: a token sees
+     * only those at most local_window / 2 (local_attention / 2) away.  Its
+     * queries and keys turn by rotary angles of base rope_theta. */
+    int global_every;
+    int local_window;
+    double global_rope_theta, local_rope_theta;
+    int mean_pooling;              /* classifier_pooling "mean" (1) or "cls" (0) */
+    bert_activation head_act;      /* classifier_activation, of the prediction head; DeBERTa: pooler_hidden_act */
+    /* DeBERTa-v2/v3: relative_attention, its c2p and p2c terms
+     * (pos_att_type), position_buckets (0: none) and max_relative_positions;
+     * att_span rows each side of encoder.rel_embeddings; the LayerNorm of
+     * the relative embeddings (norm_rel_ebd "layer_norm"). */
+    int relative_attention, c2p, p2c;
+    int position_buckets, max_relative, att_span, rel_norm;
+    int position_biased;           /* position_biased_input: absolute positions added to the embeddings */
+} bert_family_settings;
+
 typedef struct {
     bert_family family;
+    bert_family_settings fam;      /* ELECTRA's and ModernBERT's own settings */
     int vocab_size;
     int hidden_size;
     int num_layers;
@@ -111,7 +144,13 @@ typedef struct {
 } bert_st_config;
 
 /* A layer's six projections are held at the model's precision (linear.h);
- * their biases and the LayerNorms stay float32. */
+ * their biases and the LayerNorms stay float32.  ModernBERT's layer uses
+ * these fields in its own way: q_w is the fused Wqkv [3H x H] (k_w and v_w
+ * unused), out_w is Wo, attn_ln_* is attn_norm (NULL in layer 0, whose
+ * attn_norm is the identity) and comes before attention, ff_in_w is the
+ * GeGLU's Wi [2I x H], ff_out_w is mlp.Wo and ff_ln_* is mlp_norm, before
+ * the MLP.  Biases it lacks (attention_bias, mlp_bias, norm_bias false)
+ * point at zeros. */
 typedef struct {
     bert_matrix q_w, k_w, v_w;                          /* [H x H] */
     const float *q_b, *k_b, *v_b;                       /* [H] */
@@ -132,6 +171,15 @@ typedef struct bert_model {
     const float *type_emb;    /* [type_vocab x H] */
     const float *emb_ln_w, *emb_ln_b;
     const float *rel_bias;               /* MPNet: [relative_buckets x num_heads]; else NULL */
+    const float *emb_proj_w, *emb_proj_b; /* ELECTRA's embeddings_project [H x E], [H] when E != H (DeBERTa's embed_proj); else NULL */
+    const float *final_norm_w, *final_norm_b; /* ModernBERT's final_norm; else NULL */
+    /* ModernBERT's prediction head before a classifier (its dense and
+     * activation are pre_cls_w, pre_cls_b and fam.head_act): head.norm. */
+    const float *head_norm_w, *head_norm_b;
+    /* DeBERTa: encoder.rel_embeddings [2 att_span x H] and its LayerNorm
+     * (NULL without norm_rel_ebd).  Its embed_proj is emb_proj_w, without
+     * bias, and comes before the embeddings' LayerNorm (over hidden_size). */
+    const float *rel_emb, *rel_ln_w, *rel_ln_b;
     bert_layer_weights *layers;          /* cfg.num_layers of them */
     const float *pooler_w, *pooler_b;    /* NULL when the checkpoint has no pooler */
     /* Masked-LM head (BERT's cls.predictions, RoBERTa's and MPNet's
@@ -165,6 +213,15 @@ typedef struct bert_model {
                                           * panels (linear.h, BERT_PANEL), int8 AMX tiles */
     void *priv;                          /* mapping and owned buffers */
 } bert_model;
+
+/* The width of the masked-LM head's transform: ELECTRA's generator and
+ * DeBERTa's head predict from embedding_size values, every other family
+ * from hidden_size. */
+static inline int bert_mlm_width(const bert_model *m)
+{
+    const bert_family f = m->cfg.family;
+    return f == BERT_FAMILY_ELECTRA || f == BERT_FAMILY_DEBERTA_V2 ? m->cfg.fam.embedding_size : m->cfg.hidden_size;
+}
 
 /* The loader binds a head whole or not at all (model_bind.h). */
 static inline int bert_model_has_mlm_head(const bert_model *m)

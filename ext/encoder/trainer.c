@@ -205,6 +205,15 @@ static int check_base(const bert_model *m, char **err)
 {
     if (!m) { *err = bert_errorf("bert_trainer_new: no model"); return -1; }
     const bert_family f = m->cfg.family;
+    /* The network (train_net.c) is BERT's post-LayerNorm encoder with its
+     * families' embeddings and heads; the newer encoders differ in their
+     * layers themselves. */
+    if (f == BERT_FAMILY_ELECTRA || f == BERT_FAMILY_MODERNBERT || f == BERT_FAMILY_DEBERTA_V2) {
+        *err = bert_errorf("fine-tuning takes BERT, DistilBERT, RoBERTa, XLM-RoBERTa and MPNet models; this one is %s, "
+                           "which bert_train does not train yet: fine-tune it in PyTorch and load the result",
+                           f == BERT_FAMILY_ELECTRA ? "ELECTRA" : f == BERT_FAMILY_MODERNBERT ? "ModernBERT" : "DeBERTa-v2");
+        return -1;
+    }
     if (f == BERT_FAMILY_MPNET && (!m->rel_bias || m->cfg.relative_buckets < BERT_MPNET_BUCKETS)) {
         *err = bert_errorf("the MPNet model has no relative position bias (encoder.relative_attention_bias)");
         return -1;

@@ -3,7 +3,7 @@
  * (model_config.c), the sentence-transformers files (model_st_config.c) and
  * the weights (model.safetensors, or a sharded checkpoint's shards:
  * checkpoint.c), whose tensors the family's file binds (model_bert.c,
- * model_roberta.c, model_mpnet.c) and model_widen.c converts where they are
+ * model_roberta.c, model_mpnet.c, model_electra.c, model_modernbert.c) and model_widen.c converts where they are
  * not used in place.
  */
 #include "model_dir.h"
@@ -63,10 +63,27 @@ int bert_model_load_precision(bert_model_files *files, bert_precision precision,
         *err = bert_errorf("out of memory loading %s", model_dir);
         goto fail;
     }
+    if (c->family == BERT_FAMILY_MODERNBERT) {
+        /* The biases a ModernBERT checkpoint leaves out (attention_bias,
+         * mlp_bias, norm_bias, classifier_bias, decoder_bias false) are
+         * zeros, so that every product and norm runs as with a bias. */
+        size_t n = (size_t)c->vocab_size;
+        if ((size_t)3 * (size_t)c->hidden_size > n) n = (size_t)3 * (size_t)c->hidden_size;
+        if ((size_t)2 * (size_t)c->intermediate_size > n) n = (size_t)2 * (size_t)c->intermediate_size;
+        priv->zeros = calloc(n, sizeof *priv->zeros);
+        if (!priv->zeros) {
+            *err = bert_errorf("out of memory loading %s", model_dir);
+            goto fail;
+        }
+        b.zeros = priv->zeros;
+    }
     b.st = priv->st;
     b.file = path;
     int rc = c->family == BERT_FAMILY_MPNET ? bert_bind_mpnet(&b, m)
            : c->family == BERT_FAMILY_ROBERTA || c->family == BERT_FAMILY_XLM_ROBERTA ? bert_bind_roberta(&b, m)
+           : c->family == BERT_FAMILY_ELECTRA ? bert_bind_electra(&b, m)
+           : c->family == BERT_FAMILY_MODERNBERT ? bert_bind_modernbert(&b, m)
+           : c->family == BERT_FAMILY_DEBERTA_V2 ? bert_bind_deberta(&b, m)
            : bert_bind_bert(&b, m);
     if (rc != 0) goto fail;
     m->dtype = dtype_label(b.list[0].t->dtype);   /* the word embeddings' */
@@ -94,6 +111,7 @@ void bert_model_free(bert_model *m)
         free(priv->converted);
         free(priv->dense);
         free(priv->reduced);
+        free(priv->zeros);
         free(priv);
     }
     bert_head_config_free(&m->head);

@@ -1,7 +1,8 @@
 /*
  * model_bind.h - binding the tensors of a mapped model.safetensors to a
  * bert_model: the binder every family's file uses (model_bind.c), one
- * binding per architecture (model_bert.c, model_roberta.c, model_mpnet.c)
+ * binding per architecture (model_bert.c, model_roberta.c, model_mpnet.c,
+ * model_electra.c, model_modernbert.c)
  * and the conversion of what was bound (model_widen.c).  Internal to the
  * loader; model.h is the interface.
  */
@@ -18,6 +19,7 @@ typedef struct {
     float *dense;         /* the Dense module's weight and bias (model_dense.c), or NULL */
     void *reduced;        /* one block for every bfloat16 / int8 projection made at load,
                            * or at float32 for every projection packed at load */
+    float *zeros;         /* ModernBERT: the biases its checkpoint leaves out, or NULL */
 } model_priv;
 
 /* A tensor and where it goes: a float32 pointer, or (the layers'
@@ -36,6 +38,7 @@ typedef struct {
     int count;
     char name[256];        /* the name last looked up, for messages */
     char **err;
+    const float *zeros;    /* ModernBERT: at least max(3 H, 2 I, vocab) zeros for the biases it lacks */
 } binder;
 
 /* Finds a tensor; `in_model` puts the base model's prefix before the name.
@@ -94,6 +97,9 @@ int bert_bind_qa(binder *b, bert_model *m);
 int bert_bind_bert(binder *b, bert_model *m);       /* BERT and DistilBERT */
 int bert_bind_roberta(binder *b, bert_model *m);    /* RoBERTa and XLM-RoBERTa */
 int bert_bind_mpnet(binder *b, bert_model *m);
+int bert_bind_electra(binder *b, bert_model *m);
+int bert_bind_modernbert(binder *b, bert_model *m);
+int bert_bind_deberta(binder *b, bert_model *m);
 
 /* The heads RoBERTa and MPNet name alike (lm_head.*, classifier.dense and
  * classifier.out_proj, or classifier.* per token, qa_outputs.*) and the

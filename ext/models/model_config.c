@@ -29,6 +29,9 @@ static const struct {
     {"roberta", BERT_FAMILY_ROBERTA},
     {"xlm-roberta", BERT_FAMILY_XLM_ROBERTA},
     {"mpnet", BERT_FAMILY_MPNET},
+    {"electra", BERT_FAMILY_ELECTRA},
+    {"modernbert", BERT_FAMILY_MODERNBERT},
+    {"deberta-v2", BERT_FAMILY_DEBERTA_V2},
 };
 
 static int family_of(const char *model_type, bert_family *out)
@@ -56,7 +59,8 @@ static int read_positions(const json_doc *doc, const char *path, bert_config *cf
 {
     cfg->pad_id = -1;
     cfg->position_offset = 0;
-    if (cfg->family == BERT_FAMILY_BERT || cfg->family == BERT_FAMILY_DISTILBERT) return 0;
+    if (cfg->family != BERT_FAMILY_ROBERTA && cfg->family != BERT_FAMILY_XLM_ROBERTA && cfg->family != BERT_FAMILY_MPNET)
+        return 0;
     long long pad = 1;
     if (cfg->family != BERT_FAMILY_MPNET) {
         int node = bert_json_member(doc, 0, "pad_token_id");
@@ -137,6 +141,197 @@ static int read_training(const json_doc *doc, const char *path, bert_config *cfg
     return 0;
 }
 
+/* An activation under config.json's `key` (default "gelu"). */
+static int read_activation(const json_doc *doc, const char *path, const char *key, bert_activation *out, char **err)
+{
+    int act_node = bert_json_member(doc, 0, key);
+    const char *act = act_node < 0 ? "gelu" : bert_json_str(doc, act_node, "");
+    if (strcmp(act, "gelu") == 0)
+        *out = BERT_ACT_GELU;
+    else if (strcmp(act, "gelu_new") == 0 || strcmp(act, "gelu_pytorch_tanh") == 0 || strcmp(act, "gelu_fast") == 0)
+        *out = BERT_ACT_GELU_TANH;
+    else if (strcmp(act, "relu") == 0)
+        *out = BERT_ACT_RELU;
+    else {
+        *err = bert_errorf("%s: %s \"%s\" is not supported; use \"gelu\", \"gelu_new\", "
+                           "\"gelu_pytorch_tanh\", \"gelu_fast\" or \"relu\"", path, key, act);
+        return -1;
+    }
+    return 0;
+}
+
+/* ELECTRA's encoder is BERT's, with absolute positions only: the
+ * relative_key variants add a distance embedding the encoder lacks. */
+static int read_absolute_positions(const json_doc *doc, const char *path, char **err)
+{
+    int node = bert_json_member(doc, 0, "position_embedding_type");
+    const char *type = node < 0 || doc->nodes[node].type == JSON_NULL ? "absolute" : bert_json_str(doc, node, "");
+    if (strcmp(type, "absolute") != 0) {
+        *err = bert_errorf("%s: position_embedding_type \"%s\" is not supported; only \"absolute\" is", path, type);
+        return -1;
+    }
+    return 0;
+}
+
+/* A positive number under `key`, or `fallback` when absent. */
+static int read_positive(const json_doc *doc, const char *path, const char *key, double fallback, double *out,
+                         char **err)
+{
+    int node = bert_json_member(doc, 0, key);
+    *out = node < 0 || doc->nodes[node].type == JSON_NULL ? fallback : bert_json_real(doc, node, -1);
+    if (!(*out > 0 && *out < 1e12)) {
+        *err = bert_errorf("%s: %s must be a positive number", path, key);
+        return -1;
+    }
+    return 0;
+}
+
+/* rope_parameters, as newer transformers write it: one entry per layer
+ * type ("full_attention", "sliding_attention"), each {"rope_type":
+ * "default", "rope_theta": ...}.  Only the default (unscaled) rotation is
+ * implemented. */
+static int read_rope_parameters(const json_doc *doc, const char *path, bert_family_settings *f, char **err)
+{
+    int node = bert_json_member(doc, 0, "rope_parameters");
+    if (node < 0 || doc->nodes[node].type == JSON_NULL) return 0;
+    static const char *const types[] = {"full_attention", "sliding_attention"};
+    double *thetas[] = {&f->global_rope_theta, &f->local_rope_theta};
+    for (int i = 0; i < 2; i++) {
+        int entry = bert_json_member(doc, node, types[i]);
+        if (entry < 0) continue;
+        const char *type = bert_json_str(doc, bert_json_member(doc, entry, "rope_type"), "default");
+        int theta = bert_json_member(doc, entry, "rope_theta");
+        if (strcmp(type, "default") != 0 || (theta >= 0 && !(bert_json_real(doc, theta, -1) > 0))) {
+            *err = bert_errorf("%s: rope_parameters.%s must have rope_type \"default\" and a positive rope_theta; "
+                               "scaled rotary positions are not supported", path, types[i]);
+            return -1;
+        }
+        if (theta >= 0) *thetas[i] = bert_json_real(doc, theta, -1);
+    }
+    return 0;
+}
+
+/* ModernBertConfig's settings: alternating global and local attention,
+ * the two rotary bases, the prediction head's pooling and activation. */
+static int read_modernbert(const json_doc *doc, const char *path, bert_config *cfg, char **err)
+{
+    bert_family_settings *f = &cfg->fam;
+    double every, window;
+    if (read_positive(doc, path, "global_attn_every_n_layers", 3, &every, err) ||
+        read_positive(doc, path, "local_attention", 128, &window, err) ||
+        read_positive(doc, path, "global_rope_theta", 160000.0, &f->global_rope_theta, err) ||
+        read_positive(doc, path, "local_rope_theta", 10000.0, &f->local_rope_theta, err) ||
+        read_rope_parameters(doc, path, f, err))
+        return -1;
+    if (every != (int)every || every > MAX_LAYERS || window != (int)window || window < 2 ||
+        window > BERT_MAX_POSITIONS) {
+        *err = bert_errorf("%s: global_attn_every_n_layers and local_attention must be integers (1 to %d, "
+                           "2 to %d)", path, MAX_LAYERS, BERT_MAX_POSITIONS);
+        return -1;
+    }
+    f->global_every = (int)every;
+    f->local_window = (int)window;
+    if ((cfg->hidden_size / cfg->num_heads) % 2 != 0) {
+        *err = bert_errorf("%s: hidden_size / num_attention_heads must be even for rotary positions (it is %d)",
+                           path, cfg->hidden_size / cfg->num_heads);
+        return -1;
+    }
+    /* layer_types, when written, must say what global_attn_every_n_layers does. */
+    int types = bert_json_member(doc, 0, "layer_types");
+    if (types >= 0 && doc->nodes[types].type != JSON_NULL) {
+        int l = 0, ok = doc->nodes[types].type == JSON_ARRAY && bert_json_length(doc, types) == cfg->num_layers;
+        for (int c = ok ? doc->nodes[types].first_child : -1; c >= 0; c = doc->nodes[c].next_sibling, l++) {
+            const char *want = l % f->global_every == 0 ? "full_attention" : "sliding_attention";
+            ok &= strcmp(bert_json_str(doc, c, ""), want) == 0;
+        }
+        if (!ok) {
+            *err = bert_errorf("%s: layer_types must list num_hidden_layers entries, \"full_attention\" where the "
+                               "layer index is a multiple of global_attn_every_n_layers (%d), else "
+                               "\"sliding_attention\"", path, f->global_every);
+            return -1;
+        }
+    }
+    int pooling = bert_json_member(doc, 0, "classifier_pooling");
+    const char *pool = pooling < 0 ? "cls" : bert_json_str(doc, pooling, "");
+    if (strcmp(pool, "cls") != 0 && strcmp(pool, "mean") != 0) {
+        *err = bert_errorf("%s: classifier_pooling \"%s\" is not supported; use \"cls\" or \"mean\"", path, pool);
+        return -1;
+    }
+    f->mean_pooling = strcmp(pool, "mean") == 0;
+    return read_activation(doc, path, "classifier_activation", &f->head_act, err);
+}
+
+/* An integer under `key` from lo to hi, or `fallback` when absent or null. */
+static int read_int(const json_doc *doc, const char *path, const char *key, long long fallback, long long lo,
+                    long long hi, int *out, char **err)
+{
+    int node = bert_json_member(doc, 0, key);
+    long long v = node < 0 || doc->nodes[node].type == JSON_NULL ? fallback : bert_json_int(doc, node, lo - 1);
+    if (v < lo || v > hi) {
+        *err = bert_errorf("%s: %s must be an integer from %lld to %lld", path, key, lo, hi);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* DebertaV2Config's settings: relative_attention with the c2p and p2c
+ * terms of pos_att_type over log-bucketed relative positions, the keys and
+ * queries of positions from the layer's own key_proj and query_proj
+ * (share_att_key, as every published v2 and v3 checkpoint has it),
+ * absolute positions only where position_biased_input, the ContextPooler's
+ * activation.  What the encoder does not implement is refused by key. */
+static int read_deberta(const json_doc *doc, const char *path, bert_config *cfg, char **err)
+{
+    bert_family_settings *f = &cfg->fam;
+    int biased = 1, conv = 0, pooler = 0, head = 0;
+    if (read_int(doc, path, "type_vocab_size", 0, 0, MAX_TYPE_VOCAB, &cfg->type_vocab_size, err) ||
+        read_int(doc, path, "embedding_size", cfg->hidden_size, 1, MAX_HIDDEN, &f->embedding_size, err) ||
+        read_int(doc, path, "position_buckets", -1, -1, BERT_MAX_POSITIONS, &f->position_buckets, err) ||
+        read_int(doc, path, "max_relative_positions", -1, -1, BERT_MAX_POSITIONS, &f->max_relative, err) ||
+        read_int(doc, path, "conv_kernel_size", 0, 0, 0, &conv, err) ||
+        read_int(doc, path, "pooler_hidden_size", cfg->hidden_size, cfg->hidden_size, cfg->hidden_size, &pooler, err) ||
+        read_int(doc, path, "attention_head_size", cfg->hidden_size / cfg->num_heads, cfg->hidden_size / cfg->num_heads,
+                 cfg->hidden_size / cfg->num_heads, &head, err))
+        return -1;
+    int node = bert_json_member(doc, 0, "position_biased_input");
+    if (node >= 0) biased = bert_json_bool(doc, node, 1);
+    node = bert_json_member(doc, 0, "relative_attention");
+    f->relative_attention = node >= 0 && bert_json_bool(doc, node, 0);
+    node = bert_json_member(doc, 0, "share_att_key");
+    if (f->relative_attention && !(node >= 0 && bert_json_bool(doc, node, 0))) {
+        *err = bert_errorf("%s: share_att_key false (separate pos_key_proj and pos_query_proj) is not supported", path);
+        return -1;
+    }
+    /* pos_att_type: a list (or "p2c|c2p" in old configs) of c2p and p2c. */
+    node = bert_json_member(doc, 0, "pos_att_type");
+    if (node >= 0 && doc->nodes[node].type == JSON_ARRAY) {
+        for (int c = doc->nodes[node].first_child; c >= 0; c = doc->nodes[c].next_sibling) {
+            const char *t = bert_json_str(doc, c, "");
+            if (strcmp(t, "c2p") == 0) f->c2p = 1;
+            else if (strcmp(t, "p2c") == 0) f->p2c = 1;
+            else {
+                *err = bert_errorf("%s: pos_att_type \"%s\" is not supported; use \"c2p\" and \"p2c\"", path, t);
+                return -1;
+            }
+        }
+    } else if (node >= 0 && doc->nodes[node].type == JSON_TEXT) {
+        const char *t = bert_json_str(doc, node, "");
+        f->c2p = strstr(t, "c2p") != NULL;
+        f->p2c = strstr(t, "p2c") != NULL;
+    }
+    if (f->max_relative < 1) f->max_relative = cfg->max_position_embeddings;
+    f->att_span = f->position_buckets > 0 ? f->position_buckets : f->max_relative;
+    node = bert_json_member(doc, 0, "norm_rel_ebd");
+    f->rel_norm = node >= 0 && strstr(bert_json_str(doc, node, ""), "layer_norm") != NULL;
+    /* Absolute positions only where position_biased_input: a table the
+     * binder looks for; without it, none (pos_emb stays NULL). */
+    cfg->position_offset = 0;
+    cfg->pad_id = -1;
+    f->position_biased = biased;
+    return read_activation(doc, path, "pooler_hidden_act", &f->head_act, err);
+}
+
 typedef struct {
     const char *key;
     long long bert_default;   /* BertConfig's default, used when model_type says "bert" */
@@ -165,7 +360,8 @@ int bert_config_load(bert_model_files *files, bert_config *cfg, char **err)
     const char *type = bert_json_str(doc, type_node, NULL);
     if (type_node >= 0 && (!type || family_of(type, &cfg->family) != 0)) {
         *err = bert_errorf("%s: model_type is \"%s\", which is not supported; the supported model types are "
-                           "\"bert\", \"distilbert\", \"roberta\", \"xlm-roberta\" and \"mpnet\"", path,
+                           "\"bert\", \"distilbert\", \"roberta\", \"xlm-roberta\", \"mpnet\", \"electra\", "
+                           "\"modernbert\" and \"deberta-v2\"", path,
                            type ? type : "(not a string)");
         goto done;
     }
@@ -191,8 +387,48 @@ int bert_config_load(bert_model_files *files, bert_config *cfg, char **err)
         {"hidden_dim", 3072, MAX_INTERMEDIATE, &cfg->intermediate_size},
         {"max_position_embeddings", 512, BERT_MAX_POSITIONS, &cfg->max_position_embeddings},
     };
-    size_field *sizes = distil ? distil_sizes : bert_sizes;
-    size_t n_sizes = distil ? sizeof distil_sizes / sizeof *distil_sizes : sizeof bert_sizes / sizeof *bert_sizes;
+    /* ElectraConfig's defaults, and the width of its embeddings. */
+    size_field electra_sizes[] = {
+        {"vocab_size", 30522, MAX_VOCAB, &cfg->vocab_size},
+        {"embedding_size", 128, MAX_HIDDEN, &cfg->fam.embedding_size},
+        {"hidden_size", 256, MAX_HIDDEN, &cfg->hidden_size},
+        {"num_hidden_layers", 12, MAX_LAYERS, &cfg->num_layers},
+        {"num_attention_heads", 4, MAX_HIDDEN, &cfg->num_heads},
+        {"intermediate_size", 1024, MAX_INTERMEDIATE, &cfg->intermediate_size},
+        {"max_position_embeddings", 512, BERT_MAX_POSITIONS, &cfg->max_position_embeddings},
+        {"type_vocab_size", 2, MAX_TYPE_VOCAB, &cfg->type_vocab_size},
+    };
+    /* ModernBertConfig's defaults; no segments, no position table. */
+    size_field modern_sizes[] = {
+        {"vocab_size", 50368, MAX_VOCAB, &cfg->vocab_size},
+        {"hidden_size", 768, MAX_HIDDEN, &cfg->hidden_size},
+        {"num_hidden_layers", 22, MAX_LAYERS, &cfg->num_layers},
+        {"num_attention_heads", 12, MAX_HIDDEN, &cfg->num_heads},
+        {"intermediate_size", 1152, MAX_INTERMEDIATE, &cfg->intermediate_size},
+        {"max_position_embeddings", 8192, BERT_MAX_POSITIONS, &cfg->max_position_embeddings},
+    };
+    /* DebertaV2Config's defaults; type_vocab_size (0 by default) and
+     * embedding_size are read in read_deberta. */
+    size_field deberta_sizes[] = {
+        {"vocab_size", 128100, MAX_VOCAB, &cfg->vocab_size},
+        {"hidden_size", 1536, MAX_HIDDEN, &cfg->hidden_size},
+        {"num_hidden_layers", 24, MAX_LAYERS, &cfg->num_layers},
+        {"num_attention_heads", 24, MAX_HIDDEN, &cfg->num_heads},
+        {"intermediate_size", 6144, MAX_INTERMEDIATE, &cfg->intermediate_size},
+        {"max_position_embeddings", 512, BERT_MAX_POSITIONS, &cfg->max_position_embeddings},
+    };
+    const int electra = cfg->family == BERT_FAMILY_ELECTRA, modern = cfg->family == BERT_FAMILY_MODERNBERT;
+    const int deberta = cfg->family == BERT_FAMILY_DEBERTA_V2;
+    size_field *sizes = distil    ? distil_sizes
+                        : electra ? electra_sizes
+                        : modern  ? modern_sizes
+                        : deberta ? deberta_sizes
+                                  : bert_sizes;
+    size_t n_sizes = distil    ? sizeof distil_sizes / sizeof *distil_sizes
+                     : electra ? sizeof electra_sizes / sizeof *electra_sizes
+                     : modern  ? sizeof modern_sizes / sizeof *modern_sizes
+                     : deberta ? sizeof deberta_sizes / sizeof *deberta_sizes
+                               : sizeof bert_sizes / sizeof *bert_sizes;
     /* MPNet has no segment embeddings, so no type_vocab_size (bert_sizes' last). */
     if (cfg->family == BERT_FAMILY_MPNET) n_sizes--;
     for (size_t i = 0; i < n_sizes; i++) {
@@ -216,10 +452,13 @@ int bert_config_load(bert_model_files *files, bert_config *cfg, char **err)
         goto done;
     }
 
+    if (!electra) cfg->fam.embedding_size = cfg->hidden_size;
+
     /* DistilBERT's LayerNorms use eps 1e-12, fixed in its code; its
-     * activation is under "activation". */
-    int eps_node = distil ? -1 : bert_json_member(doc, 0, "layer_norm_eps");
-    double eps = eps_node < 0 ? 1e-12 : bert_json_real(doc, eps_node, -1);
+     * activation is under "activation".  ModernBERT's norms take norm_eps
+     * (1e-5 by default), its MLP hidden_activation. */
+    int eps_node = distil ? -1 : bert_json_member(doc, 0, modern ? "norm_eps" : "layer_norm_eps");
+    double eps = eps_node < 0 ? (modern ? 1e-5 : deberta ? 1e-7 : 1e-12) : bert_json_real(doc, eps_node, -1);
     /* The encoder adds eps in float32, where a value below about 1e-45
      * becomes 0 and a constant row would divide by zero. */
     if (!(eps > 0 && eps < 1 && (float)eps > 0)) {
@@ -228,20 +467,12 @@ int bert_config_load(bert_model_files *files, bert_config *cfg, char **err)
     }
     cfg->layer_norm_eps = (float)eps;
 
-    int act_node = bert_json_member(doc, 0, distil ? "activation" : "hidden_act");
-    const char *act = act_node < 0 ? "gelu" : bert_json_str(doc, act_node, "");
-    if (strcmp(act, "gelu") == 0)
-        cfg->hidden_act = BERT_ACT_GELU;
-    else if (strcmp(act, "gelu_new") == 0 || strcmp(act, "gelu_pytorch_tanh") == 0 ||
-             strcmp(act, "gelu_fast") == 0)
-        cfg->hidden_act = BERT_ACT_GELU_TANH;
-    else if (strcmp(act, "relu") == 0)
-        cfg->hidden_act = BERT_ACT_RELU;
-    else {
-        *err = bert_errorf("%s: hidden_act \"%s\" is not supported; use \"gelu\", \"gelu_new\", "
-                           "\"gelu_pytorch_tanh\", \"gelu_fast\" or \"relu\"", path, act);
+    if (read_activation(doc, path, distil ? "activation" : modern ? "hidden_activation" : "hidden_act",
+                        &cfg->hidden_act, err) != 0)
         goto done;
-    }
+    if (electra && read_absolute_positions(doc, path, err) != 0) goto done;
+    if (modern && read_modernbert(doc, path, cfg, err) != 0) goto done;
+    if (deberta && read_deberta(doc, path, cfg, err) != 0) goto done;
     if (read_positions(doc, path, cfg, err) != 0) goto done;
     if (read_training(doc, path, cfg, err) != 0) goto done;
     rc = 0;
@@ -369,6 +600,9 @@ int bert_head_config_load(bert_model_files *files, bert_head_config *hc, char **
     if (arch >= 0 && doc->nodes[arch].type == JSON_ARRAY) {
         const char *first = bert_json_str(doc, doc->nodes[arch].first_child, "");
         if (bert_ends_with(first, "ForSequenceClassification")) hc->architecture_task = "sequence_classification";
+        /* ElectraForPreTraining is the discriminator, whose replaced-token
+         * head is not served: a bare encoder. */
+        else if (strcmp(first, "ElectraForPreTraining") == 0) hc->architecture_task = NULL;
         else if (bert_ends_with(first, "ForMaskedLM") || bert_ends_with(first, "ForPreTraining")) hc->architecture_task = "fill_mask";
         else if (bert_ends_with(first, "ForNextSentencePrediction")) hc->architecture_task = "next_sentence";
         else if (bert_ends_with(first, "ForTokenClassification")) hc->architecture_task = "token_classification";

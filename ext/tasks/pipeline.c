@@ -281,9 +281,11 @@ int bert_pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top
     if (bert_entry_need_model(e, err) != 0) goto done;
     const bert_model *m = e->model;
     if (!bert_model_has_mlm_head(m)) {
-        *err = bert_errorf("model '%s' has no masked-language-model head (cls.predictions.*, lm_head.* or "
-                           "vocab_projector.*): fill-mask needs a checkpoint saved as BertForMaskedLM, "
-                           "BertForPreTraining, DistilBertForMaskedLM, RobertaForMaskedLM or MPNetForMaskedLM, "
+        *err = bert_errorf("model '%s' has no masked-language-model head (cls.predictions.*, lm_head.*, "
+                           "vocab_projector.*, generator_lm_head.* or head.* and decoder.*): fill-mask needs a "
+                           "checkpoint saved as BertForMaskedLM, BertForPreTraining, DistilBertForMaskedLM, "
+                           "RobertaForMaskedLM, MPNetForMaskedLM, ElectraForMaskedLM (a generator) or "
+                           "ModernBertForMaskedLM, "
                            "such as bert-base-uncased or roberta-base; "
                            "this model's task is %s",
                            e->name, bert_pipeline_task_phrase(e));
@@ -459,8 +461,9 @@ int bert_pipeline_need_classifier(bert_entry *e, const char *fn, char **err)
     if (bert_model_has_classifier(e->model)) return 0;
     *err = bert_errorf("model '%s' has no sequence-classification head (classifier.*): %s needs a "
                        "checkpoint saved as BertForSequenceClassification, DistilBertForSequenceClassification, "
-                       "RobertaForSequenceClassification, XLMRobertaForSequenceClassification or "
-                       "MPNetForSequenceClassification (a fine-tuned classifier or cross-encoder); "
+                       "RobertaForSequenceClassification, XLMRobertaForSequenceClassification, "
+                       "MPNetForSequenceClassification, ElectraForSequenceClassification or "
+                       "ModernBertForSequenceClassification (a fine-tuned classifier or cross-encoder); "
                        "this model's task is %s", e->name, fn, bert_pipeline_task_phrase(e));
     return -1;
 }
@@ -529,7 +532,7 @@ int bert_pipeline_classify(bert_entry *e, const char *text, size_t len, const ch
         goto done;
     int n = (int)ids.len;
     const float *hidden = bert_entry_encode(e, ids.ids, pair ? types.ids : NULL, &n, 1, interrupted, ctx, err);
-    if (!hidden || bert_classifier_logits(m, e->scratch, hidden, logits, err) != 0) goto done;
+    if (!hidden || bert_classifier_logits(m, e->scratch, hidden, n, logits, err) != 0) goto done;
     apply_pipeline_function(m, logits, out->scores);
     for (int i = 0; i < n_labels; i++) ranked[i] = (ranked_label){i, out->scores[i]};
     qsort(ranked, (size_t)n_labels, sizeof *ranked, by_score);
@@ -585,7 +588,7 @@ int bert_pipeline_rerank(bert_entry *e, const char *query, size_t qlen, const ch
     int n = (int)ids.len;
     float logit;
     const float *hidden = bert_entry_encode(e, ids.ids, types.ids, &n, 1, interrupted, ctx, err);
-    if (!hidden || bert_classifier_logits(e->model, e->scratch, hidden, &logit, err) != 0) goto done;
+    if (!hidden || bert_classifier_logits(e->model, e->scratch, hidden, n, &logit, err) != 0) goto done;
     *score = cross_encoder_score(e->model, logit);
     rc = 0;
 done:
@@ -597,9 +600,8 @@ done:
 /* Where a sequence's logits go: row `index` of the caller's array. */
 static int logits_into(bert_entry *e, const float *hidden, int len, int index, void *arg, char **err)
 {
-    (void)len;
     float *rows = arg;
-    return bert_classifier_logits(e->model, e->scratch, hidden, rows + (size_t)index * (size_t)e->model->head.num_labels,
+    return bert_classifier_logits(e->model, e->scratch, hidden, len, rows + (size_t)index * (size_t)e->model->head.num_labels,
                                   err);
 }
 

@@ -207,7 +207,8 @@ int bert_pipeline_ner(bert_entry *e, const char *text, size_t len, ner_entities 
         *err = bert_errorf("model '%s' has no token-classification head (classifier.* on every token): "
                            "bert_ner needs a checkpoint saved as BertForTokenClassification, "
                            "DistilBertForTokenClassification, RobertaForTokenClassification, "
-                           "XLMRobertaForTokenClassification or MPNetForTokenClassification (a NER model such as "
+                           "XLMRobertaForTokenClassification, MPNetForTokenClassification, "
+                           "ElectraForTokenClassification or ModernBertForTokenClassification (a NER model such as "
                            "dslim/bert-base-NER); "
                            "this model's task is %s", e->name, bert_pipeline_task_phrase(e));
         return -1;
@@ -309,8 +310,9 @@ int bert_pipeline_answer(bert_entry *e, const char *question, size_t qlen, const
     if (!bert_model_has_qa_head(m)) {
         *err = bert_errorf("model '%s' has no question-answering head (qa_outputs.*): bert_answer needs a "
                            "checkpoint saved as BertForQuestionAnswering, DistilBertForQuestionAnswering, "
-                           "RobertaForQuestionAnswering, XLMRobertaForQuestionAnswering or "
-                           "MPNetForQuestionAnswering (a SQuAD model such as distilbert-base-cased-distilled-squad "
+                           "RobertaForQuestionAnswering, XLMRobertaForQuestionAnswering, "
+                           "MPNetForQuestionAnswering, ElectraForQuestionAnswering or "
+                           "ModernBertForQuestionAnswering (a SQuAD model such as distilbert-base-cased-distilled-squad "
                            "or deepset/roberta-base-squad2); this model's task "
                            "is %s", e->name, bert_pipeline_task_phrase(e));
         return -1;

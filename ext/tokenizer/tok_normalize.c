@@ -442,6 +442,59 @@ static int reference_class(int32_t cp)
     return bert_utext_is_combining_mark(cp) ? utf8proc_get_property(cp)->combining_class : 0;
 }
 
+/* Whether Hangul jamo `next` composes with what precedes it, `prev`: a
+ * leading consonant with a vowel, a vowel or an LV syllable with a
+ * trailing consonant.  These are starters, which composition joins all
+ * the same. */
+static int hangul_joins(int32_t prev, int32_t next)
+{
+    const int l = prev >= 0x1100 && prev <= 0x1112, v = prev >= 0x1161 && prev <= 0x1175;
+    const int lv = prev >= 0xAC00 && prev <= 0xD7A3 && (prev - 0xAC00) % 28 == 0;
+    if (l) return next >= 0x1161 && next <= 0x1175;
+    return (v || lv) && next >= 0x11A8 && next <= 0x11C2;
+}
+
+/* One segment of NFC or NFKC: each character decomposed, the marks put
+ * in canonical order by the reference's combining classes (a mark newer
+ * than the Rust library's tables is a starter there, and stays in place),
+ * then composed.  The code points go to *buf (grown as needed); returns
+ * their count, or -1 out of memory. */
+static utf8proc_ssize_t compose_segment(const char *text, size_t len, int compat, int32_t **buf, size_t *cap)
+{
+    utf8proc_option_t opt = UTF8PROC_DECOMPOSE | (compat ? UTF8PROC_COMPAT : 0);
+    size_t n = 0;
+    for (size_t i = 0; i < len;) {
+        int32_t cp, boundclass = 0, d[32];
+        i += tok_utf8_next(text + i, len - i, &cp);
+        utf8proc_ssize_t k = utf8proc_decompose_char(cp, d, 32, opt, &boundclass);
+        if (k < 1 || k > 32 || bert_utext_nfkd_kept(cp)) { d[0] = cp; k = 1; }
+        if (n + (size_t)k > *cap) {
+            size_t want = (n + (size_t)k) * 2;
+            int32_t *grown = realloc(*buf, want * sizeof *grown);
+            if (!grown) return -1;
+            *buf = grown;
+            *cap = want;
+        }
+        memcpy(*buf + n, d, (size_t)k * sizeof *d);
+        n += (size_t)k;
+    }
+    int32_t *b = *buf;
+    for (size_t i = 1; i < n; i++) {
+        int32_t x = b[i];
+        int cc = reference_class(x);
+        if (cc == 0) continue;
+        size_t j = i;
+        while (j > 0) {
+            int pc = reference_class(b[j - 1]);
+            if (pc == 0 || pc <= cc) break;
+            b[j] = b[j - 1];
+            j--;
+        }
+        b[j] = x;
+    }
+    return utf8proc_normalize_utf32(b, (utf8proc_ssize_t)n, UTF8PROC_COMPOSE | UTF8PROC_STABLE);
+}
+
 /* Unicode normalization forms, character by character: a decomposition's
  * first character replaces the source character, the rest are insertions;
  * canonical reordering moves marks with their changes; composition (NFC,
@@ -449,7 +502,8 @@ static int reference_class(int32_t cp)
 static int unicode_form(tok_str *s, int compat, int compose)
 {
     tok_changes c = {0};
-    int32_t d[32];
+    int32_t d[32], *seg = NULL;
+    size_t seg_cap = 0;
     int rc = -1;
     utf8proc_option_t opt = UTF8PROC_DECOMPOSE | (compat ? UTF8PROC_COMPAT : 0);
     if (!compose) {
@@ -479,42 +533,38 @@ static int unicode_form(tok_str *s, int compat, int compose)
         }
     } else {
         for (size_t i = 0; i < s->len;) {
-            /* A starter and the non-starters after it. */
+            /* A starter and the non-starters after it, and the Hangul
+             * jamo that compose with it (L V, LV T: starters too). */
             int32_t cp;
             size_t start = i, chars = 0;
             i += tok_utf8_next(s->s + i, s->len - i, &cp);
             chars++;
-            int32_t starter = cp;
+            int32_t starter = cp, last = cp;
             while (i < s->len && !bert_utext_nfkd_kept(starter)) {
                 size_t n = tok_utf8_next(s->s + i, s->len - i, &cp);
-                if (reference_class(cp) == 0) break;
+                if (reference_class(cp) == 0 && !hangul_joins(last, cp)) break;
                 i += n;
                 chars++;
+                last = cp;
             }
             if (bert_utext_nfkd_kept(starter)) {
                 if (tok_changes_push(&c, starter, 0) != 0) goto done;
                 continue;
             }
-            utf8proc_uint8_t *norm = NULL;
-            utf8proc_ssize_t m = utf8proc_map((const utf8proc_uint8_t *)s->s + start, (utf8proc_ssize_t)(i - start),
-                                              &norm, UTF8PROC_STABLE | UTF8PROC_COMPOSE | (compat ? UTF8PROC_COMPAT : 0));
+            utf8proc_ssize_t m = compose_segment(s->s + start, i - start, compat, &seg, &seg_cap);
             if (m < 0) goto done;
-            size_t out_chars = 0, first = c.len;
-            for (utf8proc_ssize_t k = 0; k < m;) {
-                k += (utf8proc_ssize_t)tok_utf8_next((const char *)norm + k, (size_t)(m - k), &cp);
-                if (tok_changes_push(&c, cp, out_chars >= chars) != 0) { free(norm); goto done; }
-                out_chars++;
-            }
-            free(norm);
+            for (utf8proc_ssize_t k = 0; k < m; k++)
+                if (tok_changes_push(&c, seg[k], (size_t)k >= chars) != 0) goto done;
             /* The characters composition took are removed right after the
              * segment's first, so the marks after it take the alignments of
              * the source characters by position, as in the Rust library. */
-            if (out_chars < chars && c.len > first) c.at[first].change -= (int32_t)(chars - out_chars);
+            if ((size_t)m < chars && m > 0) c.at[c.len - (size_t)m].change -= (int32_t)(chars - (size_t)m);
         }
     }
     rc = tok_str_transform(s, &c, 0);
 done:
     free(c.at);
+    free(seg);
     return rc;
 }
 

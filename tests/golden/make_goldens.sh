@@ -45,3 +45,6 @@ models=${MODELS_DIR:-$root/build/models}
 "${PYTHON:-/usr/bin/python3}" "$here/make_sparse_goldens.py" "$models" "$here" "$TOKENIZER_JSON" "$FAMILY_TOKENIZER_JSON"
 "${PYTHON:-/usr/bin/python3}" "$here/make_zero_shot_goldens.py" "$models" "$here" "$TOKENIZER_JSON"
 "${PYTHON:-/usr/bin/python3}" "$here/make_colbert_goldens.py" "$models" "$here"
+# ELECTRA and ModernBERT: the models make_test_models.sh wrote with
+# make_encoder_models.py (ModernBERT's only when ../shared has ModernBERT-large).
+"${PYTHON:-/usr/bin/python3}" "$here/make_encoder_goldens.py" "$models" "$here" "$TOKENIZER_JSON"

@@ -30,8 +30,7 @@ const shared = process.env.SHARED_MODELS || '../shared/models';
 const TOKENIZERS = [
     ['t5_small', `${shared}/google-t5__t5-small`],
     ['xlnet', `${shared}/xlnet__xlnet-base-cased`],
-    // ModernBERT-large's tokenizer.json: its BPE pieces differ from the Rust
-    // library's on 22 corpus lines; its golden file joins once they match.
+    ['modernbert_large', `${shared}/answerdotai__ModernBERT-large`],
 ];
 
 for (const [name, dir] of TOKENIZERS) {

@@ -309,6 +309,18 @@ rm -f "$new/roberta-vocab50265/vocab.txt" "$new/vocab-roberta-base.txt"
 "$gen" "$new/colbert-plain" --vocab "$vocab" --seed 227 \
     --layers 2 --hidden 48 --heads 3 --intermediate 192 --max-positions 64 --dtype f32 --no-pooler --colbert 0
 
+# ELECTRA and ModernBERT (tests/golden/make_encoder_models.py, numpy's
+# RandomState): ELECTRA on this vocabulary; ModernBERT on ModernBERT-large's
+# own tokenizer files from ../shared, when present (else its tests skip).
+# Without Python and numpy neither is written, and their tests skip.
+python=${PYTHON:-/usr/bin/python3}
+if "$python" -c "import numpy" 2>/dev/null; then
+    "$python" "$root/tests/golden/make_encoder_models.py" "$new" "$vocab" \
+        "${MODERNBERT_DIR:-$root/../shared/models/answerdotai__ModernBERT-large}"
+else
+    echo "$0: no $python with numpy: the ELECTRA and ModernBERT test models are not written" >&2
+fi
+
 rm -f "$gen" "$new/vocab-bpe.txt" "$new/vocab-unigram.txt"
 for dir in "$new"/*; do
     name=$(basename "$dir")

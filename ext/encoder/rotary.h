@@ -1,0 +1,20 @@
+/*
+ * rotary.h - ModernBERT's rotary position embeddings: the angle tables of
+ * one base and the turn of a row's queries and keys (rotary.c).
+ */
+#ifndef BERT_ROTARY_H
+#define BERT_ROTARY_H
+
+/* cos_tab and sin_tab [positions x dh/2]: row p holds cos and sin of p
+ * times each inverse frequency 1 / theta^(2i / dh), every step in float32
+ * as ModernBertRotaryEmbedding takes it, so that long positions turn by the
+ * same angles as in transformers. */
+void bert_rotary_tables(float *cos_tab, float *sin_tab, int positions, int dh, double theta);
+
+/* Turns `heads` heads of dh values each, from `row` on (one token's queries
+ * or keys), by the angles of position p: each head's first half x1 and
+ * second half x2 become x1 cos - x2 sin and x2 cos + x1 sin
+ * (apply_rotary_pos_emb with rotate_half), in place. */
+void bert_rotary_row(float *row, int heads, int dh, const float *cos_p, const float *sin_p);
+
+#endif

@@ -1,0 +1,286 @@
+#!/usr/bin/python3
+"""make_encoder_models.py OUTDIR VOCAB_TXT [MODERNBERT_DIR] - writes the
+random-weight ELECTRA, DeBERTa-v2 and ModernBERT test checkpoints into OUTDIR, in the
+layout save_pretrained gives them (config.json, model.safetensors, the
+tokenizer files): scaled-down versions of google/electra-*-generator and
+-discriminator and of answerdotai/ModernBERT-large (few layers, a small
+hidden size, ModernBERT's own vocabulary of 50368 and a local window scaled
+down to 16 or 64 tokens, so that 300-token texts pass it).
+
+ELECTRA models carry VOCAB_TXT (bert-base-uncased's WordPiece vocabulary,
+as the published ELECTRA checkpoints have).  ModernBERT models link the
+tokenizer files of MODERNBERT_DIR (ModernBERT-large's, from ../shared);
+without it they are not written and the tests that need them skip.
+
+Weights come from numpy's RandomState (the same bits on every machine and
+numpy version); tests/golden/make_encoder_goldens.py computes the goldens
+from these files.  Run by tests/tools/make_test_models.sh.
+"""
+import json
+import os
+import shutil
+import struct
+import sys
+
+import numpy as np
+
+LABELS3 = {"0": "negative", "1": "neutral", "2": "positive"}
+NER_LABELS = {str(i): l for i, l in enumerate(["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG"])}
+
+
+def write_safetensors(path, tensors, dtype):
+    """tensors: {name: float32 array}; dtype "F32", "F16" or "BF16"."""
+    header, blobs, offset = {}, [], 0
+    for name in sorted(tensors):
+        a = np.ascontiguousarray(tensors[name], dtype=np.float32)
+        if dtype == "F16":
+            raw = a.astype("<f2").tobytes()
+        elif dtype == "BF16":
+            bits = a.view("<u4").astype(np.uint64)
+            raw = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype("<u2").tobytes()
+        else:
+            raw = a.astype("<f4").tobytes()
+        header[name] = {"dtype": dtype, "shape": list(a.shape), "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    header["__metadata__"] = {"format": "pt"}
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for b in blobs:
+            f.write(b)
+
+
+class Weights:
+    def __init__(self, seed):
+        self.rng = np.random.RandomState(seed)
+        self.t = {}
+
+    def normal(self, name, shape, std):
+        self.t[name] = (self.rng.standard_normal(shape) * std).astype(np.float32)
+
+    def norm(self, name, dim, bias=True):
+        self.t[name + ".weight"] = (1.0 + 0.1 * self.rng.standard_normal(dim)).astype(np.float32)
+        if bias:
+            self.normal(name + ".bias", (dim,), 0.05)
+
+    def linear(self, name, rows, cols, bias=True, std=None):
+        self.normal(name + ".weight", (rows, cols), std if std is not None else 1.0 / np.sqrt(cols))
+        if bias:
+            self.normal(name + ".bias", (rows,), 0.05)
+
+
+def write_config(d, config):
+    with open(os.path.join(d, "config.json"), "w", encoding="utf-8") as f:
+        json.dump(config, f, indent=2)
+        f.write("\n")
+
+
+# ---- ELECTRA --------------------------------------------------------------------------------
+
+def electra(out, name, vocab_txt, seed, arch, E, H, layers, heads, inter, positions, dtype="F32", prefix="electra.",
+            labels=None):
+    V = sum(1 for _ in open(vocab_txt, encoding="utf-8"))
+    w = Weights(seed)
+    p = prefix
+    w.normal(p + "embeddings.word_embeddings.weight", (V, E), 0.5)
+    w.normal(p + "embeddings.position_embeddings.weight", (positions, E), 0.3)
+    w.normal(p + "embeddings.token_type_embeddings.weight", (2, E), 0.3)
+    w.norm(p + "embeddings.LayerNorm", E)
+    if E != H:
+        w.linear(p + "embeddings_project", H, E)
+    for l in range(layers):
+        q = f"{p}encoder.layer.{l}."
+        for part in ("query", "key", "value"):
+            w.linear(q + "attention.self." + part, H, H)
+        w.linear(q + "attention.output.dense", H, H)
+        w.norm(q + "attention.output.LayerNorm", H)
+        w.linear(q + "intermediate.dense", inter, H)
+        w.linear(q + "output.dense", H, inter)
+        w.norm(q + "output.LayerNorm", H)
+    config = {"architectures": [arch], "model_type": "electra", "vocab_size": V, "embedding_size": E,
+              "hidden_size": H, "num_hidden_layers": layers, "num_attention_heads": heads,
+              "intermediate_size": inter, "hidden_act": "gelu", "max_position_embeddings": positions,
+              "type_vocab_size": 2, "layer_norm_eps": 1e-12, "position_embedding_type": "absolute",
+              "pad_token_id": 0, "torch_dtype": {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype]}
+    if arch == "ElectraForMaskedLM":
+        w.linear("generator_predictions.dense", E, H)
+        w.norm("generator_predictions.LayerNorm", E)
+        w.normal("generator_lm_head.bias", (V,), 0.1)       # the decoder is tied to the word embeddings
+    elif arch == "ElectraForPreTraining":
+        w.linear("discriminator_predictions.dense", H, H)
+        w.linear("discriminator_predictions.dense_prediction", 1, H)
+    elif arch == "ElectraForSequenceClassification":
+        w.linear("classifier.dense", H, H)
+        w.linear("classifier.out_proj", len(labels), H, std=0.3)
+    elif arch == "ElectraForTokenClassification":
+        w.linear("classifier", len(labels), H, std=0.3)
+    elif arch == "ElectraForQuestionAnswering":
+        w.linear("qa_outputs", 2, H, std=0.3)
+    if labels:
+        config["id2label"] = labels
+        config["label2id"] = {v: int(k) for k, v in labels.items()}
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    write_config(d, config)
+    write_safetensors(os.path.join(d, "model.safetensors"), w.t, dtype)
+    shutil.copyfile(vocab_txt, os.path.join(d, "vocab.txt"))
+    with open(os.path.join(d, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+        json.dump({"do_lower_case": True, "model_max_length": 512, "tokenizer_class": "ElectraTokenizer"}, f)
+
+
+# ---- DeBERTa-v2/v3 ---------------------------------------------------------------------------
+
+def deberta(out, name, vocab_txt, seed, arch, E=128, H=128, layers=2, heads=2, inter=256, positions=512,
+            buckets=16, max_rel=64, biased=False, types=0, rel_norm="layer_norm", att=("p2c", "c2p"), labels=None,
+            mlm=None):
+    V = sum(1 for _ in open(vocab_txt, encoding="utf-8"))
+    w = Weights(seed)
+    p = "deberta."
+    w.normal(p + "embeddings.word_embeddings.weight", (V, E), 0.5)
+    if biased:
+        w.normal(p + "embeddings.position_embeddings.weight", (positions, E), 0.3)
+    if types:
+        w.normal(p + "embeddings.token_type_embeddings.weight", (types, E), 0.3)
+    if E != H:
+        w.normal(p + "embeddings.embed_proj.weight", (H, E), 1.0 / np.sqrt(E))
+    w.norm(p + "embeddings.LayerNorm", H)
+    span = buckets if buckets > 0 else (max_rel if max_rel > 0 else positions)
+    w.normal(p + "encoder.rel_embeddings.weight", (2 * span, H), 0.5)
+    if rel_norm == "layer_norm":
+        w.norm(p + "encoder.LayerNorm", H)
+    for l in range(layers):
+        q = f"{p}encoder.layer.{l}."
+        for part in ("query_proj", "key_proj", "value_proj"):
+            w.linear(q + "attention.self." + part, H, H)
+        w.linear(q + "attention.output.dense", H, H)
+        w.norm(q + "attention.output.LayerNorm", H)
+        w.linear(q + "intermediate.dense", inter, H)
+        w.linear(q + "output.dense", H, inter)
+        w.norm(q + "output.LayerNorm", H)
+    if arch == "DebertaV2ForSequenceClassification":
+        w.linear("pooler.dense", H, H)
+        w.linear("classifier", len(labels), H, std=0.3)
+    elif arch == "DebertaV2ForTokenClassification":
+        w.linear("classifier", len(labels), H, std=0.3)
+    elif arch == "DebertaV2ForQuestionAnswering":
+        w.linear("qa_outputs", 2, H, std=0.3)
+    elif mlm == "legacy":                 # cls.predictions, the decoder tied to the word embeddings
+        w.linear("cls.predictions.transform.dense", E, H)
+        w.norm("cls.predictions.transform.LayerNorm", E)
+        w.normal("cls.predictions.bias", (V,), 0.1)
+    elif mlm == "current":                # lm_predictions.lm_head, as Microsoft's checkpoints name it
+        w.linear("lm_predictions.lm_head.dense", H, H)
+        w.norm("lm_predictions.lm_head.LayerNorm", H)
+        w.normal("lm_predictions.lm_head.bias", (V,), 0.1)
+    config = {"architectures": [arch], "model_type": "deberta-v2", "vocab_size": V, "hidden_size": H,
+              "num_hidden_layers": layers, "num_attention_heads": heads, "intermediate_size": inter,
+              "hidden_act": "gelu", "max_position_embeddings": positions, "type_vocab_size": types,
+              "layer_norm_eps": 1e-7, "relative_attention": True, "max_relative_positions": max_rel,
+              "position_buckets": buckets, "norm_rel_ebd": rel_norm, "share_att_key": True,
+              "pos_att_type": list(att), "position_biased_input": biased, "pooler_hidden_size": H,
+              "pooler_hidden_act": "gelu", "pad_token_id": 0, "torch_dtype": "float32"}
+    if E != H:
+        config["embedding_size"] = E
+    if labels:
+        config["id2label"] = labels
+        config["label2id"] = {v: int(k) for k, v in labels.items()}
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    write_config(d, config)
+    write_safetensors(os.path.join(d, "model.safetensors"), w.t, "F32")
+    shutil.copyfile(vocab_txt, os.path.join(d, "vocab.txt"))
+    with open(os.path.join(d, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+        json.dump({"do_lower_case": True, "model_max_length": 512}, f)
+
+
+# ---- ModernBERT ------------------------------------------------------------------------------
+
+def modernbert(out, name, tokenizer_dir, seed, arch, H=64, layers=4, heads=4, inter=96, window=16, every=3,
+               positions=1024, biases=False, pooling="cls", labels=None, dtype="F32"):
+    V = 50368
+    w = Weights(seed)
+    p = "model."
+    w.normal(p + "embeddings.tok_embeddings.weight", (V, H), 0.5)
+    w.norm(p + "embeddings.norm", H, biases)
+    for l in range(layers):
+        q = f"{p}layers.{l}."
+        if l:
+            w.norm(q + "attn_norm", H, biases)
+        w.linear(q + "attn.Wqkv", 3 * H, H, biases)
+        w.linear(q + "attn.Wo", H, H, biases)
+        w.norm(q + "mlp_norm", H, biases)
+        w.linear(q + "mlp.Wi", 2 * inter, H, biases)
+        w.linear(q + "mlp.Wo", H, inter, biases)
+    w.norm(p + "final_norm", H, biases)
+    w.linear("head.dense", H, H, biases)
+    w.norm("head.norm", H, biases)
+    if arch == "ModernBertForMaskedLM":
+        w.normal("decoder.bias", (V,), 0.1)                 # decoder_bias; the weight is tied
+    elif arch == "ModernBertForQuestionAnswering":
+        w.linear("classifier", 2, H, std=0.3)
+    else:
+        w.linear("classifier", len(labels), H, std=0.3)
+    real = json.load(open(os.path.join(tokenizer_dir, "config.json"), encoding="utf-8"))
+    config = dict(real)
+    config.update({"architectures": [arch], "hidden_size": H, "num_hidden_layers": layers,
+                   "num_attention_heads": heads, "intermediate_size": inter, "local_attention": window,
+                   "global_attn_every_n_layers": every, "max_position_embeddings": positions,
+                   "attention_bias": biases, "mlp_bias": biases, "norm_bias": biases, "classifier_bias": biases,
+                   "decoder_bias": True, "classifier_pooling": pooling,
+                   "torch_dtype": {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype]})
+    config.pop("_name_or_path", None)
+    if labels:
+        config["id2label"] = labels
+        config["label2id"] = {v: int(k) for k, v in labels.items()}
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    write_config(d, config)
+    write_safetensors(os.path.join(d, "model.safetensors"), w.t, dtype)
+    for f in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        link = os.path.join(d, f)
+        if os.path.lexists(link):
+            os.remove(link)
+        os.symlink(os.path.abspath(os.path.join(tokenizer_dir, f)), link)
+
+
+def main():
+    if len(sys.argv) not in (3, 4):
+        sys.exit(__doc__)
+    out, vocab = sys.argv[1], sys.argv[2]
+    electra(out, "electra-mlm", vocab, 101, "ElectraForMaskedLM", 64, 128, 2, 2, 256, 640)
+    electra(out, "electra-disc", vocab, 102, "ElectraForPreTraining", 128, 128, 2, 4, 256, 512)
+    electra(out, "electra-base", vocab, 103, "ElectraModel", 64, 96, 2, 2, 192, 512, prefix="")
+    electra(out, "electra-cls-f16", vocab, 104, "ElectraForSequenceClassification", 64, 128, 2, 2, 256, 512,
+            dtype="F16", labels=LABELS3)
+    electra(out, "electra-ner", vocab, 105, "ElectraForTokenClassification", 64, 128, 2, 2, 256, 512,
+            labels=NER_LABELS)
+    electra(out, "electra-qa", vocab, 106, "ElectraForQuestionAnswering", 64, 128, 2, 2, 256, 512)
+    # DeBERTa-v3's layout (no absolute positions, no segments, log buckets
+    # scaled down to 16 with max_relative_positions 64, so that 300 tokens
+    # reach the logarithmic ones); v2's (absolute positions, segments,
+    # embed_proj, 256 buckets, unnormalised relative embeddings, c2p only).
+    deberta(out, "deberta-cls", vocab, 301, "DebertaV2ForSequenceClassification", labels=LABELS3)
+    deberta(out, "deberta-ner", vocab, 302, "DebertaV2ForTokenClassification", E=64, buckets=256, max_rel=-1,
+            biased=True, types=2, rel_norm="none", att=("c2p",), labels=NER_LABELS)
+    deberta(out, "deberta-qa", vocab, 303, "DebertaV2ForQuestionAnswering", buckets=32, max_rel=128)
+    deberta(out, "deberta-mlm", vocab, 304, "DebertaV2ForMaskedLM", mlm="current")
+    deberta(out, "deberta-mlm-legacy", vocab, 305, "DebertaV2ForMaskedLM", E=64, biased=True, buckets=256, max_rel=-1,
+            mlm="legacy")
+    tok = sys.argv[3] if len(sys.argv) == 4 else ""
+    if not tok or not os.path.exists(os.path.join(tok, "tokenizer.json")):
+        print(f"{sys.argv[0]}: no ModernBERT tokenizer at {tok or '(none given)'}: ModernBERT models not written")
+        return
+    modernbert(out, "modernbert-mlm", tok, 201, "ModernBertForMaskedLM")
+    modernbert(out, "modernbert-cls", tok, 202, "ModernBertForSequenceClassification", layers=3, window=64,
+               biases=True, pooling="mean", labels=LABELS3)
+    modernbert(out, "modernbert-cls-first", tok, 203, "ModernBertForSequenceClassification", layers=2,
+               pooling="cls", labels=LABELS3, dtype="BF16")
+    modernbert(out, "modernbert-ner", tok, 204, "ModernBertForTokenClassification", layers=3, labels=NER_LABELS)
+    modernbert(out, "modernbert-qa", tok, 205, "ModernBertForQuestionAnswering", layers=3)
+
+
+if __name__ == "__main__":
+    main()

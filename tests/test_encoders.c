@@ -1,0 +1,296 @@
+/*
+ * test_encoders.c - ELECTRA, ModernBERT and DeBERTa-v2 through SQL and the encoder:
+ * every function on the generated checkpoints of each family and head
+ * (tests/golden/make_encoder_models.py) against tests/golden/encoders.jsonl,
+ * which tests/golden/make_encoder_goldens.py writes from the Rust
+ * tokenizer's ids and a PyTorch reference transcribed from transformers'
+ * modeling files (tests/reference/encoder_reference.py); then what
+ * config.json may ask that is refused, reduced precisions, and ModernBERT's
+ * sliding window as bert_attention shows it.
+ *
+ * The ModernBERT models carry ModernBERT-large's tokenizer from ../shared:
+ * without it they are not generated and their cases skip.
+ */
+#include "test.h"
+#include "checkpoint_fixture.h"
+#include "golden_files.h"
+#include "../ext/encoder/encoder.h"
+#include "../ext/base/json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_REPORTS 6
+
+/* The encoder on raw token ids: the mean of the last hidden state's rows,
+ * within GOLDEN_TOL of the line's "mean". */
+static int encode_line(const json_doc *d, int line, const char *dir, double *worst, char *why, size_t why_size)
+{
+    int ids_node = bert_json_member(d, line, "encode"), mean = bert_json_member(d, line, "mean");
+    int n = bert_json_length(d, ids_node);
+    char path[256];
+    snprintf(path, sizeof path, MODELS_DIR "%s", dir);
+    bert_model *m = NULL;
+    bert_scratch *s = bert_scratch_new();
+    int32_t *ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
+    char *err = NULL;
+    int ok = 0;
+    if (!s || !ids || bert_model_load(t_dir(path), &m, &err) != 0) {
+        snprintf(why, why_size, "cannot load %s: %s", path, err ? err : "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < n; i++) ids[i] = (int32_t)bert_json_int(d, t_json_child(d, ids_node, i), -1);
+    const float *h = bert_encode(m, s, ids, NULL, &n, 1, NULL, NULL, &err);
+    if (!h) {
+        snprintf(why, why_size, "bert_encode: %s", err ? err : "?");
+        goto done;
+    }
+    const int hidden = m->cfg.hidden_size;
+    if (bert_json_length(d, mean) != hidden) {
+        snprintf(why, why_size, "the golden mean has %d values, the model %d", bert_json_length(d, mean), hidden);
+        goto done;
+    }
+    ok = 1;
+    for (int j = 0; j < hidden; j++) {
+        double sum = 0;
+        for (int t = 0; t < n; t++) sum += h[(size_t)t * hidden + j];
+        double diff = fabs(sum / n - d->nodes[t_json_child(d, mean, j)].number);
+        if (diff > *worst) *worst = diff;
+        if (diff > GOLDEN_TOL && ok) {
+            snprintf(why, why_size, "%d tokens: hidden state column %d differs by %.3g", n, j, diff);
+            ok = 0;
+        }
+    }
+done:
+    free(err);
+    free(ids);
+    bert_model_free(m);
+    bert_scratch_free(s);
+    return ok;
+}
+
+/* Registers the manifest's models whose names start with `family` and
+ * runs their golden lines.  0 when the family's models are absent (the
+ * case is skipped with `absent`). */
+static int golden_family(sqlite3 *db, const json_doc *models, const json_doc *lines, const char *family,
+                         const char *sentinel, const char *absent)
+{
+    char first[256];
+    snprintf(first, sizeof first, MODELS_DIR "%s/model.safetensors", sentinel);
+    if (!t_exists(first)) {
+        t_skip(absent);
+        return 0;
+    }
+    const size_t prefix = strlen(family);
+    int usable = 1;
+    for (int c = models->nodes[0].first_child; c >= 0; c = models->nodes[c].next_sibling) {
+        const char *name = models->nodes[c].key;
+        if (strncmp(name, family, prefix) != 0) continue;
+        const char *dir = t_member_str(models, c, "path");
+        if (!t_golden_model_file(dir, bert_json_int(models, bert_json_member(models, c, "safetensors_bytes"), -1),
+                                 t_member_str(models, c, "safetensors_checksum"))) {
+            usable = 0;
+            continue;
+        }
+        char path[256];
+        snprintf(path, sizeof path, MODELS_DIR "%s", dir);
+        const char *options = bert_json_str(models, bert_json_member(models, c, "options"), NULL);
+        char *got = options ? t_query(db, "SELECT bert_load(?1, ?2, ?3)", name, path, options, NULL)
+                            : t_query(db, "SELECT bert_load(?1, ?2)", name, path, NULL);
+        usable &= T_CHECK(got && strcmp(got, name) == 0, "bert_load('%s'): %s", name, got ? got : "?");
+        free(got);
+    }
+    if (!usable) return 0;
+    int checked = 0, failures = 0;
+    double worst = 0;
+    for (int line = lines->nodes[0].first_child; line >= 0; line = lines->nodes[line].next_sibling) {
+        const char *model = t_member_str(lines, line, "model");
+        if (strncmp(model, family, prefix) != 0) continue;
+        char why[512] = "";
+        int ok;
+        if (bert_json_member(lines, line, "encode") >= 0) {
+            int entry = bert_json_member(models, 0, model);
+            ok = encode_line(lines, line, t_member_str(models, entry, "path"), &worst, why, sizeof why);
+        } else {
+            ok = t_golden_sql_line(db, lines, line, &worst, why, sizeof why);
+        }
+        checked++;
+        if (!ok && failures++ < MAX_REPORTS) {
+            int args = bert_json_member(lines, line, "args");
+            T_CHECK(0, "%s: %s, for \"%.50s\"", model, why, bert_json_str(lines, t_json_child(lines, args, 0), ""));
+        }
+    }
+    T_CHECK(failures == 0, "%d of %d golden checks failed", failures, checked);
+    T_CHECK(checked > 100, "only %d golden checks for %s", checked, family);
+    printf("%s  %d checks  max|diff| %.2g\n", family, checked, worst);
+    return 1;
+}
+
+/* A directory with the model's weights and tokenizer and `config` as its
+ * config.json, for what config.json may say that is refused. */
+static void refused(sqlite3 *db, const char *model, const char *config, const char *phrase, const char *phrase2)
+{
+    tm_dir d = tm_case_dir("refused-config");
+    static const char *const files[] = {"model.safetensors", "vocab.txt", "tokenizer.json", "tokenizer_config.json"};
+    char from[512], to[700];
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(from, sizeof from, MODELS_DIR "%s/%s", model, files[i]);
+        snprintf(to, sizeof to, "%s/%s", d.path, files[i]);
+        remove(to);
+        char target[600];
+        if (t_exists(from) && realpath(from, target)) T_CHECK(symlink(target, to) == 0, "cannot link %s", to);
+    }
+    tm_write_text(d.path, "config.json", config);
+    char name[32];
+    static int serial;
+    snprintf(name, sizeof name, "refused-%d", serial++);
+    char *got = t_query(db, "SELECT bert_embed('a b', bert_load(?1, ?2))", name, d.path, NULL);
+    T_CHECK(got && strstr(got, phrase) && (!phrase2 || strstr(got, phrase2)), "%s: %s, not an error naming %s",
+            config, got ? got : "a result", phrase);
+    free(got);
+}
+
+static void refusals(sqlite3 *db, int modern)
+{
+    t_case("config.json settings of ELECTRA and ModernBERT that are not implemented are refused, naming the key");
+    refused(db, "electra-base",
+            "{\"model_type\": \"electra\", \"vocab_size\": 30522, \"embedding_size\": 64, \"hidden_size\": 96, "
+            "\"num_hidden_layers\": 2, \"num_attention_heads\": 2, \"intermediate_size\": 192, "
+            "\"position_embedding_type\": \"relative_key\"}",
+            "position_embedding_type", "relative_key");
+    refused(db, "electra-base", "{\"model_type\": \"deberta\"}", "\"modernbert\" and \"deberta-v2\"", "deberta");
+    refused(db, "electra-base", "{\"model_type\": \"deberta-v2\", \"relative_attention\": true, \"share_att_key\": false}",
+            "share_att_key", NULL);
+    refused(db, "electra-base", "{\"model_type\": \"deberta-v2\", \"conv_kernel_size\": 3}", "conv_kernel_size", NULL);
+    refused(db, "electra-base", "{\"model_type\": \"deberta-v2\", \"pos_att_type\": [\"p2p\"]}", "pos_att_type",
+            "p2p");
+    if (!modern) return;
+    static const char *const base =
+        "{\"model_type\": \"modernbert\", \"vocab_size\": 50368, \"hidden_size\": 64, \"num_hidden_layers\": 4, "
+        "\"num_attention_heads\": 4, \"intermediate_size\": 96, \"local_attention\": 16, ";
+    char config[1024];
+    snprintf(config, sizeof config, "%s\"classifier_pooling\": \"max\"}", base);
+    refused(db, "modernbert-mlm", config, "classifier_pooling", "\"cls\" or \"mean\"");
+    snprintf(config, sizeof config, "%s\"rope_parameters\": {\"full_attention\": {\"rope_type\": \"yarn\", "
+                                    "\"rope_theta\": 160000}}}", base);
+    refused(db, "modernbert-mlm", config, "rope_parameters.full_attention", "rope_type");
+    snprintf(config, sizeof config, "%s\"layer_types\": [\"full_attention\", \"full_attention\", "
+                                    "\"sliding_attention\", \"full_attention\"]}", base);
+    refused(db, "modernbert-mlm", config, "layer_types", "global_attn_every_n_layers");
+    snprintf(config, sizeof config, "%s\"hidden_activation\": \"silu\"}", base);
+    refused(db, "modernbert-mlm", config, "hidden_activation", "silu");
+}
+
+/* bfloat16 and int8 projections against float32: the same embeddings
+ * within cosine 0.995, the same best fill-mask token. */
+static void precisions(sqlite3 *db, const char *const *names, size_t n)
+{
+    static const char *const text = "The quick brown fox jumps over the lazy dog near the river bank.";
+    static const char *const precision[] = {"bfloat16", "int8"};
+    for (size_t i = 0; i < n; i++)
+        for (size_t p = 0; p < 2; p++) {
+            char path[128], name[96], options[64];
+            snprintf(path, sizeof path, MODELS_DIR "%s", names[i]);
+            snprintf(name, sizeof name, "%s-%s", names[i], precision[p]);
+            snprintf(options, sizeof options, "{\"precision\": \"%s\"}", precision[p]);
+            char *got = t_query(db, "SELECT bert_load(?1, ?2, ?3)", name, path, options, NULL);
+            T_CHECK(got && strcmp(got, name) == 0, "bert_load %s: %s", name, got ? got : "?");
+            free(got);
+            double cos = t_query_double(db, "SELECT bert_similarity(bert_embed(?1, ?2), bert_embed(?1, ?3))", text,
+                                        name, names[i], NULL);
+            T_CHECK(cos > 0.995, "%s: %s against float32 cosine %.6f", names[i], precision[p], cos);
+        }
+}
+
+/* In a local layer no token attends to one more than local_attention / 2
+ * away; in a global layer, tokens that far get weight. */
+static void sliding_window(sqlite3 *db)
+{
+    t_case("ModernBERT's local layers attend within local_attention / 2 positions, its global layers everywhere");
+    static const char *const text =
+        "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+        "seventeen eighteen nineteen twenty twenty-one twenty-two twenty-three twenty-four twenty-five";
+    /* modernbert-mlm: local_attention 16, global_attn_every_n_layers 3: layers 0 and 3 global. */
+    double far_local = t_query_double(db, "SELECT coalesce(max(weight), 0) FROM bert_attention(?1, "
+                                          "'{\"model\": \"modernbert-mlm\", \"layers\": [1, 2]}') "
+                                          "WHERE abs(from_position - to_position) > 8", text, NULL);
+    double near_local = t_query_double(db, "SELECT min(s) FROM (SELECT sum(weight) AS s FROM bert_attention(?1, "
+                                           "'{\"model\": \"modernbert-mlm\", \"layers\": [1]}') WHERE "
+                                           "abs(from_position - to_position) <= 8 GROUP BY head, from_position)",
+                                    text, NULL);
+    double far_global = t_query_double(db, "SELECT max(weight) FROM bert_attention(?1, "
+                                           "'{\"model\": \"modernbert-mlm\", \"layers\": [0, 3]}') "
+                                           "WHERE abs(from_position - to_position) > 8", text, NULL);
+    T_CHECK(far_local == 0.0, "a local layer gives weight %.3g to a token beyond the window", far_local);
+    T_CHECK(fabs(near_local - 1.0) < 1e-5, "a local layer's weights within the window sum to %.9f", near_local);
+    T_CHECK(far_global > 1e-4, "the global layers give at most %.3g beyond the window", far_global);
+}
+
+void suite_encoders(void)
+{
+    json_doc *models = NULL, *lines = t_read_jsonl(GOLDEN_DIR "encoders.jsonl");
+    char *manifest = t_read_file(GOLDEN_DIR "encoders_models.json", NULL);
+    char *err = NULL;
+    sqlite3 *db = t_open();
+    t_case("ELECTRA: every function within 1e-4 of the PyTorch reference");
+    if (!T_CHECK(lines && manifest && db, "cannot read the goldens or open a database") ||
+        !T_CHECK(bert_json_parse(manifest, strlen(manifest), &models, &err) == 0, "encoders_models.json: %s",
+                 err ? err : "?"))
+        goto done;
+    int electra = golden_family(db, models, lines, "electra", "electra-mlm",
+                                "build/models/electra-* missing: make_test_models.sh needs /usr/bin/python3 with numpy");
+    t_case("ModernBERT: every function within 1e-4 of the PyTorch reference, past its local window and 512 tokens");
+    int modern = golden_family(db, models, lines, "modernbert", "modernbert-mlm",
+                               "../shared/models/answerdotai__ModernBERT-large is absent: no ModernBERT test models");
+    t_case("DeBERTa-v2/v3: disentangled attention over log-bucketed relative positions, within 1e-4 of the "
+           "PyTorch reference");
+    int deberta = golden_family(db, models, lines, "deberta", "deberta-cls",
+                                "build/models/deberta-* missing: make_test_models.sh needs /usr/bin/python3 with numpy");
+    if (deberta) {
+        t_case("DeBERTa at reduced precision; bert_attention refuses it");
+        static const char *const names[] = {"deberta-cls", "deberta-qa"};
+        precisions(db, names, 2);
+        t_expect_error(db, "SELECT count(*) FROM bert_attention('a b', '{\"model\": \"deberta-cls\"}')", NULL,
+                       "DeBERTa", NULL);
+        t_expect(db, "SELECT family || ' ' || task FROM bert_models WHERE name = 'deberta-cls'", NULL,
+                 "deberta-v2 sequence_classification");
+    }
+    if (electra) {
+        t_case("ELECTRA at reduced precision");
+        static const char *const names[] = {"electra-base", "electra-disc"};
+        precisions(db, names, 2);
+        t_case("bert_models shows ELECTRA's family and each model's task");
+        t_expect(db, "SELECT family || ' ' || coalesce(task, '-') FROM bert_models WHERE name = 'electra-mlm'", NULL,
+                 "electra fill_mask");
+        t_expect(db, "SELECT coalesce(task, '-') FROM bert_models WHERE name = 'electra-disc'", NULL, "-");
+        t_expect(db, "SELECT task FROM bert_models WHERE name = 'electra-qa'", NULL, "question_answering");
+        /* Before its weights are read, the task config.json's architectures
+         * announce: none for ElectraForPreTraining, the discriminator. */
+        t_expect(db, "SELECT bert_load('disc-unread', ?1)", MODELS_DIR "electra-disc", "disc-unread");
+        t_expect(db, "SELECT coalesce(task, '-') FROM bert_models WHERE name = 'disc-unread'", NULL, "-");
+        t_case("a function whose head an ELECTRA or ModernBERT model lacks names the classes that have it");
+        t_expect_error(db, "SELECT bert_fill_mask('a [MASK] b', 5, 'electra-disc')", NULL, "ElectraForMaskedLM",
+                       "ModernBertForMaskedLM", NULL);
+        t_expect_error(db, "SELECT bert_classify('a b', 'electra-ner')", NULL, "ElectraForSequenceClassification",
+                       "token_classification", NULL);
+        t_expect_error(db, "SELECT bert_ner('a b', 'electra-qa')", NULL, "ElectraForTokenClassification", NULL);
+        t_expect_error(db, "SELECT bert_answer('a', 'b', 'electra-cls-f16')", NULL, "ModernBertForQuestionAnswering",
+                       NULL);
+    }
+    if (modern) {
+        t_case("ModernBERT at reduced precision");
+        static const char *const names[] = {"modernbert-mlm", "modernbert-cls"};
+        precisions(db, names, 2);
+        sliding_window(db);
+    }
+    refusals(db, modern);
+done:
+    free(err);
+    free(manifest);
+    bert_json_free(models);
+    bert_json_free(lines);
+    sqlite3_close(db);
+}
