@@ -91,7 +91,8 @@ void t_fail_allocation(long number)
     X(docs) \
     X(vec) \
     X(hybrid) \
-    X(vectors)
+    X(vectors) \
+    X(train_sql)
 
 #define DECLARE(name) void suite_##name(void);
 SUITES(DECLARE)
