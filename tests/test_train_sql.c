@@ -12,6 +12,8 @@
 #include "../ext/base/model_files.h"
 #include "../ext/models/model_dir.h"
 #include "../ext/models/model_save.h"
+#include "../ext/models/registry.h"
+#include "../ext/tasks/fine_tune_data.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -192,7 +194,228 @@ static void saver_round_trip(void)
     }
 }
 
+/* ---- data preparation ----------------------------------------------------- */
+
+static ft_value text_v(const char *s)
+{
+    return (ft_value){.type = FT_TEXT, .text = s, .len = strlen(s)};
+}
+
+static ft_value int_v(long long i)
+{
+    return (ft_value){.type = FT_INTEGER, .integer = i};
+}
+
+static const ft_value null_v = {.type = FT_NULL};
+
+/* A private registration of a test model, cut at max_length. */
+static bert_entry *entry_for(bert_registry *reg, const char *model, int max_length)
+{
+    bert_options opts;
+    char *err = NULL, path[256];
+    snprintf(path, sizeof path, MODELS "%s", model);
+    bert_options_parse(NULL, &opts, &err);
+    opts.max_length = max_length;
+    opts.truncate = 1;
+    bert_entry *e = NULL;
+    if (T_CHECK(bert_registry_add(reg, "m", path, &opts, &err) == 0, "%s", err ? err : "?"))
+        e = bert_registry_find(reg, "m", &err);
+    free(err);
+    return e;
+}
+
+/* Labels and examples of rows (n_cols columns) under options `json`:
+ * 0, or -1 with *err for the caller to check. */
+static int prepare(bert_entry *e, const char *json, int n_cols, const ft_value *values, size_t n_rows, ft_labels *labels,
+                   ft_data *d, char **err)
+{
+    ft_options o;
+    ft_rows rows = {.n_cols = n_cols};
+    memset(labels, 0, sizeof *labels);
+    memset(d, 0, sizeof *d);
+    int rc = ft_options_parse(json, json ? strlen(json) : 0, &o, err);
+    for (size_t r = 0; rc == 0 && r < n_rows; r++) rc = ft_rows_add(&rows, values + r * (size_t)n_cols);
+    bert_train_task task;
+    if (rc == 0) rc = ft_labels_decide(&o, &rows, NULL, 0, labels, &task, err);
+    if (rc == 0) rc = ft_data_prepare(e, &o, task, labels, &rows, "query", d, err);
+    ft_rows_free(&rows);
+    ft_options_free(&o);
+    return rc;
+}
+
+/* "tok:label" for each token of example x, labels by name ("-" for -100). */
+static char *tagged(const bert_entry *e, const ft_data *d, const ft_labels *l, size_t x)
+{
+    static char buf[2048];
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < d->ex[x].len[0]; i++) {
+        size_t at = d->ex[x].at[0] + (size_t)i;
+        int lab = d->token_labels[at];
+        used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s:%s", i ? " " : "",
+                                 bert_entry_token(e, d->ids[at]), lab < 0 ? "-" : l->names[lab]);
+        if (used >= sizeof buf) break;
+    }
+    return buf;
+}
+
+static void data_preparation(void)
+{
+    bert_registry reg = {0};
+    ft_labels labels;
+    ft_data d;
+    char *err = NULL;
+
+    t_case("data: tokens become BIO tags on the first piece of each word, the other pieces ignored");
+    bert_entry *e = entry_for(&reg, "ner-conll-f32", 64);
+    if (e) {
+        const ft_value rows[] = {
+            text_v("John Smith lives in New York"), text_v("[[0, 10, \"PER\"], [20, 28, \"LOC\"]]"),
+            text_v("Huggingface is in Paris"), text_v("[[0, 11, \"ORG\"], [18, 23, \"LOC\"]]"),
+        };
+        if (T_CHECK(prepare(e, "{\"task\": \"tokens\"}", 2, rows, 2, &labels, &d, &err) == 0, "%s", err)) {
+            char names[256] = "";
+            for (int i = 0; i < labels.n; i++) strcat(strcat(names, i ? "," : ""), labels.names[i]);
+            T_CHECK(strcmp(names, "B-LOC,B-ORG,B-PER,I-LOC,I-ORG,I-PER,O") == 0, "labels %s", names);
+            T_CHECK(d.n == 2 && d.task == BERT_TRAIN_TOKENS, "%zu examples", d.n);
+            const char *want0 = "[CLS]:- john:B-PER smith:I-PER lives:O in:O new:B-LOC york:I-LOC [SEP]:-";
+            T_CHECK(strcmp(tagged(e, &d, &labels, 0), want0) == 0, "got %s", tagged(e, &d, &labels, 0));
+            const char *want1 = "[CLS]:- hugging:B-ORG ##face:- is:O in:O paris:B-LOC [SEP]:-";
+            T_CHECK(strcmp(tagged(e, &d, &labels, 1), want1) == 0, "got %s", tagged(e, &d, &labels, 1));
+        }
+        free(err);
+        err = NULL;
+        ft_data_free(&d);
+        ft_labels_free(&labels);
+
+        t_case("data: entity spans outside the text, not on word boundaries, overlapping, or unlabelled are refused");
+        static const struct { const char *ents, *fragment; } bad[] = {
+            {"[[0, 40, \"PER\"]]", "outside the text"},
+            {"[[0, 3, \"PER\"]]", "not aligned to the tokenizer's words"},
+            {"[[1, 4, \"PER\"]]", "not aligned"},
+            {"[[0, 10, \"PER\"], [5, 16, \"LOC\"]]", "overlap"},
+            {"[[0, 4]]", "[start, end, label]"},
+            {"{\"a\": 1}", "not a JSON array"},
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+            const ft_value rows1[] = {text_v("John Smith lives in New York"), text_v(bad[i].ents)};
+            int rc = prepare(e, "{\"task\": \"tokens\"}", 2, rows1, 1, &labels, &d, &err);
+            T_CHECK(rc == -1 && err && strstr(err, bad[i].fragment), "%s: got %s", bad[i].ents, err ? err : "success");
+            free(err);
+            err = NULL;
+            ft_data_free(&d);
+            ft_labels_free(&labels);
+        }
+        const ft_value rows2[] = {text_v("John Smith"), text_v("[[0, 10, \"PER\"]]")};
+        int rc = prepare(e, "{\"task\": \"tokens\", \"labels\": [\"O\", \"B-LOC\", \"I-LOC\"]}", 2, rows2, 1,
+                         &labels, &d, &err);
+        T_CHECK(rc == -1 && err && strstr(err, "outside option \"labels\""), "got %s", err ? err : "success");
+        free(err);
+        err = NULL;
+    }
+    bert_registry_clear(&reg);
+
+    t_case("data: question-answering windows with doc_stride locate the answer as run_qa.py does");
+    e = entry_for(&reg, "qa-f32", 20);
+    if (e) {
+        const char *context = "The cat sat on the mat. The dog slept under the old table near the door.";
+        const ft_value rows[] = {text_v("  where did the dog sleep?"), text_v(context), int_v(44), text_v("the old table"),
+                                 text_v("who came?"), text_v("The cat sat."), null_v, null_v};
+        if (T_CHECK(prepare(e, "{\"task\": \"qa\", \"doc_stride\": 3}", 4, rows, 2, &labels, &d, &err) == 0, "%s",
+                    err)) {
+            /* question: where did the dog sleep ? (6 pieces) + [CLS] [SEP] [SEP]: 9 fixed, 11 per window,
+             * windows every 8 of the 18 context pieces: 0-11, 8-18; the answer (pieces 11-13)
+             * lies wholly in the second only. */
+            T_CHECK(d.n == 3, "%zu examples", d.n);
+            int found = 0;
+            for (size_t x = 0; x < d.n && x < 2; x++) {
+                const ft_example *ex = &d.ex[x];
+                if (ex->start == 0 && ex->end == 0) continue;
+                found++;
+                char got[128] = "";
+                for (int i = ex->start; i <= ex->end; i++)
+                    strcat(strcat(got, i > ex->start ? " " : ""), bert_entry_token(e, d.ids[ex->at[0] + (size_t)i]));
+                T_CHECK(x == 1 && strcmp(got, "the old table") == 0, "window %zu: %s", x, got);
+                T_CHECK(strcmp(bert_entry_token(e, d.ids[ex->at[0] + 1]), "where") == 0, "question first");
+                T_CHECK(d.types[ex->at[0] + (size_t)ex->start] == 1, "context in segment 1");
+            }
+            T_CHECK(found == 1, "%d windows hold the answer", found);
+            T_CHECK(d.n == 3 && d.ex[2].start == 0 && d.ex[2].end == 0 && d.ex[2].row == 1, "no answer points at [CLS]");
+        }
+        free(err);
+        err = NULL;
+        ft_data_free(&d);
+        ft_labels_free(&labels);
+
+        t_case("data: an answer that is not at answer_start, or a question too long for doc_stride, is refused");
+        const ft_value rows1[] = {text_v("where?"), text_v(context), int_v(40), text_v("the old table")};
+        int rc = prepare(e, "{\"task\": \"qa\"}", 4, rows1, 1, &labels, &d, &err);
+        T_CHECK(rc == -1 && err && strstr(err, "is not at answer_start 40") && strstr(err, "instr(context, answer) - 1"),
+                "got %s", err ? err : "success");
+        free(err);
+        err = NULL;
+        const ft_value rows2[] = {text_v("where did the dog sleep?"), text_v(context), int_v(44), text_v("the old table")};
+        rc = prepare(e, "{\"task\": \"qa\", \"doc_stride\": 11}", 4, rows2, 1, &labels, &d, &err);
+        T_CHECK(rc == -1 && err && strstr(err, "doc_stride"), "got %s", err ? err : "success");
+        free(err);
+        err = NULL;
+    }
+    bert_registry_clear(&reg);
+
+    t_case("data: classification labels sorted (numbers as numbers), multi-label targets, and the errors");
+    e = entry_for(&reg, "cls-3-f32", 32);
+    if (e) {
+        const ft_value ints[] = {text_v("a"), int_v(10), text_v("b"), int_v(2), text_v("c"), int_v(1), text_v("d"),
+                                 int_v(2)};
+        if (T_CHECK(prepare(e, NULL, 2, ints, 4, &labels, &d, &err) == 0, "%s", err))
+            T_CHECK(labels.n == 3 && strcmp(labels.names[0], "1") == 0 && strcmp(labels.names[2], "10") == 0 &&
+                        d.ex[0].label == 2 && d.ex[1].label == 1 && d.task == BERT_TRAIN_CLASSIFY,
+                    "labels %s %s %s", labels.names[0], labels.names[1], labels.names[2]);
+        free(err);
+        err = NULL;
+        ft_data_free(&d);
+        ft_labels_free(&labels);
+        const ft_value multi[] = {text_v("a"), text_v("[\"x\", \"y\"]"), text_v("b"), text_v("[\"z\"]")};
+        if (T_CHECK(prepare(e, NULL, 2, multi, 2, &labels, &d, &err) == 0, "%s", err))
+            T_CHECK(d.task == BERT_TRAIN_MULTI_LABEL && labels.n == 3 && d.targets[0] == 1 && d.targets[1] == 1 &&
+                        d.targets[2] == 0 && d.targets[5] == 1,
+                    "multi-label targets");
+        free(err);
+        err = NULL;
+        ft_data_free(&d);
+        ft_labels_free(&labels);
+        static const struct { const char *json; int cols; ft_value v[6]; int rows; const char *fragment; } bad[] = {
+            {NULL, 2, {{.type = FT_TEXT, .text = "a", .len = 1}, {.type = FT_NULL}}, 1, "the label is NULL"},
+            {NULL, 2, {{.type = FT_TEXT, .text = "a", .len = 1}, {.type = FT_TEXT, .text = "x", .len = 1},
+                       {.type = FT_TEXT, .text = "b", .len = 1}, {.type = FT_TEXT, .text = "x", .len = 1}}, 2,
+             "one class only"},
+            {"{\"labels\": [\"x\", \"y\"]}", 2, {{.type = FT_TEXT, .text = "a", .len = 1},
+                                                   {.type = FT_TEXT, .text = "z", .len = 1}}, 1,
+             "outside option \"labels\""},
+            {NULL, 1, {{.type = FT_TEXT, .text = "a", .len = 1}}, 1, "returns 1 column; task \"classify\" takes"},
+            {NULL, 2, {{.type = FT_INTEGER, .integer = 3}, {.type = FT_TEXT, .text = "x", .len = 1},
+                       {.type = FT_TEXT, .text = "b", .len = 1}, {.type = FT_TEXT, .text = "y", .len = 1}}, 2,
+             "column 1 (text) is an INTEGER"},
+            {NULL, 2, {{.type = FT_TEXT, .text = "a", .len = 1}, {.type = FT_REAL, .real = 0.5}}, 1, "regression"},
+            {"{\"epochs\": \"3\"}", 2, {{.type = FT_TEXT, .text = "a", .len = 1}}, 1, "\"epochs\" must be"},
+            {"{\"epoch\": 3}", 2, {{.type = FT_TEXT, .text = "a", .len = 1}}, 1, "unknown option \"epoch\""},
+            {"{\"shuffle\": 1}", 2, {{.type = FT_TEXT, .text = "a", .len = 1}}, 1, "true or false"},
+            {"[1]", 2, {{.type = FT_TEXT, .text = "a", .len = 1}}, 1, "must be a JSON object"},
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+            int rc = prepare(e, bad[i].json, bad[i].cols, bad[i].v, (size_t)bad[i].rows, &labels, &d, &err);
+            T_CHECK(rc == -1 && err && strstr(err, bad[i].fragment), "case %zu: got %s", i, err ? err : "success");
+            free(err);
+            err = NULL;
+            ft_data_free(&d);
+            ft_labels_free(&labels);
+        }
+    }
+    bert_registry_clear(&reg);
+}
+
 void suite_train_sql(void)
 {
     saver_round_trip();
+    data_preparation();
 }
