@@ -98,6 +98,10 @@ CORE_OBJ     := $(patsubst ext/%.c,$(BUILD)/core/%.o,$(HOST_SRC))
 TEST_OBJ     := $(patsubst ext/%.c,$(BUILD)/test/%.o,$(EXT_SRC)) \
                 $(patsubst tests/%.c,$(BUILD)/test/tests/%.o,$(TEST_SRC))
 STATIC_OBJ   := $(REL_OBJ) $(CORE_OBJ)
+# The fine-tuning engine's network again in double precision (its symbols
+# end in _f64), linked into the test runner: the trainer suite checks its
+# gradients against finite differences in double (ext/encoder/train_net.h).
+TRAIN64_OBJ  := $(patsubst ext/%.c,$(BUILD)/test64/%.o,$(wildcard ext/encoder/train_*.c))
 
 ifeq ($(V),1)
 Q :=
@@ -135,6 +139,8 @@ $(BUILD)/test/%.o: ext/%.c | build-deps
 	$(call compile,-DSQLITE_CORE)
 $(BUILD)/test/tests/%.o: tests/%.c | build-deps
 	$(call compile,-DSQLITE_CORE)
+$(BUILD)/test64/%.o: ext/%.c | build-deps
+	$(call compile,-DSQLITE_CORE -DBERT_TRAIN_DOUBLE)
 
 -include $(wildcard $(BUILD)/*/*/*.d $(BUILD)/*/*/*/*.d)
 
@@ -157,7 +163,7 @@ $(BUILD)/static_app: tests/c_app/static_app.c libsqlite_bert.a ext/sql/sqlite_be
 
 # The test runner links the extension's sources directly (SQLITE_CORE), so
 # sanitizers see every line of it.
-$(BUILD)/run_tests: $(TEST_OBJ)
+$(BUILD)/run_tests: $(TEST_OBJ) $(TRAIN64_OBJ)
 	$(Q)$(CC) $(OPT) $(SAN) -o $@ $^ -lsqlite3 $(LIBS) $(LDFLAGS) $(COUNT_ALLOCS)
 	@[ -z "$(Q)" ] || echo "  LD  $@"
 

@@ -56,6 +56,17 @@ typedef struct {
     int pad_id;
     int position_offset;
     int relative_buckets;       /* MPNet: rows of encoder.relative_attention_bias; else 0 */
+    /* For fine-tuning (trainer.h), with transformers' defaults when absent:
+     * the word embeddings' padding_idx (pad_token_id: BERT and DistilBERT 0,
+     * RoBERTa 1), the new heads' initializer_range (0.02), and config.json's
+     * dropout probabilities as each family's modules take them. */
+    int pad_token_id;
+    float initializer_range;
+    float hidden_dropout;       /* hidden_dropout_prob; DistilBERT: dropout */
+    float attention_dropout;    /* attention_probs_dropout_prob; DistilBERT: attention_dropout */
+    float classifier_dropout;   /* sequence heads: classifier_dropout, else hidden_dropout_prob; DistilBERT: seq_classif_dropout */
+    float token_dropout;        /* token classification: classifier_dropout, else hidden_dropout_prob; DistilBERT: dropout */
+    float qa_dropout;           /* DistilBERT: qa_dropout; the others' QA heads have none (0) */
 } bert_config;
 
 /* The longest sequence the position embeddings take. */

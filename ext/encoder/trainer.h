@@ -78,7 +78,7 @@ typedef struct bert_trainer bert_trainer;
  * A trainer for `task` starting from `base`'s weights, which must be
  * float32 (loaded at precision float32; float16 and bfloat16 files are
  * widened at load) and of a family the trainer knows (BERT, DistilBERT,
- * RoBERTa, XLM-RoBERTa).  A head of the task that `base` holds with
+ * RoBERTa, XLM-RoBERTa, MPNet).  A head of the task that `base` holds with
  * s->num_labels rows is continued; otherwise the head is new: weights
  * normal with config.json's initializer_range (bert_config), biases zero,
  * drawn from s->seed, as transformers' _init_weights does.  The padding

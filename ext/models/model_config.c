@@ -86,6 +86,57 @@ static int read_positions(const json_doc *doc, const char *path, bert_config *cf
     return 0;
 }
 
+/* A probability of config.json (or `fallback` when absent or null) into *out. */
+static int read_probability(const json_doc *doc, const char *key, double fallback, const char *path, float *out,
+                            char **err)
+{
+    int node = bert_json_member(doc, 0, key);
+    double v = node < 0 || doc->nodes[node].type == JSON_NULL ? fallback : bert_json_real(doc, node, -1);
+    if (!(v >= 0 && v < 1)) {
+        *err = bert_errorf("%s: %s must be a number from 0 to below 1", path, key);
+        return -1;
+    }
+    *out = (float)v;
+    return 0;
+}
+
+/* What fine-tuning reads: pad_token_id (the word embeddings' padding_idx),
+ * initializer_range and the dropouts, with the defaults of BertConfig,
+ * DistilBertConfig and RobertaConfig. */
+static int read_training(const json_doc *doc, const char *path, bert_config *cfg, char **err)
+{
+    const int distil = cfg->family == BERT_FAMILY_DISTILBERT;
+    int node = bert_json_member(doc, 0, "pad_token_id");
+    long long pad = cfg->pad_id >= 0 ? cfg->pad_id
+                  : node < 0 || doc->nodes[node].type == JSON_NULL ? 0 : bert_json_int(doc, node, -1);
+    if (pad < 0 || pad >= cfg->vocab_size) {
+        *err = bert_errorf("%s: pad_token_id must be an integer from 0 to %d (below vocab_size)", path,
+                           cfg->vocab_size - 1);
+        return -1;
+    }
+    cfg->pad_token_id = (int)pad;
+    node = bert_json_member(doc, 0, "initializer_range");
+    double range = node < 0 ? 0.02 : bert_json_real(doc, node, -1);
+    if (!(range > 0 && range < 10)) {
+        *err = bert_errorf("%s: initializer_range must be a number above 0 and below 10 (BERT uses 0.02)", path);
+        return -1;
+    }
+    cfg->initializer_range = (float)range;
+    if (distil)
+        return read_probability(doc, "dropout", 0.1, path, &cfg->hidden_dropout, err) ||
+               read_probability(doc, "attention_dropout", 0.1, path, &cfg->attention_dropout, err) ||
+               read_probability(doc, "seq_classif_dropout", 0.2, path, &cfg->classifier_dropout, err) ||
+               read_probability(doc, "dropout", 0.1, path, &cfg->token_dropout, err) ||
+               read_probability(doc, "qa_dropout", 0.1, path, &cfg->qa_dropout, err) ? -1 : 0;
+    cfg->qa_dropout = 0;
+    if (read_probability(doc, "hidden_dropout_prob", 0.1, path, &cfg->hidden_dropout, err) ||
+        read_probability(doc, "attention_probs_dropout_prob", 0.1, path, &cfg->attention_dropout, err) ||
+        read_probability(doc, "classifier_dropout", cfg->hidden_dropout, path, &cfg->classifier_dropout, err))
+        return -1;
+    cfg->token_dropout = cfg->classifier_dropout;
+    return 0;
+}
+
 typedef struct {
     const char *key;
     long long bert_default;   /* BertConfig's default, used when model_type says "bert" */
@@ -192,6 +243,7 @@ int bert_config_load(bert_model_files *files, bert_config *cfg, char **err)
         goto done;
     }
     if (read_positions(doc, path, cfg, err) != 0) goto done;
+    if (read_training(doc, path, cfg, err) != 0) goto done;
     rc = 0;
 done:
     free(path);

@@ -1,0 +1,386 @@
+/*
+ * train_layers.c - the encoder's building blocks forward and backward for
+ * training: products (OpenBLAS, shared out over the helper threads),
+ * LayerNorm, the activations, dropout and masked self-attention.
+ * Compiled twice (train_net.h): float for the extension, double for the
+ * finite-difference tests.
+ */
+#include "train_net.h"
+
+#include <assert.h>
+#include <cblas.h>
+#include <string.h>
+#include <tgmath.h>
+
+/* ------------------------------------------------------------ products */
+
+typedef struct {
+    int trans_a, trans_b, M, N, K;
+    treal alpha, beta;
+    const treal *A, *B;
+    treal *C;
+    int lda, ldb, ldc, chunks;
+} gemm_job;
+
+static void gemm_chunk(void *p, int chunk, int chunks)
+{
+    const gemm_job *j = p;
+    int r0 = (int)((long long)j->M * chunk / chunks), r1 = (int)((long long)j->M * (chunk + 1) / chunks);
+    if (r1 <= r0) return;
+    /* Rows r0..r1 of op(A): rows of A, or its columns when transposed. */
+    const treal *a = j->trans_a ? j->A + r0 : j->A + (size_t)r0 * j->lda;
+    TGEMM(CblasRowMajor, j->trans_a ? CblasTrans : CblasNoTrans, j->trans_b ? CblasTrans : CblasNoTrans, r1 - r0,
+          j->N, j->K, j->alpha, a, j->lda, j->B, j->ldb, j->beta, j->C + (size_t)r0 * j->ldc, j->ldc);
+}
+
+/* About a quarter of a millisecond of arithmetic a thread: below, waking
+ * the helpers costs more than it saves. */
+#define GEMM_MIN_WORK (256 * 1024)
+
+void TN(tn_gemm)(const tn_threads *th, int trans_a, int trans_b, int M, int N, int K, treal alpha, const treal *A,
+                 int lda, const treal *B, int ldb, treal beta, treal *C, int ldc)
+{
+    if (M <= 0 || N <= 0) return;
+    gemm_job j = {trans_a, trans_b, M, N, K, alpha, beta, A, B, C, lda, ldb, ldc, 1};
+    long long work = (long long)M * N * (K > 0 ? K : 1);
+    int threads = th && th->workers ? th->threads : 1;
+    if (threads > work / GEMM_MIN_WORK) threads = (int)(work / GEMM_MIN_WORK);
+    if (threads > M) threads = M;
+    if (threads < 2) {
+        gemm_chunk(&j, 0, 1);
+        return;
+    }
+    bert_workers_run(th->workers, threads, threads, gemm_chunk, &j);
+}
+
+void TN(tn_linear)(const tn_threads *th, treal *y, const treal *x, const treal *w, const treal *b, int n, int rows,
+                   int cols)
+{
+    if (b)
+        for (int i = 0; i < n; i++) memcpy(y + (size_t)i * rows, b, (size_t)rows * sizeof *y);
+    TN(tn_gemm)(th, 0, 1, n, rows, cols, 1, x, cols, w, cols, b ? 1 : 0, y, rows);
+}
+
+void TN(tn_linear_back)(const tn_threads *th, const treal *dy, const treal *x, const treal *w, treal *dw, treal *db,
+                        treal *dx, int accumulate, int n, int rows, int cols)
+{
+    /* The weight gradient is itself a product: dW [rows x cols] += dy^T x. */
+    if (dw) TN(tn_gemm)(th, 1, 0, rows, cols, n, 1, dy, rows, x, cols, 1, dw, cols);
+    if (db)
+        for (int i = 0; i < n; i++)
+            for (int r = 0; r < rows; r++) db[r] += dy[(size_t)i * rows + r];
+    if (dx) TN(tn_gemm)(th, 0, 0, n, cols, rows, 1, dy, rows, w, cols, accumulate ? 1 : 0, dx, cols);
+}
+
+/* ------------------------------------------------------------ LayerNorm */
+
+void TN(tn_layer_norm)(treal *y, treal *xhat, treal *rstd, const treal *x, const treal *w, const treal *b, int n,
+                       int dim, float eps)
+{
+    for (int i = 0; i < n; i++) {
+        const treal *xi = x + (size_t)i * dim;
+        /* Statistics in double: rows after a residual are far from zero-mean. */
+        double mean = 0, var = 0;
+        for (int j = 0; j < dim; j++) mean += xi[j];
+        mean /= dim;
+        for (int j = 0; j < dim; j++) var += (xi[j] - mean) * (xi[j] - mean);
+        double r = 1.0 / sqrt(var / dim + (double)eps);
+        rstd[i] = (treal)r;
+        for (int j = 0; j < dim; j++) {
+            treal h = (treal)((xi[j] - mean) * r);
+            xhat[(size_t)i * dim + j] = h;
+            y[(size_t)i * dim + j] = h * w[j] + b[j];
+        }
+    }
+}
+
+void TN(tn_layer_norm_back)(treal *dx, const treal *dy, const treal *xhat, const treal *rstd, const treal *w,
+                            treal *dw, treal *db, int n, int dim)
+{
+    for (int i = 0; i < n; i++) {
+        const treal *dyi = dy + (size_t)i * dim, *hi = xhat + (size_t)i * dim;
+        double s1 = 0, s2 = 0;
+        for (int j = 0; j < dim; j++) {
+            double d = (double)dyi[j] * w[j];
+            s1 += d;
+            s2 += d * hi[j];
+            if (dw) dw[j] += dyi[j] * hi[j];
+            if (db) db[j] += dyi[j];
+        }
+        s1 /= dim;
+        s2 /= dim;
+        treal *dxi = dx + (size_t)i * dim;
+        for (int j = 0; j < dim; j++) dxi[j] = (treal)(rstd[i] * ((double)dyi[j] * w[j] - s1 - hi[j] * s2));
+    }
+}
+
+/* ------------------------------------------------------------ activations */
+
+#define SQRT1_2 0.70710678118654752440
+#define SQRT_2_PI 0.79788456080286535588   /* sqrt(2 / pi) */
+#define INV_SQRT_2PI 0.39894228040143267794
+
+void TN(tn_activate)(treal *y, const treal *x, size_t n, bert_activation act)
+{
+    for (size_t i = 0; i < n; i++) {
+        treal v = x[i];
+        switch (act) {
+        case BERT_ACT_GELU: y[i] = (treal)0.5 * v * ((treal)1 + erf(v * (treal)SQRT1_2)); break;
+        case BERT_ACT_GELU_TANH:
+            y[i] = (treal)0.5 * v * ((treal)1 + tanh((treal)SQRT_2_PI * (v + (treal)0.044715 * v * v * v)));
+            break;
+        case BERT_ACT_RELU: y[i] = v > 0 ? v : 0; break;
+        }
+    }
+}
+
+void TN(tn_activate_back)(treal *dx, const treal *dy, const treal *x, size_t n, bert_activation act)
+{
+    for (size_t i = 0; i < n; i++) {
+        treal v = x[i], d = 0;
+        switch (act) {
+        case BERT_ACT_GELU:
+            d = (treal)0.5 * ((treal)1 + erf(v * (treal)SQRT1_2)) + v * exp((treal)-0.5 * v * v) * (treal)INV_SQRT_2PI;
+            break;
+        case BERT_ACT_GELU_TANH: {
+            treal u = (treal)SQRT_2_PI * (v + (treal)0.044715 * v * v * v), t = tanh(u);
+            d = (treal)0.5 * ((treal)1 + t) +
+                (treal)0.5 * v * ((treal)1 - t * t) * (treal)SQRT_2_PI * ((treal)1 + (treal)(3 * 0.044715) * v * v);
+            break;
+        }
+        case BERT_ACT_RELU: d = v > 0 ? 1 : 0; break;
+        }
+        dx[i] = dy[i] * d;
+    }
+}
+
+/* ------------------------------------------------------------ random numbers, dropout */
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+void TN(tn_rng_seed)(tn_rng *r, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t TN(tn_rng_next)(tn_rng *r)
+{
+    uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return out;
+}
+
+double TN(tn_rng_uniform)(tn_rng *r)
+{
+    return (double)(TN(tn_rng_next)(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+double TN(tn_rng_normal)(tn_rng *r)
+{
+    /* 1 - u is in (0, 1], so the logarithm is finite. */
+    double u1 = 1.0 - TN(tn_rng_uniform)(r), u2 = TN(tn_rng_uniform)(r);
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586477 * u2);
+}
+
+void TN(tn_dropout)(tn_rng *r, treal *x, uint8_t *keep, size_t n, float p)
+{
+    /* A draw below p drops: 64-bit draws compared as fractions of 2^64. */
+    const uint64_t below = (uint64_t)((double)p * 18446744073709551616.0);
+    const treal kept = (treal)(1.0 / (1.0 - (double)p));
+    for (size_t i = 0; i < n; i++) {
+        keep[i] = TN(tn_rng_next)(r) >= below;
+        x[i] = keep[i] ? x[i] * kept : 0;
+    }
+}
+
+void TN(tn_dropout_back)(treal *dx, const uint8_t *keep, size_t n, float p)
+{
+    const treal kept = (treal)(1.0 / (1.0 - (double)p));
+    for (size_t i = 0; i < n; i++) dx[i] = keep[i] ? dx[i] * kept : 0;
+}
+
+/* ------------------------------------------------------------ self-attention */
+
+/* MPNet's relative position bucket of key position j seen from query i
+ * (MPNetEncoder.relative_position_bucket with 32 buckets and max_distance
+ * 128), the logarithm in float32 as torch takes it: encoder.c's. */
+static int mpnet_bucket(int relative)
+{
+    const int half = BERT_MPNET_BUCKETS / 2, max_exact = half / 2;
+    int n = -relative;
+    int ret = n < 0 ? half : 0;
+    n = n < 0 ? -n : n;
+    if (n < max_exact) return ret + n;
+    float scaled = logf((float)n / (float)max_exact) / (float)log(128.0 / max_exact) * (float)(half - max_exact);
+    int large = max_exact + (int)scaled;
+    return ret + (large < half - 1 ? large : half - 1);
+}
+
+/* A chunk's scratch: two L x L blocks, then (MPNet) the bucket of every
+ * distance j - i from -(L - 1), and the chunk's sums of the bias gradient. */
+static size_t chunk_floats(const tn_attention *a)
+{
+    size_t f = 2 * (size_t)a->L * a->L;
+    if (a->rel) f += 2 * (size_t)a->L + (size_t)BERT_MPNET_BUCKETS * a->heads;
+    return f;
+}
+
+static const treal *buckets_at(const tn_attention *a, treal *chunk_scratch)
+{
+    treal *b = chunk_scratch + 2 * (size_t)a->L * a->L;
+    for (int d = -(a->L - 1); d <= a->L - 1; d++) b[d + a->L - 1] = (treal)mpnet_bucket(d);
+    return b + a->L - 1;   /* indexed by j - i */
+}
+
+/* Work items are (sequence, head) pairs, shared out over the threads; each
+ * writes only its own head's columns of its own sequence's rows. */
+typedef struct {
+    const tn_attention *a;
+    treal *ctx, *dq, *dk, *dv, *scratch;
+    const treal *q, *k, *v, *dctx, *probs;
+    const uint8_t *keep;
+    size_t scratch_each;
+} attention_job;
+
+static void attention_forward_chunk(void *p, int chunk, int chunks)
+{
+    const attention_job *j = p;
+    const tn_attention *a = j->a;
+    const int L = a->L, H = a->H, dh = H / a->heads, items = a->n * a->heads;
+    const treal scale = (treal)(1.0 / sqrt((double)dh));
+    for (int it = items * chunk / chunks; it < items * (chunk + 1) / chunks; it++) {
+        int s = it / a->heads, h = it % a->heads, keys = a->lengths[s];
+        size_t row0 = (size_t)s * L * H + (size_t)h * dh;
+        treal *P = (treal *)j->probs + (size_t)it * L * L;
+        /* Scores against the first `keys` positions only: the mask's large
+         * negative makes the others' probabilities exactly 0 in float. */
+        TGEMM(CblasRowMajor, CblasNoTrans, CblasTrans, L, keys, dh, scale, j->q + row0, H, j->k + row0, H, 0, P, L);
+        if (a->rel) {
+            const treal *bucket = buckets_at(a, j->scratch + (size_t)chunk * j->scratch_each);
+            for (int i = 0; i < L; i++)
+                for (int c = 0; c < keys; c++) P[(size_t)i * L + c] += a->rel[(size_t)bucket[c - i] * a->heads + h];
+        }
+        for (int i = 0; i < L; i++) {
+            treal *r = P + (size_t)i * L, max = r[0];
+            for (int c = 1; c < keys; c++) max = r[c] > max ? r[c] : max;
+            double sum = 0;
+            for (int c = 0; c < keys; c++) sum += r[c] = exp(r[c] - max);
+            treal inv = (treal)(1.0 / sum);
+            for (int c = 0; c < keys; c++) r[c] *= inv;
+            for (int c = keys; c < L; c++) r[c] = 0;
+        }
+        const treal *use = P;
+        if (j->keep) {
+            /* The dropped probabilities go to scratch; P keeps the softmax. */
+            treal *D = j->scratch + (size_t)chunk * j->scratch_each;
+            const uint8_t *keep = j->keep + (size_t)it * L * L;
+            const treal kept = (treal)(1.0 / (1.0 - (double)a->p));
+            for (size_t e = 0; e < (size_t)L * L; e++) D[e] = keep[e] ? P[e] * kept : 0;
+            use = D;
+        }
+        TGEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, dh, keys, 1, use, L, j->v + row0, H, 0, j->ctx + row0, H);
+    }
+}
+
+static int attention_threads(const tn_attention *a)
+{
+    int items = a->n * a->heads;
+    int threads = a->th && a->th->workers ? a->th->threads : 1;
+    return threads < items ? threads : items;
+}
+
+void TN(tn_attention_forward)(const tn_attention *a, treal *ctx, const treal *q, const treal *k, const treal *v,
+                              treal *probs, uint8_t *keep, treal *scratch)
+{
+    const size_t LL = (size_t)a->L * a->L, all = (size_t)a->n * a->heads * LL;
+    /* The dropout draws come first, in one order, so that they do not
+     * depend on how the items are shared out. */
+    if (keep) {
+        const uint64_t below = (uint64_t)((double)a->p * 18446744073709551616.0);
+        for (size_t e = 0; e < all; e++) keep[e] = TN(tn_rng_next)(a->rng) >= below;
+    }
+    int threads = attention_threads(a);
+    attention_job j = {a, ctx, NULL, NULL, NULL, scratch, q, k, v, NULL, probs, keep, chunk_floats(a)};
+    if (threads < 2) attention_forward_chunk(&j, 0, 1);
+    else bert_workers_run(a->th->workers, threads, threads, attention_forward_chunk, &j);
+}
+
+size_t TN(tn_attention_scratch)(const tn_attention *a)
+{
+    int threads = attention_threads(a);
+    return (size_t)(threads > 0 ? threads : 1) * chunk_floats(a);
+}
+
+static void attention_back_chunk(void *p, int chunk, int chunks)
+{
+    const attention_job *j = p;
+    const tn_attention *a = j->a;
+    const int L = a->L, H = a->H, dh = H / a->heads, items = a->n * a->heads;
+    const treal scale = (treal)(1.0 / sqrt((double)dh));
+    treal *dP = j->scratch + (size_t)chunk * j->scratch_each, *D = dP + (size_t)L * L;
+    const treal *bucket = a->rel ? buckets_at(a, dP) : NULL;
+    treal *drel = a->rel ? dP + 2 * (size_t)L * L + 2 * (size_t)L : NULL;
+    if (drel) memset(drel, 0, (size_t)BERT_MPNET_BUCKETS * a->heads * sizeof *drel);
+    for (int it = items * chunk / chunks; it < items * (chunk + 1) / chunks; it++) {
+        int s = it / a->heads, h = it % a->heads, keys = a->lengths[s];
+        size_t row0 = (size_t)s * L * H + (size_t)h * dh;
+        const treal *P = j->probs + (size_t)it * L * L;
+        const uint8_t *keep = j->keep ? j->keep + (size_t)it * L * L : NULL;
+        const treal kept = keep ? (treal)(1.0 / (1.0 - (double)a->p)) : 1;
+        const treal *use = P;
+        if (keep) {
+            for (size_t e = 0; e < (size_t)L * L; e++) D[e] = keep[e] ? P[e] * kept : 0;
+            use = D;
+        }
+        /* dV = P'^T dctx over the attended keys; the masked keys' rows get nothing. */
+        TGEMM(CblasRowMajor, CblasTrans, CblasNoTrans, keys, dh, L, 1, use, L, j->dctx + row0, H, 0, j->dv + row0, H);
+        for (int r = keys; r < L; r++) memset(j->dv + row0 + (size_t)r * H, 0, (size_t)dh * sizeof(treal));
+        /* dP' = dctx V^T, back through the dropout, then the softmax:
+         * dS = P (dP - sum(P dP)). */
+        TGEMM(CblasRowMajor, CblasNoTrans, CblasTrans, L, keys, dh, 1, j->dctx + row0, H, j->v + row0, H, 0, dP, L);
+        for (int i = 0; i < L; i++) {
+            treal *d = dP + (size_t)i * L;
+            const treal *pi = P + (size_t)i * L;
+            if (keep)
+                for (int c = 0; c < keys; c++) d[c] = keep[(size_t)i * L + c] ? d[c] * kept : 0;
+            double dot = 0;
+            for (int c = 0; c < keys; c++) dot += (double)pi[c] * d[c];
+            for (int c = 0; c < keys; c++) d[c] = pi[c] * (d[c] - (treal)dot);
+            /* The bias is added to the scaled scores: it takes dS itself. */
+            if (drel)
+                for (int c = 0; c < keys; c++) drel[(size_t)bucket[c - i] * a->heads + h] += d[c];
+        }
+        TGEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, dh, keys, scale, dP, L, j->k + row0, H, 0, j->dq + row0, H);
+        TGEMM(CblasRowMajor, CblasTrans, CblasNoTrans, keys, dh, L, scale, dP, L, j->q + row0, H, 0, j->dk + row0, H);
+        for (int r = keys; r < L; r++) memset(j->dk + row0 + (size_t)r * H, 0, (size_t)dh * sizeof(treal));
+    }
+}
+
+void TN(tn_attention_back)(const tn_attention *a, treal *dq, treal *dk, treal *dv, const treal *dctx,
+                           const treal *q, const treal *k, const treal *v, const treal *probs, const uint8_t *keep,
+                           treal *scratch)
+{
+    int threads = attention_threads(a);
+    attention_job j = {a, NULL, dq, dk, dv, scratch, q, k, v, dctx, probs, keep, chunk_floats(a)};
+    int chunks = threads < 2 ? 1 : threads;
+    if (threads < 2) attention_back_chunk(&j, 0, 1);
+    else bert_workers_run(a->th->workers, threads, threads, attention_back_chunk, &j);
+    /* Each chunk summed its own share of the bias gradient. */
+    for (int c = 0; a->rel && a->drel && c < chunks; c++) {
+        const treal *part = scratch + (size_t)c * j.scratch_each + 2 * (size_t)a->L * a->L + 2 * (size_t)a->L;
+        for (int e = 0; e < BERT_MPNET_BUCKETS * a->heads; e++) a->drel[e] += part[e];
+    }
+}
