@@ -235,7 +235,7 @@ static int prepare(bert_entry *e, const char *json, int n_cols, const ft_value *
     memset(d, 0, sizeof *d);
     int rc = ft_options_parse(json, json ? strlen(json) : 0, &o, err);
     for (size_t r = 0; rc == 0 && r < n_rows; r++) rc = ft_rows_add(&rows, values + r * (size_t)n_cols);
-    bert_train_task task;
+    ft_how task;
     if (rc == 0) rc = ft_labels_decide(&o, &rows, NULL, 0, labels, &task, err);
     if (rc == 0) rc = ft_data_prepare(e, &o, task, labels, &rows, "query", d, err);
     ft_rows_free(&rows);
@@ -277,7 +277,7 @@ static void data_preparation(void)
             char names[256] = "";
             for (int i = 0; i < labels.n; i++) strcat(strcat(names, i ? "," : ""), labels.names[i]);
             T_CHECK(strcmp(names, "B-LOC,B-ORG,B-PER,I-LOC,I-ORG,I-PER,O") == 0, "labels %s", names);
-            T_CHECK(d.n == 2 && d.task == BERT_TRAIN_TOKENS, "%zu examples", d.n);
+            T_CHECK(d.n == 2 && d.task == FT_HOW_TOKENS, "%zu examples", d.n);
             const char *want0 = "[CLS]:- john:B-PER smith:I-PER lives:O in:O new:B-LOC york:I-LOC [SEP]:-";
             T_CHECK(strcmp(tagged(e, &d, &labels, 0), want0) == 0, "got %s", tagged(e, &d, &labels, 0));
             const char *want1 = "[CLS]:- hugging:B-ORG ##face:- is:O in:O paris:B-LOC [SEP]:-";
@@ -369,7 +369,7 @@ static void data_preparation(void)
                                  int_v(2)};
         if (T_CHECK(prepare(e, NULL, 2, ints, 4, &labels, &d, &err) == 0, "%s", err))
             T_CHECK(labels.n == 3 && strcmp(labels.names[0], "1") == 0 && strcmp(labels.names[2], "10") == 0 &&
-                        d.ex[0].label == 2 && d.ex[1].label == 1 && d.task == BERT_TRAIN_CLASSIFY,
+                        d.ex[0].label == 2 && d.ex[1].label == 1 && d.task == FT_HOW_CLASSIFY,
                     "labels %s %s %s", labels.names[0], labels.names[1], labels.names[2]);
         free(err);
         err = NULL;
@@ -377,7 +377,7 @@ static void data_preparation(void)
         ft_labels_free(&labels);
         const ft_value multi[] = {text_v("a"), text_v("[\"x\", \"y\"]"), text_v("b"), text_v("[\"z\"]")};
         if (T_CHECK(prepare(e, NULL, 2, multi, 2, &labels, &d, &err) == 0, "%s", err))
-            T_CHECK(d.task == BERT_TRAIN_MULTI_LABEL && labels.n == 3 && d.targets[0] == 1 && d.targets[1] == 1 &&
+            T_CHECK(d.task == FT_HOW_MULTI_LABEL && labels.n == 3 && d.targets[0] == 1 && d.targets[1] == 1 &&
                         d.targets[2] == 0 && d.targets[5] == 1,
                     "multi-label targets");
         free(err);

@@ -12,6 +12,7 @@
 #include "../base/file.h"
 #include "../base/json.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <stdint.h>
@@ -479,6 +480,28 @@ static char *sibling_template(const char *out_dir, const char *suffix)
     return t;
 }
 
+/* Moves the entries of `from` named prefix... into `to`. */
+static int carry_over(const char *from, const char *to, const char *prefix, char **err)
+{
+    DIR *d = opendir(from);
+    if (!d) return 0;
+    struct dirent *ent;
+    int rc = 0;
+    while (rc == 0 && (ent = readdir(d))) {
+        if (strncmp(ent->d_name, prefix, strlen(prefix)) != 0) continue;
+        char *a = bert_path_join(from, ent->d_name), *b = bert_path_join(to, ent->d_name);
+        if (!a || !b || rename(a, b) != 0) {
+            *err = bert_errorf("cannot move %s into the new model directory: %s", a ? a : ent->d_name,
+                               a && b ? strerror(errno) : "out of memory");
+            rc = -1;
+        }
+        free(a);
+        free(b);
+    }
+    closedir(d);
+    return rc;
+}
+
 int bert_save_model_dir(const bert_model *m, const bert_save_spec *spec, const char *out_dir, int overwrite,
                         char **err)
 {
@@ -508,6 +531,7 @@ int bert_save_model_dir(const bert_model *m, const bert_save_spec *spec, const c
     }
     int rc = -1;
     if (write_dir(m, spec, tmp, err) != 0) goto done;
+    if (exists && spec->carry_prefix && carry_over(out_dir, tmp, spec->carry_prefix, err) != 0) goto done;
     if (exists) {
         /* The old model is moved aside, the new one into place, and only
          * then is the old one removed: a reader finds one or the other whole. */

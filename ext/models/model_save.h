@@ -64,6 +64,10 @@ typedef struct {
     int n_files;
     const bert_save_weights *extra;
     int n_extra;
+    /* When out_dir exists: its entries whose names start with this (the
+     * checkpoints a run wrote inside it) move into the new directory
+     * before it takes out_dir's place; NULL: none. */
+    const char *carry_prefix;
 } bert_save_spec;
 
 /* Writes the model directory `out_dir`: all of it under a temporary name in

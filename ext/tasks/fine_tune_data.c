@@ -290,7 +290,7 @@ static int check_shape(const ft_options *o, const ft_rows *rows, const char *wha
 }
 
 int ft_labels_decide(const ft_options *o, const ft_rows *rows, char *const *base_labels, int n_base_labels,
-                     ft_labels *out, bert_train_task *task, char **err)
+                     ft_labels *out, ft_how *task, char **err)
 {
     *err = NULL;
     memset(out, 0, sizeof *out);
@@ -301,18 +301,18 @@ int ft_labels_decide(const ft_options *o, const ft_rows *rows, char *const *base
     const int col = rows->n_cols - 1;
     switch (o->task) {
     case FT_TASK_QA:
-        *task = BERT_TRAIN_QA;
+        *task = FT_HOW_QA;
         return 0;
     case FT_TASK_EMBED:
-        *task = BERT_TRAIN_EMBED;
+        *task = FT_HOW_EMBED;
         return 0;
     case FT_TASK_REGRESSION: {
-        *task = BERT_TRAIN_REGRESSION;
+        *task = FT_HOW_REGRESSION;
         static char *const one[] = {"LABEL_0"};
         return labels_from(one, 1, out) == 0 ? 0 : -1;
     }
     case FT_TASK_TOKENS: {
-        *task = BERT_TRAIN_TOKENS;
+        *task = FT_HOW_TOKENS;
         for (size_t r = 0; r < rows->n_rows; r++) {
             json_doc *d = NULL;
             ft_span *spans = NULL;
@@ -374,7 +374,7 @@ int ft_labels_decide(const ft_options *o, const ft_rows *rows, char *const *base
         bert_json_free(d);
         if (bad) goto done;
     }
-    *task = multi > 0 ? BERT_TRAIN_MULTI_LABEL : BERT_TRAIN_CLASSIFY;
+    *task = multi > 0 ? FT_HOW_MULTI_LABEL : FT_HOW_CLASSIFY;
     if (o->labels) {
         name_set given = {o->labels, (size_t)o->n_labels, 0};
         for (size_t i = 0; i < seen.n; i++)
@@ -383,14 +383,14 @@ int ft_labels_decide(const ft_options *o, const ft_rows *rows, char *const *base
                                    "\"labels\", or leave its rows out", seen.names[i]);
                 goto done;
             }
-        if (o->n_labels < 2 && *task == BERT_TRAIN_CLASSIFY) {
+        if (o->n_labels < 2 && *task == FT_HOW_CLASSIFY) {
             *err = bert_errorf("bert_train: option \"labels\" names one class only: classification needs two or "
                                "more (for a score, give '{\"task\": \"regression\"}')");
             goto done;
         }
         if (labels_from(o->labels, o->n_labels, out) != 0) goto done;
     } else {
-        if (seen.n < 2 && *task == BERT_TRAIN_CLASSIFY) {
+        if (seen.n < 2 && *task == FT_HOW_CLASSIFY) {
             *err = bert_errorf("bert_train: the query's labels are one class only (\"%s\"): classification needs "
                                "examples of two or more classes; add rows of the other classes, or for a score "
                                "give '{\"task\": \"regression\"}'", seen.n ? seen.names[0] : "");
@@ -444,7 +444,7 @@ static int pool_add(ft_data *d, const int32_t *ids, const int32_t *types, size_t
         /* RoBERTa's post-processor numbers the second text 1 too, but its
          * models have one token type. */
         d->types[d->n_tokens + i] = types && type_vocab > 1 ? types[i] : 0;
-        d->token_labels[d->n_tokens + i] = BERT_TRAIN_IGNORE;
+        d->token_labels[d->n_tokens + i] = FT_IGNORE;
     }
     d->n_tokens = need;
     if ((int)n > d->longest) d->longest = (int)n;
@@ -714,7 +714,7 @@ done:
     return rc;
 }
 
-int ft_data_prepare(bert_entry *e, const ft_options *o, bert_train_task task, const ft_labels *labels,
+int ft_data_prepare(bert_entry *e, const ft_options *o, ft_how task, const ft_labels *labels,
                     const ft_rows *rows, const char *what, ft_data *d, char **err)
 {
     *err = NULL;
@@ -728,7 +728,7 @@ int ft_data_prepare(bert_entry *e, const ft_options *o, bert_train_task task, co
     bert_spans spans = {0}, qspans = {0};
     int rc = -1;
     char buf[32];
-    if (task == BERT_TRAIN_MULTI_LABEL &&
+    if (task == FT_HOW_MULTI_LABEL &&
         !(d->targets = calloc(rows->n_rows * (size_t)labels->n + 1, sizeof *d->targets)))
         goto oom;
     for (size_t r = 0; r < rows->n_rows; r++) {
@@ -742,7 +742,7 @@ int ft_data_prepare(bert_entry *e, const ft_options *o, bert_train_task task, co
             const ft_value *lab = cell(rows, r, nc - 1);
             ft_example *x = new_example(d, r);
             if (!x) goto oom;
-            if (task == BERT_TRAIN_REGRESSION) {
+            if (task == FT_HOW_REGRESSION) {
                 if (lab->type != FT_REAL && lab->type != FT_INTEGER) {
                     *err = bert_errorf("bert_train: %s row %zu: the label is %s: task \"regression\" takes a REAL "
                                        "number%s", what, r + 1, type_name(lab->type),
@@ -750,7 +750,7 @@ int ft_data_prepare(bert_entry *e, const ft_options *o, bert_train_task task, co
                     goto done;
                 }
                 x->target = (float)(lab->type == FT_REAL ? lab->real : (double)lab->integer);
-            } else if (task == BERT_TRAIN_MULTI_LABEL) {
+            } else if (task == FT_HOW_MULTI_LABEL) {
                 json_doc *jd = NULL;
                 if (lab->type == FT_NULL || !json_array_label(lab, &jd)) {
                     bert_json_free(jd);

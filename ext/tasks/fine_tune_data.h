@@ -10,11 +10,17 @@
 #ifndef BERT_FINE_TUNE_DATA_H
 #define BERT_FINE_TUNE_DATA_H
 
-#include "../encoder/trainer.h"
 #include "../models/registry.h"
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* What the trainer computes (encoder/trainer.h's bert_train_task, value for
+ * value: the SQL layer, which includes this header, may not see the encoder). */
+typedef enum { FT_HOW_CLASSIFY, FT_HOW_MULTI_LABEL, FT_HOW_REGRESSION, FT_HOW_TOKENS, FT_HOW_QA, FT_HOW_EMBED } ft_how;
+
+/* A token without a label (trainer.h's BERT_TRAIN_IGNORE). */
+#define FT_IGNORE (-100)
 
 /* ---- options ---------------------------------------------------------------- */
 
@@ -95,11 +101,11 @@ typedef struct {
 } ft_example;
 
 typedef struct {
-    bert_train_task task;        /* the engine's task */
+    ft_how task;        /* the engine's task */
     int columns;                 /* EMBED: 2 or 3; else 1 */
     int pair;                    /* CLASSIFY, REGRESSION: rows hold text_pair */
     int32_t *ids, *types;        /* the token pool */
-    int *token_labels;           /* TOKENS: a label per pooled token (BERT_TRAIN_IGNORE where none) */
+    int *token_labels;           /* TOKENS: a label per pooled token (FT_IGNORE where none) */
     size_t n_tokens, cap_tokens;
     ft_example *ex;
     size_t n, cap;
@@ -125,12 +131,12 @@ void ft_labels_free(ft_labels *l);
  * and O, sorted as strings.  Also decides single- or multi-label
  * classification (*task).  0, or -1 with *err. */
 int ft_labels_decide(const ft_options *o, const ft_rows *rows, char *const *base_labels, int n_base_labels,
-                     ft_labels *out, bert_train_task *task, char **err);
+                     ft_labels *out, ft_how *task, char **err);
 
 /* Tokenizes the rows into examples for `task` with the entry's tokenizer
  * (e: a registration that truncates to the run's max_length).  `what` names
  * the query in errors ("query", "eval_query").  0, or -1 with *err. */
-int ft_data_prepare(bert_entry *e, const ft_options *o, bert_train_task task, const ft_labels *labels,
+int ft_data_prepare(bert_entry *e, const ft_options *o, ft_how task, const ft_labels *labels,
                     const ft_rows *rows, const char *what, ft_data *out, char **err);
 
 /* What the columns of a task's query are, for errors and the docs:
