@@ -414,8 +414,369 @@ static void data_preparation(void)
     bert_registry_clear(&reg);
 }
 
+/* ---- bert_train through SQL ---------------------------------------------------- */
+
+#define MAX_ROWS 64
+
+typedef struct {
+    int n;
+    long step[MAX_ROWS];
+    double loss[MAX_ROWS];
+    char *eval[MAX_ROWS], *saved[MAX_ROWS];
+    char *error;           /* sqlite3_errmsg when the statement failed */
+    int rc;                /* the last sqlite3_step's */
+} train_rows;
+
+static void rows_free(train_rows *r)
+{
+    for (int i = 0; i < r->n; i++) {
+        free(r->eval[i]);
+        free(r->saved[i]);
+    }
+    free(r->error);
+    memset(r, 0, sizeof *r);
+}
+
+static char *dup_col(sqlite3_stmt *st, int k)
+{
+    const char *t = (const char *)sqlite3_column_text(st, k);
+    return t ? strdup(t) : NULL;
+}
+
+/* Runs SELECT step, loss, eval, saved FROM bert_train(?1, ?2, ?3, ?4). */
+static void train(sqlite3 *db, const char *out, const char *base, const char *query, const char *options,
+                  train_rows *r)
+{
+    memset(r, 0, sizeof *r);
+    sqlite3_stmt *st = NULL;
+    r->rc = sqlite3_prepare_v2(db, "SELECT step, loss, eval, saved FROM bert_train(?1, ?2, ?3, ?4)", -1, &st, NULL);
+    if (r->rc == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, out, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, base, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, query, -1, SQLITE_STATIC);
+        if (options) sqlite3_bind_text(st, 4, options, -1, SQLITE_STATIC);
+        while ((r->rc = sqlite3_step(st)) == SQLITE_ROW && r->n < MAX_ROWS) {
+            r->step[r->n] = sqlite3_column_int64(st, 0);
+            r->loss[r->n] = sqlite3_column_type(st, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 1);
+            r->eval[r->n] = dup_col(st, 2);
+            r->saved[r->n] = dup_col(st, 3);
+            r->n++;
+        }
+    }
+    if (r->rc != SQLITE_DONE) r->error = strdup(sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+}
+
+static double json_number(sqlite3 *db, const char *json, const char *path)
+{
+    return t_query_double(db, "SELECT json_extract(?1, ?2)", json ? json : "{}", path, NULL);
+}
+
+static void exec(sqlite3 *db, const char *sql)
+{
+    char *err = NULL;
+    T_CHECK(sqlite3_exec(db, sql, NULL, NULL, &err) == SQLITE_OK, "%s: %s", sql, err ? err : "?");
+    sqlite3_free(err);
+}
+
+static const char *const fixtures =
+    "CREATE TABLE reviews(text, label);"
+    "INSERT INTO reviews VALUES ('I love this movie', 'pos'), ('what a great day', 'pos'), ('this is wonderful', 'pos'),"
+    " ('I hate it', 'neg'), ('terrible and awful', 'neg'), ('the worst film ever', 'neg'), ('so so', 'meh');"
+    "CREATE TABLE ner(text, entities);"
+    "INSERT INTO ner VALUES ('John Smith lives in New York', '[[0,10,\"PER\"],[20,28,\"LOC\"]]'),"
+    " ('Mary went to Paris', '[[0,4,\"PER\"],[13,18,\"LOC\"]]'), ('Berlin is big', '[[0,6,\"LOC\"]]');"
+    "CREATE TABLE qa(q, c, s, a);"
+    "INSERT INTO qa VALUES ('Where does John live?', 'John lives in Paris with his dog.', 14, 'Paris'),"
+    " ('Who has a dog?', 'John lives in Paris with his dog.', 0, 'John'), ('What is blue?', 'The sky is green.', NULL, NULL);"
+    "CREATE TABLE pairs(a, p, n);"
+    "INSERT INTO pairs VALUES ('a dog barks', 'the puppy is noisy', 'taxes rise'), ('it rains', 'wet weather today',"
+    " 'a cat sleeps'), ('stock prices fell', 'the market dropped', 'rain again');";
+
+static void end_to_end(void)
+{
+    char dir[128], out[192];
+    train_rows r;
+
+    t_case("bert_train: classify on BERT, rows every logging_steps, the saved model's bert_label agrees with eval");
+    if (temp_dir(dir, sizeof dir)) {
+        sqlite3 *db = t_open();
+        exec(db, fixtures);
+        snprintf(out, sizeof out, "%s/cls", dir);
+        train(db, out, MODELS "cls-3-f32", "SELECT text, label FROM reviews",
+              "{\"epochs\": 4, \"batch_size\": 2, \"logging_steps\": 3, \"learning_rate\": 1e-3, "
+              "\"eval_query\": \"SELECT text, label FROM reviews\"}", &r);
+        /* 7 rows: 4 batches an epoch, 16 steps; rows at 3, 6, 9, 12, 15 and the last at 16. */
+        T_CHECK(r.rc == SQLITE_DONE && r.n == 6 && r.step[0] == 3 && r.step[4] == 15 && r.step[5] == 16,
+                "rc %d, %d rows, %s", r.rc, r.n, r.error ? r.error : "");
+        if (r.n == 6) {
+            T_CHECK(r.saved[5] && strcmp(r.saved[5], out) == 0 && !r.saved[0] && !r.eval[0], "saved %s",
+                    r.saved[5] ? r.saved[5] : "NULL");
+            T_CHECK(isfinite(r.loss[0]) && r.loss[5] < r.loss[0], "loss %g -> %g", r.loss[0], r.loss[5]);
+            char *load = t_query(db, "SELECT bert_load('ft', ?1)", out, NULL);
+            T_CHECK(strcmp(load, "ft") == 0, "%s", load);
+            free(load);
+            /* accuracy and macro-F1 of bert_label's answers, computed here. */
+            double acc = t_query_double(db, "SELECT avg(bert_label(text, 'ft') = label) FROM reviews", NULL);
+            double f1 = t_query_double(db,
+                "WITH p AS (SELECT label AS gold, bert_label(text, 'ft') AS pred FROM reviews), "
+                "l AS (SELECT gold AS x FROM p UNION SELECT pred FROM p), "
+                "c AS (SELECT x, (SELECT count(*) FROM p WHERE gold = x AND pred = x) AS tp, "
+                "(SELECT count(*) FROM p WHERE pred = x AND gold != x) AS fp, "
+                "(SELECT count(*) FROM p WHERE gold = x AND pred != x) AS fn FROM l) "
+                "SELECT avg(2.0 * tp / (2 * tp + fp + fn)) FROM c", NULL);
+            T_CHECK(fabs(acc - json_number(db, r.eval[5], "$.accuracy")) < 1e-9 &&
+                        fabs(f1 - json_number(db, r.eval[5], "$.f1")) < 1e-9,
+                    "eval %s, computed accuracy %g f1 %g", r.eval[5], acc, f1);
+            char *labels = t_query(db, "SELECT labels || task FROM bert_models WHERE name = 'ft'", NULL);
+            T_CHECK(strcmp(labels, "[\"meh\",\"neg\",\"pos\"]sequence_classification") == 0, "%s", labels);
+            free(labels);
+        }
+        rows_free(&r);
+        sqlite3_close(db);
+        bert_save_remove_tree(dir);
+    }
+
+    static const struct {
+        const char *title, *model, *query, *options, *check, *expect;
+    } tasks[] = {
+        {"tokens on RoBERTa", "roberta-ner", "SELECT * FROM ner",
+         "{\"task\": \"tokens\", \"epochs\": 3, \"batch_size\": 2, \"learning_rate\": 1e-3, "
+         "\"eval_query\": \"SELECT * FROM ner\"}",
+         "SELECT json_type(bert_ner('Mary went to Paris', 'ft')) || (SELECT task FROM bert_models WHERE name = 'ft')",
+         "arraytoken_classification"},
+        {"qa on DistilBERT", "qa-distil", "SELECT * FROM qa",
+         "{\"task\": \"qa\", \"epochs\": 3, \"batch_size\": 2, \"learning_rate\": 1e-3, "
+         "\"eval_query\": \"SELECT * FROM qa\"}",
+         "SELECT json_type(bert_answer('Where?', 'In Paris.', 'ft'), '$.answer') || "
+         "(SELECT task FROM bert_models WHERE name = 'ft')", "textquestion_answering"},
+        {"embed with hard negatives on BERT (sentence-transformers)", "st-mean-f16", "SELECT a, p, n FROM pairs",
+         "{\"task\": \"embed\", \"epochs\": 2, \"batch_size\": 3, \"eval_query\": \"SELECT a, p FROM pairs\"}",
+         "SELECT length(bert_embed('hello', 'ft')) || pooling || normalize FROM bert_models WHERE name = 'ft'",
+         "1024mean1"},
+        {"multi-label on XLM-RoBERTa", "xlmr-cls-bf16",
+         "SELECT text, CASE WHEN label = 'pos' THEN '[\"good\", \"x\"]' ELSE '[\"x\"]' END FROM reviews",
+         "{\"epochs\": 1, \"batch_size\": 4}",
+         "SELECT json_array_length(bert_classify('fine', 'ft')) || (SELECT labels FROM bert_models WHERE name = 'ft')",
+         "2[\"good\",\"x\"]"},
+        {"regression on MPNet", "mpnet-cls", "SELECT text, length(text) / 10.0 FROM reviews",
+         "{\"task\": \"regression\", \"epochs\": 1, \"batch_size\": 4, "
+         "\"eval_query\": \"SELECT text, length(text) / 10.0 FROM reviews\"}",
+         "SELECT json_extract(bert_classify('fine', 'ft'), '$[0].label')", "LABEL_0"},
+        {"pairs on DistilBERT", "distil-cls", "SELECT text, 'a review', label FROM reviews",
+         "{\"epochs\": 1, \"batch_size\": 4}",
+         "SELECT json_type(bert_classify_pair('fine', 'a review', 'ft'))", "array"},
+    };
+    for (size_t i = 0; i < sizeof tasks / sizeof *tasks; i++) {
+        char title[160];
+        snprintf(title, sizeof title, "bert_train: %s, served by bert_load at once", tasks[i].title);
+        t_case(title);
+        if (!temp_dir(dir, sizeof dir)) continue;
+        sqlite3 *db = t_open();
+        exec(db, fixtures);
+        snprintf(out, sizeof out, "%s/m", dir);
+        train(db, out, MODELS "x", "SELECT 1", NULL, &r);   /* a base that does not exist: an error, nothing written */
+        T_CHECK(r.rc != SQLITE_DONE && r.error && strstr(r.error, "neither a registered model"), "%s",
+                r.error ? r.error : "?");
+        rows_free(&r);
+        char base[128];
+        snprintf(base, sizeof base, MODELS "%s", tasks[i].model);
+        train(db, out, base, tasks[i].query, tasks[i].options, &r);
+        if (T_CHECK(r.rc == SQLITE_DONE && r.n >= 1 && r.saved[r.n - 1], "%s", r.error ? r.error : "no rows")) {
+            free(t_query(db, "SELECT bert_load('ft', ?1)", out, NULL));
+            char *got = t_query(db, tasks[i].check, NULL);
+            T_CHECK(strcmp(got, tasks[i].expect) == 0, "got %s", got);
+            free(got);
+            if (strstr(tasks[i].options, "eval_query"))
+                T_CHECK(r.eval[r.n - 1] != NULL, "no eval");
+        }
+        if (i == 0 && r.n >= 1 && r.eval[r.n - 1]) {
+            /* entity-level F1 of bert_ner's spans (aggregation first) against the rows, computed here. */
+            free(t_query(db, "SELECT bert_load('first', ?1, '{\"aggregation\": \"first\"}')", out, NULL));
+            double f1 = t_query_double(db,
+                "WITH g AS (SELECT n.rowid AS r, json_extract(e.value, '$[0]') AS s, json_extract(e.value, '$[1]') AS en,"
+                " json_extract(e.value, '$[2]') AS l FROM ner n, json_each(n.entities) e), "
+                "p AS (SELECT n.rowid AS r, json_extract(e.value, '$.start') AS s, json_extract(e.value, '$.end') AS en,"
+                " json_extract(e.value, '$.entity_group') AS l FROM ner n, json_each(bert_ner(n.text, 'first')) e), "
+                "t AS (SELECT count(*) AS tp FROM g JOIN p USING (r, s, en, l)) "
+                "SELECT CASE WHEN tp = 0 THEN 0 ELSE 2.0 * tp / ((SELECT count(*) FROM g) + (SELECT count(*) FROM p)) END "
+                "FROM t", NULL);
+            T_CHECK(fabs(f1 - json_number(db, r.eval[r.n - 1], "$.f1")) < 1e-9, "eval %s, computed f1 %g",
+                    r.eval[r.n - 1], f1);
+        }
+        if (i == 2 && r.n >= 1 && r.eval[r.n - 1]) {
+            double top1 = t_query_double(db,
+                "WITH s AS (SELECT x.rowid AS i, y.rowid AS j, bert_similarity(x.a, y.p, 'ft') AS sim "
+                "FROM pairs x, pairs y), b AS (SELECT i, j, max(sim) FROM s GROUP BY i) SELECT avg(i = j) FROM b", NULL);
+            T_CHECK(fabs(top1 - json_number(db, r.eval[r.n - 1], "$.top1")) < 1e-9, "eval %s, computed %g",
+                    r.eval[r.n - 1], top1);
+        }
+        rows_free(&r);
+        sqlite3_close(db);
+        bert_save_remove_tree(dir);
+    }
+}
+
+typedef struct {
+    sqlite3 *db;
+    int rows, at;
+} interrupt_plan;
+
+static int progress(void *arg)
+{
+    interrupt_plan *p = arg;
+    if (p->rows >= p->at) sqlite3_interrupt(p->db);
+    return 0;
+}
+
+static void long_runs(void)
+{
+    char dir[128], out[192], resumed[192], ckpt[256];
+    train_rows full, rest;
+
+    t_case("bert_train: resume_from a checkpoint gives the losses of the uninterrupted run");
+    if (temp_dir(dir, sizeof dir)) {
+        sqlite3 *db = t_open();
+        exec(db, fixtures);
+        snprintf(out, sizeof out, "%s/full", dir);
+        snprintf(resumed, sizeof resumed, "%s/resumed", dir);
+        const char *opts = "{\"max_steps\": 6, \"batch_size\": 2, \"logging_steps\": 1, \"save_steps\": 3, "
+                           "\"dropout\": 0, \"learning_rate\": 1e-3, \"warmup_ratio\": 0.2}";
+        train(db, out, MODELS "cls-3-f32", "SELECT text, label FROM reviews", opts, &full);
+        T_CHECK(full.rc == SQLITE_DONE && full.n == 6 && full.saved[2] && strstr(full.saved[2], "checkpoint-3"),
+                "%d rows %s", full.n, full.error ? full.error : "");
+        snprintf(ckpt, sizeof ckpt, "%s/checkpoint-3", out);
+        char resume_opts[512];
+        snprintf(resume_opts, sizeof resume_opts,
+                 "{\"max_steps\": 6, \"batch_size\": 2, \"logging_steps\": 1, \"save_steps\": 3, \"dropout\": 0, "
+                 "\"learning_rate\": 1e-3, \"warmup_ratio\": 0.2, \"resume_from\": \"%s\"}", ckpt);
+        train(db, resumed, MODELS "cls-3-f32", "SELECT text, label FROM reviews", resume_opts, &rest);
+        T_CHECK(rest.rc == SQLITE_DONE && rest.n == 3 && rest.step[0] == 4, "%d rows from %ld %s", rest.n,
+                rest.n ? rest.step[0] : 0L, rest.error ? rest.error : "");
+        for (int i = 0; i < rest.n && full.n == 6; i++)
+            T_CHECK(fabs(rest.loss[i] - full.loss[3 + i]) <= 1e-6 * fabs(full.loss[3 + i]), "step %ld: %.9g vs %.9g",
+                    rest.step[i], rest.loss[i], full.loss[3 + i]);
+        rows_free(&full);
+        rows_free(&rest);
+        sqlite3_close(db);
+        bert_save_remove_tree(dir);
+    }
+
+    t_case("bert_train: sqlite3_interrupt stops training and leaves the last checkpoint whole");
+    if (temp_dir(dir, sizeof dir)) {
+        sqlite3 *db = t_open();
+        exec(db, fixtures);
+        snprintf(out, sizeof out, "%s/run", dir);
+        interrupt_plan plan = {db, 0, 2};
+        char last[256] = "";
+        sqlite3_progress_handler(db, 1, progress, &plan);
+        sqlite3_stmt *st = NULL;
+        sqlite3_prepare_v2(db, "SELECT step, saved FROM bert_train(?1, '" MODELS "cls-3-f32', 'SELECT text, label FROM "
+                               "reviews', '{\"max_steps\": 40, \"batch_size\": 2, \"save_steps\": 2, "
+                               "\"logging_steps\": 100}')", -1, &st, NULL);
+        sqlite3_bind_text(st, 1, out, -1, SQLITE_STATIC);
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            plan.rows++;
+            if (sqlite3_column_text(st, 1)) snprintf(last, sizeof last, "%s", (const char *)sqlite3_column_text(st, 1));
+        }
+        sqlite3_finalize(st);
+        sqlite3_progress_handler(db, 0, NULL, NULL);
+        /* SQLite before 3.41 cannot tell the extension within a row, so the
+         * statement stops at the next row at the latest. */
+        T_CHECK(rc == SQLITE_INTERRUPT && plan.rows >= 2 && plan.rows <= 3 && *last, "rc %d after %d rows", rc,
+                plan.rows);
+        snprintf(ckpt, sizeof ckpt, "%s", last);
+        char *load = t_query(db, "SELECT bert_load('ck', ?1)", ckpt, NULL);
+        char *label = t_query(db, "SELECT bert_label('so good', 'ck') IN ('pos', 'neg', 'meh')", NULL);
+        T_CHECK(strcmp(load, "ck") == 0 && strcmp(label, "1") == 0, "checkpoint: %s %s", load, label);
+        free(load);
+        free(label);
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "ls -A %s | grep -c saving", out);
+        FILE *p = popen(cmd, "r");
+        int left = -1;
+        if (p && fscanf(p, "%d", &left) != 1) left = -1;
+        if (p) pclose(p);
+        T_CHECK(left == 0, "%d temporary folders left", left);
+        sqlite3_close(db);
+        bert_save_remove_tree(dir);
+    }
+}
+
+static void bad_input(void)
+{
+    char dir[128], out[192];
+    train_rows r;
+    static const struct {
+        const char *query, *options, *fragment;
+    } cases[] = {
+        {"", NULL, "the query is empty"},
+        {"SELECT text FROM reviews", NULL, "returns 1 column; task \"classify\" takes"},
+        {"SELECT text, NULL FROM reviews", NULL, "the label is NULL"},
+        {"SELECT text, 'pos' FROM reviews", NULL, "one class only"},
+        {"SELECT text, label FROM reviews", "{\"labels\": [\"pos\", \"neg\"]}", "\"meh\" of the data is outside"},
+        {"SELECT text, '[[0, 99, \"PER\"]]' FROM reviews", "{\"task\": \"tokens\"}", "outside the text"},
+        {"SELECT text, '[[0, 2, \"PER\"]]' FROM reviews", "{\"task\": \"tokens\"}", "not aligned"},
+        {"SELECT q, c, 3, a FROM qa WHERE a IS NOT NULL", "{\"task\": \"qa\"}", "is not at answer_start 3"},
+        {"SELECT text, label FROM reviews", "{\"batch_sizes\": 2}", "unknown option \"batch_sizes\""},
+        {"SELECT text, label FROM reviews", "{\"epochs\": 1.5}", "\"epochs\" must be a positive integer"},
+        {"SELECT text, label FROM reviews", "{\"learning_rate\": \"fast\"}", "\"learning_rate\" must be"},
+        {"SELECT text, 1e200 FROM reviews", "{\"task\": \"regression\"}", "at step 1"},
+        {"SELECT printf('%.*c', 3000, 'w'), label FROM reviews", "{\"batch_size\": 1000000}",
+         "GB of memory is free"},
+        {"DELETE FROM reviews", NULL, "must be a SELECT"},
+        {"SELECT text, label FROM nowhere", NULL, "the query does not run"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char title[200];
+        snprintf(title, sizeof title, "bert_train errors: %s %s", cases[i].fragment, "(and nothing is written)");
+        t_case(title);
+        if (!temp_dir(dir, sizeof dir)) continue;
+        sqlite3 *db = t_open();
+        exec(db, fixtures);
+        snprintf(out, sizeof out, "%s/m", dir);
+        train(db, out, MODELS "cls-3-f32", cases[i].query, cases[i].options, &r);
+        T_CHECK(r.rc == SQLITE_ERROR && r.error && strstr(r.error, cases[i].fragment), "got rc %d: %s", r.rc,
+                r.error ? r.error : "(no error)");
+        T_CHECK(!t_exists(out), "%s was written", out);
+        rows_free(&r);
+        sqlite3_close(db);
+        bert_save_remove_tree(dir);
+    }
+
+    t_case("bert_train errors: an existing output directory needs \"overwrite\": true; a refused family is named");
+    if (temp_dir(dir, sizeof dir)) {
+        sqlite3 *db = t_open();
+        exec(db, fixtures);
+        train(db, dir, MODELS "cls-3-f32", "SELECT text, label FROM reviews", NULL, &r);
+        T_CHECK(r.rc == SQLITE_ERROR && r.error && strstr(r.error, "already exists") && strstr(r.error, "overwrite"),
+                "%s", r.error ? r.error : "?");
+        rows_free(&r);
+        snprintf(out, sizeof out, "%s/albert", dir);
+        mkdir(out, 0755);
+        char path[256];
+        snprintf(path, sizeof path, "%s/config.json", out);
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fputs("{\"model_type\": \"albert\", \"hidden_size\": 8}", f);
+            fclose(f);
+        }
+        snprintf(path, sizeof path, "%s/out", dir);
+        train(db, path, out, "SELECT text, label FROM reviews", NULL, &r);
+        T_CHECK(r.rc == SQLITE_ERROR && r.error && strstr(r.error, "cannot fine-tune") && strstr(r.error, "albert"), "%s",
+                r.error ? r.error : "?");
+        rows_free(&r);
+        sqlite3_close(db);
+        bert_save_remove_tree(dir);
+    }
+}
+
 void suite_train_sql(void)
 {
     saver_round_trip();
     data_preparation();
+    end_to_end();
+    long_runs();
+    bad_input();
 }

@@ -168,10 +168,14 @@ static int register_base(ft_run *r, bert_registry *user, const char *base, char 
     opts.precision = BERT_PRECISION_FLOAT32;
     if (r->o.max_length) opts.max_length = r->o.max_length;
     char *why = NULL;
+    struct stat st;
     if (bert_registry_add(&r->reg, "base", path, &opts, &why) != 0) {
-        *err = bert_errorf("bert_train: the base '%s' is neither a registered model nor a model directory "
-                           "(%s): give a name from bert_models or the path of a Hugging Face model folder",
-                           base, why ? why : "out of memory");
+        if (stat(path, &st) == 0)
+            *err = bert_errorf("bert_train: cannot fine-tune '%s': %s", path, why ? why : "out of memory");
+        else
+            *err = bert_errorf("bert_train: the base '%s' is neither a registered model nor a model directory "
+                               "(%s): give a name from bert_models or the path of a Hugging Face model folder",
+                               base, why ? why : "out of memory");
         free(why);
         return -1;
     }

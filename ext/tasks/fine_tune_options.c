@@ -162,7 +162,7 @@ static int read_option(const json_doc *d, int n, ft_options *o, char **err)
         return rc;
     }
     if (strcmp(key, "learning_rate") == 0)
-        return read_real(d, n, key, 1e-30, 10, 0, &o->learning_rate, "a positive number such as 5e-5", err);
+        return read_real(d, n, key, 1e-30, 1e30, 0, &o->learning_rate, "a positive number such as 5e-5", err);
     if (strcmp(key, "warmup_ratio") == 0)
         return read_real(d, n, key, 0, 1, 1, &o->warmup_ratio, "a number from 0 to below 1, such as 0.1", err);
     if (strcmp(key, "weight_decay") == 0)
