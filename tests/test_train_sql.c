@@ -414,6 +414,86 @@ static void data_preparation(void)
     bert_registry_clear(&reg);
 }
 
+/* Our examples against tests/golden/fine_tune_data.jsonl: run_qa.py's windows
+ * and run_ner.py's first-piece tags, computed with Hugging Face's tokenizer
+ * by tests/golden/make_fine_tune_goldens.mjs. */
+static void data_goldens(void)
+{
+    t_case("data: QA windows and BIO tags agree with run_qa.py's and run_ner.py's preparation (golden)");
+    char *text = t_read_file("tests/golden/fine_tune_data.jsonl", NULL);
+    if (!T_CHECK(text, "cannot read tests/golden/fine_tune_data.jsonl")) return;
+    sqlite3 *db = t_open();
+    sqlite3_stmt *st = NULL;
+    sqlite3_prepare_v2(db,
+                       "SELECT json_extract(?1, '$.task'), json_extract(?1, '$.model'), json_extract(?1, '$.max_length'), "
+                       "json_extract(?1, '$.doc_stride'), json_extract(?1, '$.question'), json_extract(?1, '$.context'), "
+                       "json_extract(?1, '$.answer_start'), json_extract(?1, '$.answer_text'), "
+                       "json_extract(?1, '$.windows'), json_extract(?1, '$.text'), json_extract(?1, '$.entities'), "
+                       "json_extract(?1, '$.ids'), json_extract(?1, '$.labels')",
+                       -1, &st, NULL);
+    int cases = 0, windows = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, line, -1, SQLITE_TRANSIENT);
+        if (!T_CHECK(sqlite3_step(st) == SQLITE_ROW, "bad line")) break;
+        const char *task = (const char *)sqlite3_column_text(st, 0), *model = (const char *)sqlite3_column_text(st, 1);
+        bert_registry reg = {0};
+        int max_length = sqlite3_column_type(st, 2) == SQLITE_NULL ? 512 : sqlite3_column_int(st, 2);
+        bert_entry *e = entry_for(&reg, model, max_length);
+        ft_labels labels;
+        ft_data d;
+        char *err = NULL, opts[96], got[8192];
+        if (e && strcmp(task, "qa") == 0) {
+            snprintf(opts, sizeof opts, "{\"task\": \"qa\", \"doc_stride\": %d}", sqlite3_column_int(st, 3));
+            ft_value row[4] = {text_v((const char *)sqlite3_column_text(st, 4)),
+                               text_v((const char *)sqlite3_column_text(st, 5)),
+                               sqlite3_column_type(st, 6) == SQLITE_NULL ? null_v : int_v(sqlite3_column_int(st, 6)),
+                               sqlite3_column_type(st, 7) == SQLITE_NULL ? null_v
+                                                                         : text_v((const char *)sqlite3_column_text(st, 7))};
+            if (T_CHECK(prepare(e, opts, 4, row, 1, &labels, &d, &err) == 0, "%s", err)) {
+                /* Ours as the golden's JSON: [{"ids":[...],"start":s,"end":e}, ...]. */
+                size_t used = (size_t)snprintf(got, sizeof got, "[");
+                for (size_t x = 0; x < d.n && used < sizeof got - 64; x++) {
+                    used += (size_t)snprintf(got + used, sizeof got - used, "%s{\"ids\":[", x ? "," : "");
+                    for (int i = 0; i < d.ex[x].len[0] && used < sizeof got - 64; i++)
+                        used += (size_t)snprintf(got + used, sizeof got - used, "%s%d", i ? "," : "",
+                                                 d.ids[d.ex[x].at[0] + (size_t)i]);
+                    used += (size_t)snprintf(got + used, sizeof got - used, "],\"start\":%d,\"end\":%d}", d.ex[x].start,
+                                             d.ex[x].end);
+                }
+                snprintf(got + used, sizeof got - used, "]");
+                const char *want = (const char *)sqlite3_column_text(st, 8);
+                T_CHECK(strcmp(got, want) == 0, "%s max_length %d stride %d, %s:\n ours   %s\n golden %s", model,
+                        max_length, sqlite3_column_int(st, 3), (const char *)sqlite3_column_text(st, 4), got, want);
+                windows += (int)d.n;
+            }
+        } else if (e) {
+            ft_value row[2] = {text_v((const char *)sqlite3_column_text(st, 9)),
+                               text_v((const char *)sqlite3_column_text(st, 10))};
+            if (T_CHECK(prepare(e, "{\"task\": \"tokens\"}", 2, row, 1, &labels, &d, &err) == 0, "%s", err)) {
+                size_t used = (size_t)snprintf(got, sizeof got, "[");
+                for (int i = 0; i < d.ex[0].len[0] && used < sizeof got - 64; i++) {
+                    int lab = d.token_labels[d.ex[0].at[0] + (size_t)i];
+                    used += (size_t)snprintf(got + used, sizeof got - used, "%s%s%s%s", i ? "," : "",
+                                             lab < 0 ? "" : "\"", lab < 0 ? "null" : labels.names[lab], lab < 0 ? "" : "\"");
+                }
+                snprintf(got + used, sizeof got - used, "]");
+                T_CHECK(strcmp(got, (const char *)sqlite3_column_text(st, 12)) == 0, "%s:\n ours   %s\n golden %s",
+                        (const char *)sqlite3_column_text(st, 9), got, (const char *)sqlite3_column_text(st, 12));
+            }
+        }
+        free(err);
+        ft_data_free(&d);
+        ft_labels_free(&labels);
+        bert_registry_clear(&reg);
+        cases++;
+    }
+    T_CHECK(cases >= 50 && windows >= 100, "%d cases, %d windows", cases, windows);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    free(text);
+}
+
 /* ---- bert_train through SQL ---------------------------------------------------- */
 
 #define MAX_ROWS 64
@@ -776,6 +856,7 @@ void suite_train_sql(void)
 {
     saver_round_trip();
     data_preparation();
+    data_goldens();
     end_to_end();
     long_runs();
     bad_input();
