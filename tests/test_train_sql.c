@@ -784,6 +784,45 @@ static void long_runs(void)
     }
 }
 
+/* A base whose head has the run's labels continues from it; other labels get a new head. */
+static void continued_heads(void)
+{
+    char dir[128], out[192];
+    train_rows r;
+    t_case("bert_train: a base's head with the same labels is continued, with other labels a new one is drawn");
+    if (!temp_dir(dir, sizeof dir)) return;
+    sqlite3 *db = t_open();
+    exec(db, "CREATE TABLE s(text, label); INSERT INTO s VALUES ('good', 'positive'), ('bad', 'negative'), "
+             "('fine', 'neutral'), ('great', 'positive');");
+    free(t_query(db, "SELECT bert_load('base', '" MODELS "cls-3-f32')", NULL));
+    static const char *const runs[2][2] = {
+        {"same", "SELECT text, label FROM s"},
+        /* three labels as the base's head has, but named otherwise */
+        {"other", "SELECT text, CASE label WHEN 'positive' THEN 'p' WHEN 'negative' THEN 'n' ELSE 'u' END FROM s"},
+    };
+    double diff[2] = {-1, -1};
+    for (int i = 0; i < 2; i++) {
+        snprintf(out, sizeof out, "%s/%s", dir, runs[i][0]);
+        /* One step at a vanishing rate: the weights stay the base's (or the new head's). */
+        train(db, out, "base", runs[i][1], "{\"max_steps\": 1, \"learning_rate\": 1e-12, \"dropout\": 0}", &r);
+        T_CHECK(r.rc == SQLITE_DONE, "%s", r.error ? r.error : "?");
+        rows_free(&r);
+        char load[64];
+        snprintf(load, sizeof load, "SELECT bert_load('%s', ?1)", runs[i][0]);
+        free(t_query(db, load, out, NULL));
+        char q[256];
+        snprintf(q, sizeof q, "SELECT abs(json_extract(bert_classify('so good', 'base'), '$[0].score') - "
+                              "json_extract(bert_classify('so good', '%s'), '$[0].score'))", runs[i][0]);
+        diff[i] = t_query_double(db, q, NULL);
+    }
+    char *labels = t_query(db, "SELECT labels FROM bert_models WHERE name = 'same'", NULL);
+    T_CHECK(strcmp(labels, "[\"negative\",\"neutral\",\"positive\"]") == 0, "labels %s", labels);
+    free(labels);
+    T_CHECK(diff[0] < 1e-5 && diff[1] > 1e-4, "score differences: same labels %g, other labels %g", diff[0], diff[1]);
+    sqlite3_close(db);
+    bert_save_remove_tree(dir);
+}
+
 static void bad_input(void)
 {
     char dir[128], out[192];
@@ -859,5 +898,6 @@ void suite_train_sql(void)
     data_goldens();
     end_to_end();
     long_runs();
+    continued_heads();
     bad_input();
 }
