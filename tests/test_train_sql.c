@@ -845,6 +845,8 @@ static void bad_input(void)
         {"SELECT printf('%.*c', 3000, 'w'), label FROM reviews", "{\"batch_size\": 1000000}",
          "GB of memory is free"},
         {"DELETE FROM reviews", NULL, "must be a SELECT"},
+        {"SELECT text, label FROM reviews", "{\"resume_from\": \"/nonexistent/checkpoint-3\"}",
+         "is not a checkpoint of this run"},
         {"SELECT text, label FROM nowhere", NULL, "the query does not run"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

@@ -421,13 +421,16 @@ ft_run *ft_run_new(bert_registry *registry, const char *output_dir, const char *
         rf = bert_model_files_new(r->o.resume_from);
         f1 = p1 ? bert_model_files_new(p1) : NULL;
         f2 = p2 ? bert_model_files_new(p2) : NULL;
-        json_doc *sd = NULL;
-        char *why = NULL;
-        int got = ps ? bert_json_parse_file(ps, &sd, &why) : -1;
         free(p1);
         free(p2);
+        if (!rf || !f1 || !f2 || !ps) {
+            free(ps);
+            goto oom;
+        }
+        json_doc *sd = NULL;
+        char *why = NULL;
+        int got = bert_json_parse_file(ps, &sd, &why);
         free(ps);
-        if (!rf || !f1 || !f2) goto oom;
         if (got <= 0 || bert_model_load_precision(rf, BERT_PRECISION_FLOAT32, &w, &why) != 0 ||
             bert_model_load_precision(f1, BERT_PRECISION_FLOAT32, &m1, &why) != 0 ||
             bert_model_load_precision(f2, BERT_PRECISION_FLOAT32, &m2, &why) != 0 ||

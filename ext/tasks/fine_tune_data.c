@@ -535,7 +535,9 @@ static int prepare_tokens_row(bert_entry *e, const ft_labels *labels, const ft_r
     const long long chars = char_count(text->text, text->len);
     const size_t n = ids->len;
     /* Words: the pre-tokenizer's, numbered from 0 in order. */
-    long long n_words = n ? spans->at[n - 1].word + 1 : 0;
+    long long n_words = 0;
+    for (size_t i = 0; i < n; i++)
+        if (spans->at[i].word + 1 > n_words) n_words = spans->at[i].word + 1;
     if (!(word_tag = malloc((size_t)(n_words ? n_words : 1) * sizeof *word_tag))) goto oom;
     for (long long w = 0; w < n_words; w++) word_tag[w] = label_id(labels, "O");
     for (int k = 0; k < n_ents; k++) {
