@@ -535,8 +535,11 @@ int bert_save_model_dir(const bert_model *m, const bert_save_spec *spec, const c
     if (exists) {
         /* The old model is moved aside, the new one into place, and only
          * then is the old one removed: a reader finds one or the other whole. */
-        if (!(old = sibling_template(out_dir, ".replaced-")) || !mkdtemp(old) || rmdir(old) != 0 ||
-            rename(out_dir, old) != 0) {
+        if (!(old = sibling_template(out_dir, ".replaced-"))) {
+            *err = bert_errorf("out of memory saving %s", out_dir);
+            goto done;
+        }
+        if (!mkdtemp(old) || rmdir(old) != 0 || rename(out_dir, old) != 0) {
             *err = bert_errorf("cannot replace %s: %s", out_dir, strerror(errno));
             goto done;
         }

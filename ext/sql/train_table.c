@@ -217,7 +217,7 @@ static int train_filter(sqlite3_vtab_cursor *cur, int mask, const char *idx_str,
     ft_options o;
     ft_rows train = {0}, eval = {0};
     char *err = NULL;
-    int rc = SQLITE_ERROR;
+    const int rc = SQLITE_ERROR;
     if (ft_options_parse(json, json ? strlen(json) : 0, &o, &err) != 0) {
         ft_options_free(&o);
         set_error(&v->base, err);
@@ -230,11 +230,13 @@ static int train_filter(sqlite3_vtab_cursor *cur, int mask, const char *idx_str,
     }
     int has_eval = o.eval_query != NULL;
     if (!(c->run = ft_run_new(&v->conn->registry, out_dir, base, &o, &train, has_eval ? &eval : NULL, &err))) goto done;
+    ft_rows_free(&train);
+    ft_rows_free(&eval);
     c->rowid = 0;
-    rc = advance(c);
-    err = NULL;
+    return advance(c);   /* which reports its own errors */
 done:
-    if (rc != SQLITE_OK && err) set_error(&v->base, err);
+    /* err NULL: memory ran out (error.h's convention). */
+    set_error(&v->base, err);
     ft_rows_free(&train);
     ft_rows_free(&eval);
     return rc;
