@@ -694,6 +694,20 @@ static void test_new_head(void)
     bert_trainer_free(b);
     bert_trainer_free(c);
     bert_model_free(base);
+    /* An MPNetModel keeps its whole encoder, the relative position bias included, under a new head. */
+    if (!t_exists("build/models/mpnet-st/model.safetensors")) return;
+    bert_model *mp = load_model("build/models/mpnet-st", BERT_PRECISION_FLOAT32);
+    bert_trainer *t = mp ? classify_trainer(mp, 0, 3) : NULL;
+    if (t) {
+        const bert_model *m = bert_trainer_model(t);
+        size_t rel = (size_t)mp->cfg.relative_buckets * mp->cfg.num_heads, H = (size_t)mp->cfg.hidden_size;
+        T_CHECK(memcmp(m->rel_bias, mp->rel_bias, rel * sizeof(float)) == 0, "MPNet's relative bias was not kept");
+        T_CHECK(memcmp(m->layers[1].ff_ln_b, mp->layers[1].ff_ln_b, H * sizeof(float)) == 0 &&
+                memcmp(m->word_emb, mp->word_emb, H * 10 * sizeof(float)) == 0, "MPNet's encoder was not kept");
+        T_CHECK(m->pre_cls_w && m->cls_b[0] == 0, "MPNet's new head");
+    }
+    bert_trainer_free(t);
+    bert_model_free(mp);
 }
 
 static void expect_error(bert_trainer *t, const bert_train_batch *b, const char *fragment)
@@ -704,6 +718,59 @@ static void expect_error(bert_trainer *t, const bert_train_batch *b, const char 
     T_CHECK(rc == -1 && err && strstr(err, fragment), "expected an error with \"%s\", got %d: %s", fragment, rc,
             err ? err : "(none)");
     free(err);
+}
+
+/* A larger model, whose products and attention are shared out over two
+ * threads, gives the gradients of one thread. */
+static void test_threads(void)
+{
+    t_case("two threads give the gradients of one (products and attention shared out)");
+    if (!t_exists("build/models/mpnet-cls/model.safetensors")) {
+        t_skip("build/models missing: make test builds them");
+        return;
+    }
+    bert_model *base = load_model("build/models/mpnet-cls", BERT_PRECISION_FLOAT32);
+    if (!base) return;
+    enum { N = 8, L = 48 };
+    static int32_t ids[N * L];
+    int lengths[N], labels[N];
+    for (int i = 0; i < N; i++) {
+        lengths[i] = L - 5 * i;
+        labels[i] = i % 2;
+        for (int q = 0; q < L; q++) ids[i * L + q] = q < lengths[i] ? 5 + (i * 131 + q * 17) % 20000 : 1;
+    }
+    bert_train_batch b = {N, L, ids, NULL, lengths, labels, NULL, 0};
+    const bert_model *g[2] = {NULL, NULL};
+    bert_trainer *t[2] = {NULL, NULL};
+    double loss[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        bert_train_settings s;
+        bert_train_settings_default(&s);
+        s.threads = k + 1;
+        s.dropout = 0.1f;
+        char *err = NULL;
+        t[k] = bert_trainer_new(base, &s, &err);
+        int rc = t[k] ? bert_trainer_accumulate(t[k], &b, 1, &loss[k], NULL, NULL, &err) : -1;
+        T_CHECK(rc == 0, "threads %d: %s", k + 1, err ? err : "?");
+        free(err);
+        g[k] = t[k] ? bert_trainer_gradients(t[k]) : NULL;
+    }
+    if (g[0] && g[1]) {
+        T_CHECK(fabs(loss[0] - loss[1]) <= 1e-6 * fabs(loss[0]), "losses %.9g and %.9g", loss[0], loss[1]);
+        span a[256], c[256];
+        int n = model_spans(g[0], a, 256);
+        model_spans(g[1], c, 256);
+        double worst = 0, scale = 0;
+        for (int k = 0; k < n; k++)
+            for (size_t e = 0; e < a[k].n; e++) {
+                worst = fmax(worst, fabs((double)a[k].p[e] - c[k].p[e]));
+                scale = fmax(scale, fabs((double)a[k].p[e]));
+            }
+        T_CHECK(scale > 0 && worst <= 1e-5 * scale, "gradients differ by %g (largest %g)", worst, scale);
+    }
+    bert_trainer_free(t[0]);
+    bert_trainer_free(t[1]);
+    bert_model_free(base);
 }
 
 static int stop_now(void *ctx)
@@ -848,6 +915,7 @@ void suite_trainer(void)
     inference_matches("build/models/mpnet-cls", BERT_TRAIN_CLASSIFY);
     inference_matches("build/models/mpnet-ner", BERT_TRAIN_TOKENS);
     test_interrupt();
+    test_threads();
     test_new_head();
     test_state_and_dropout();
     test_errors();

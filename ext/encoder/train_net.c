@@ -223,6 +223,13 @@ static int plan_batch(tn_net *net, int n, int L, plan *p, char **err)
 {
     const tn_config *c = &net->c;
     memset(p, 0, sizeof *p);
+    /* A rough count in double first, so that no size below wraps around. */
+    double rough = ((double)n * c->heads * L * L + 12.0 * n * L * (c->H + c->FF)) * (c->layers + 2);
+    if (rough > (double)((size_t)1 << 46) / sizeof(treal)) {
+        *err = bert_errorf("out of memory: training on %d sequences of %d positions needs about %.0f GB; use smaller "
+                           "batches or shorter sequences", n, L, rough * sizeof(treal) / 1e9);
+        return -1;
+    }
     p->n = n; p->L = L; p->T = n * L;
     p->TH = (size_t)p->T * c->H;
     p->TF = (size_t)p->T * c->FF;
@@ -320,7 +327,7 @@ static int forward(tn_net *net, const bert_train_batch *b, const plan *p, int tr
         TN(tn_layer_norm)(a.h1, a.xhat1, a.rstd1, p->tmp, W(net, LW(l, TN_LN1_W)), W(net, LW(l, TN_LN1_B)), T, H,
                           c->eps);
         TN(tn_linear)(&net->th, a.f1, a.h1, W(net, LW(l, TN_F1_W)), W(net, LW(l, TN_F1_B)), T, c->FF, H);
-        TN(tn_activate)(a.act, a.f1, p->TF, c->act);
+        TN(tn_activate)(&net->th, a.act, a.f1, p->TF, c->act);
         TN(tn_linear)(&net->th, p->tmp, a.act, W(net, LW(l, TN_F2_W)), W(net, LW(l, TN_F2_B)), T, H, c->FF);
         if (ph > 0) TN(tn_dropout)(&net->rng, p->tmp, a.keep2, p->TH, ph);
         for (size_t i = 0; i < p->TH; i++) p->tmp[i] += a.h1[i];
@@ -357,7 +364,7 @@ static int backward(tn_net *net, const bert_train_batch *b, const plan *p, bert_
         if (ph > 0) TN(tn_dropout_back)(p->tmp, a.keep2, p->TH, ph);
         TN(tn_linear_back)(th, p->tmp, a.act, W(net, LW(l, TN_F2_W)), G(net, LW(l, TN_F2_W)), G(net, LW(l, TN_F2_B)),
                            p->df, 0, T, H, FF);
-        TN(tn_activate_back)(p->df, p->df, a.f1, p->TF, c->act);
+        TN(tn_activate_back)(&net->th, p->df, p->df, a.f1, p->TF, c->act);
         TN(tn_linear_back)(th, p->df, a.h1, W(net, LW(l, TN_F1_W)), G(net, LW(l, TN_F1_W)), G(net, LW(l, TN_F1_B)),
                            p->dh, 1, T, FF, H);
         /* h1 = LN1(dropout(attention output) + x) */

@@ -123,9 +123,10 @@ void TN(tn_layer_norm)(treal *y, treal *xhat, treal *rstd, const treal *x, const
 void TN(tn_layer_norm_back)(treal *dx, const treal *dy, const treal *xhat, const treal *rstd, const treal *w,
                             treal *dw, treal *db, int n, int dim);
 
-void TN(tn_activate)(treal *y, const treal *x, size_t n, bert_activation act);
+void TN(tn_activate)(const tn_threads *th, treal *y, const treal *x, size_t n, bert_activation act);
 /* dx = dy * act'(x) (dx may be dy). */
-void TN(tn_activate_back)(treal *dx, const treal *dy, const treal *x, size_t n, bert_activation act);
+void TN(tn_activate_back)(const tn_threads *th, treal *dx, const treal *dy, const treal *x, size_t n,
+                          bert_activation act);
 
 /* The trainer's random numbers: xoshiro256** seeded by splitmix64. */
 typedef struct {

@@ -292,7 +292,7 @@ static void fill_parameters(bert_trainer *tr, const bert_model *m)
         /* The dense layer before the output is kept even under a new output
          * layer (BERT's pooler, the others' dense layer), as from_pretrained
          * keeps every tensor whose shape fits. */
-        int fresh = k >= hd + 2 ? !keep_head : k >= hd ? !src : 0;
+        int fresh = k >= hd + 2 && k < hd + 4 ? !keep_head : k >= hd && k < hd + 2 ? !src : 0;
         if (!fresh && src) {
             memcpy(w + t->off, src, count * sizeof *w);
             continue;
@@ -322,7 +322,10 @@ bert_trainer *bert_trainer_new(const bert_model *base, const bert_train_settings
         view_bind(&tr->view[b], tr, tr->block[b], &base->cfg);
     }
     fill_parameters(tr, base);
-    int threads = s->threads > 0 ? s->threads : bert_threads_default();
+    /* Called in any case: it also holds OpenBLAS to one thread, since the
+     * products are shared out over the trainer's own threads. */
+    int fallback = bert_threads_default();
+    int threads = s->threads > 0 ? s->threads : fallback;
     if (threads > 1) tr->workers = bert_workers_new();   /* NULL: the calling thread alone */
     /* The dropout draws from a stream of their own, apart from the head's. */
     tr->net = tn_net_new(&tr->c, tr->t, tr->block[BLOCK_W], tr->block[BLOCK_G], tr->workers, threads,
@@ -461,7 +464,8 @@ static int same_shape(const bert_trainer *t, const bert_model *m, const char *wh
     const bert_config *a = &t->view[BLOCK_W].cfg, *b = &m->cfg;
     if (a->vocab_size != b->vocab_size || a->hidden_size != b->hidden_size || a->num_layers != b->num_layers ||
         a->intermediate_size != b->intermediate_size || a->max_position_embeddings != b->max_position_embeddings ||
-        (t->t[TN_TYPE].rows && a->type_vocab_size != b->type_vocab_size)) {
+        a->num_heads != b->num_heads || (t->t[TN_TYPE].rows && a->type_vocab_size != b->type_vocab_size) ||
+        (t->c.rel_buckets && a->relative_buckets != b->relative_buckets)) {
         *err = bert_errorf("the saved %s do not have the model's shape (sizes in config.json differ)", what);
         return -1;
     }

@@ -7,7 +7,7 @@ parameters named as there, so that a checkpoint's tensor names are the
 state_dict's:
 
   * src/transformers/models/bert/modeling_bert.py (commit
-    e368c1a8819d54720956961ea7cd47d99239bd39): BertEmbeddings (word +
+    8ec58104181bfb34d824d89bccc009b4f6be6e0e): BertEmbeddings (word +
     position + token type, LayerNorm, dropout; word_embeddings with
     padding_idx=pad_token_id), BertSelfAttention in its eager form (scores /
     sqrt(head size) + the extended mask (1 - mask) * finfo.min, softmax,
@@ -42,11 +42,13 @@ state_dict's:
     from family_reference.py's relative_position_bucket, added to the scaled
     scores before the mask), MPNetAttention (LayerNorm(dropout(o) + x)),
     MPNetClassificationHead (as RoBERTa's);
-  * src/transformers/trainer.py (get_decay_parameter_names: every parameter
-    but those of LayerNorm modules and those named "bias"; create_optimizer's
-    two groups, weight_decay and 0.0; clip_grad_norm_ on every parameter
-    before optimizer.step(); scheduler.step() after it) and
-    src/transformers/optimization.py (get_linear_schedule_with_warmup's
+  * src/transformers/trainer.py (commit
+    2cda12cbf6e476183e68ec476551fa7e3717394a; get_decay_parameter_names:
+    every parameter but those of LayerNorm modules and those whose full name
+    holds "bias"; create_optimizer's two groups, weight_decay and 0.0;
+    clip_grad_norm_ on every parameter before optimizer.step();
+    scheduler.step() after it) and src/transformers/optimization.py (commit
+    ad1fc9639f2e7b6808a2ca982c0a9b3134d76ee8; get_linear_schedule_with_warmup's
     lr_lambda through LambdaLR, so the first step uses lr_lambda(0));
   * pytorch torch/optim/adamw.py and torch/nn/utils/clip_grad.py (torch 1.13
     as Debian ships it): decoupled decay p *= 1 - lr * wd, the moments,
