@@ -93,7 +93,8 @@ void t_fail_allocation(long number)
     X(vec) \
     X(hybrid) \
     X(vectors) \
-    X(trainer)
+    X(trainer) \
+    X(train_sql)
 
 #define DECLARE(name) void suite_##name(void);
 SUITES(DECLARE)

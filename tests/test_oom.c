@@ -190,4 +190,18 @@ void suite_oom(void)
     };
     fail_each_allocation("oom: each allocation failing in turn, ColBERT token vectors (Dense module, both sides)",
                          colbert_steps, sizeof colbert_steps / sizeof *colbert_steps);
+    /* Fine-tuning: the rows read, the base loaded, the data prepared, two
+     * steps, an evaluation and the model saved (over the last run's). */
+    static const char *const train_steps[] = {
+        "CREATE TABLE t(text, label)",
+        "INSERT INTO t VALUES ('good', 'p'), ('bad', 'n'), ('fine film', 'p')",
+        "SELECT bert_load('c', 'build/models/xlmr-cls-bf16', '{\"threads\": 1}')",
+        "SELECT step || ' ' || printf('%.6f', loss) || ' ' || eval || ' ' || (saved IS NOT NULL) FROM "
+        "bert_train('build/oom-train', 'c', 'SELECT text, label FROM t', '{\"max_steps\": 2, \"batch_size\": 2, "
+        "\"logging_steps\": 10, \"overwrite\": true, \"dropout\": 0, \"eval_query\": \"SELECT text, label FROM t\"}')",
+        "SELECT bert_load('f', 'build/oom-train', '{\"threads\": 1}')",
+        "SELECT bert_classify('good', 'f')",
+    };
+    fail_each_allocation("oom: each allocation failing in turn, bert_train (data, steps, evaluation, save)",
+                         train_steps, sizeof train_steps / sizeof *train_steps);
 }

@@ -257,3 +257,86 @@ int bert_json_length(const json_doc *doc, int node)
     for (int c = doc->nodes[node].first_child; c >= 0; c = doc->nodes[c].next_sibling) n++;
     return n;
 }
+
+/* ---- writing JSON with SQLite's JSON functions ---------------------------- */
+
+struct bert_json_sql {
+    sqlite3 *db;
+};
+
+bert_json_sql *bert_json_sql_open(char **err)
+{
+    *err = NULL;
+    bert_json_sql *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    int rc = sqlite3_open_v2(":memory:", &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, NULL);
+    if (rc != SQLITE_OK) {
+        if (rc != SQLITE_NOMEM) *err = bert_errorf("cannot open an in-memory database to write JSON");
+        sqlite3_close(s->db);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void bert_json_sql_close(bert_json_sql *s)
+{
+    if (!s) return;
+    sqlite3_close(s->db);
+    free(s);
+}
+
+int bert_json_sql_eval(bert_json_sql *s, const char *sql, const char *const *params, int n, char **out, char **err)
+{
+    *out = NULL;
+    *err = NULL;
+    sqlite3_stmt *stmt = NULL;
+    int rc = -1;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &stmt, NULL) != SQLITE_OK) {
+        *err = bert_errorf("cannot write JSON: %s", sqlite3_errmsg(s->db));
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        int b = params[i] ? sqlite3_bind_text(stmt, i + 1, params[i], -1, SQLITE_STATIC) : sqlite3_bind_null(stmt, i + 1);
+        if (b != SQLITE_OK) {
+            if (b != SQLITE_NOMEM) *err = bert_errorf("cannot write JSON: %s", sqlite3_errmsg(s->db));
+            goto done;
+        }
+    }
+    int step = sqlite3_step(stmt);
+    if (step != SQLITE_ROW) {
+        if (step != SQLITE_NOMEM)
+            *err = bert_errorf("cannot write JSON: %s", step == SQLITE_DONE ? "no row" : sqlite3_errmsg(s->db));
+        goto done;
+    }
+    const char *text = (const char *)sqlite3_column_text(stmt, 0);
+    if (text) {
+        if (!(*out = bert_strndup(text, (size_t)sqlite3_column_bytes(stmt, 0)))) goto done;
+    } else if (sqlite3_column_type(stmt, 0) != SQLITE_NULL) {
+        goto done;   /* out of memory converting the value */
+    }
+    rc = 0;
+done:
+    sqlite3_finalize(stmt);
+    return rc;
+}
+
+char *bert_json_sql_string_array(bert_json_sql *s, const char *const *items, int n, char **err)
+{
+    char *array = bert_strdup("[]");
+    if (!array) {
+        *err = NULL;
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        /* '$[#]' appends: one statement per item keeps the binding simple. */
+        const char *p[2] = {array, items[i]};
+        char *longer = NULL;
+        int rc = bert_json_sql_eval(s, "SELECT json_insert(?1, '$[#]', ?2)", p, 2, &longer, err);
+        free(array);
+        if (rc != 0) return NULL;
+        array = longer;
+    }
+    *err = NULL;
+    return array;
+}

@@ -75,4 +75,30 @@ int bert_json_bool(const json_doc *doc, int node, int fallback);
 /* Number of children of an array or object node (0 for scalars). */
 int bert_json_length(const json_doc *doc, int node);
 
+/*
+ * Writing JSON: SQLite's JSON functions (json_object, json_set, json_patch,
+ * json_group_object ...) on the same kind of private in-memory database, so
+ * that no file escapes strings by hand.  One session runs many statements:
+ *
+ *   bert_json_sql *js = bert_json_sql_open(&err);
+ *   const char *p[] = {config_text, "BertForSequenceClassification"};
+ *   bert_json_sql_eval(js, "SELECT json_set(?1, '$.architectures', json_array(?2))", p, 2, &out, &err);
+ *   bert_json_sql_close(js);
+ */
+typedef struct bert_json_sql bert_json_sql;
+
+/* A session, or NULL with *err (NULL when memory ran out). */
+bert_json_sql *bert_json_sql_open(char **err);
+void bert_json_sql_close(bert_json_sql *s);
+
+/* Runs `sql`, a statement of one result row, with params[i] bound as text to
+ * ?(i+1) (a NULL param binds SQL NULL; write CAST(?2 AS INTEGER) for a
+ * number).  *out: the first column of the row as a malloc'd text (NULL when
+ * SQL NULL).  0, or -1 with *err (SQLite's message; NULL when memory ran out). */
+int bert_json_sql_eval(bert_json_sql *s, const char *sql, const char *const *params, int n, char **out, char **err);
+
+/* A JSON array of the n strings, as json_array() writes it: malloc'd, or
+ * NULL with *err. */
+char *bert_json_sql_string_array(bert_json_sql *s, const char *const *items, int n, char **err);
+
 #endif

@@ -22,7 +22,7 @@ const char *const bert_layer_names[16] = {
 };
 
 /* DistilBERT's names for the same post-LayerNorm block. */
-static const char *const distil_layer[16] = {
+const char *const bert_distil_layer_names[16] = {
     "attention.q_lin.weight", "attention.q_lin.bias",
     "attention.k_lin.weight", "attention.k_lin.bias",
     "attention.v_lin.weight", "attention.v_lin.bias",
@@ -113,7 +113,7 @@ int bert_bind_bert(binder *b, bert_model *m)
     if (bert_bind_embeddings(b, m, !distil) != 0) return -1;
     for (int l = 0; l < c->num_layers; l++)
         if (bert_bind_layer(b, &m->layers[l], l, c, distil ? "transformer.layer.%d." : "encoder.layer.%d.",
-                            distil ? distil_layer : bert_layer_names) != 0)
+                            distil ? bert_distil_layer_names : bert_layer_names) != 0)
             return -1;
     if (!distil && (bert_bind_pooler(b, m) != 0 || bind_pretraining_heads(b, m) != 0)) return -1;
     if (distil && bind_distil_mlm_head(b, m) != 0) return -1;

@@ -68,6 +68,10 @@ int bert_bind_layer(binder *b, bert_layer_weights *w, int l, const bert_config *
 
 /* BertLayer's names (modeling_bert.py), which RoBERTa and XLM-RoBERTa keep. */
 extern const char *const bert_layer_names[16];
+/* DistilBERT's (TransformerBlock) and MPNet's (MPNetLayer) for the same
+ * sixteen; the saver (model_save.c) writes them back under these names. */
+extern const char *const bert_distil_layer_names[16];
+extern const char *const bert_mpnet_layer_names[16];
 
 /* The embeddings every family has: word, position, LayerNorm; segment
  * embeddings when `with_types`. */

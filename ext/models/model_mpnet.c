@@ -8,7 +8,7 @@
  */
 #include "model_bind.h"
 
-static const char *const mpnet_layer[16] = {
+const char *const bert_mpnet_layer_names[16] = {
     "attention.attn.q.weight", "attention.attn.q.bias",
     "attention.attn.k.weight", "attention.attn.k.bias",
     "attention.attn.v.weight", "attention.attn.v.bias",
@@ -28,6 +28,6 @@ int bert_bind_mpnet(binder *b, bert_model *m)
                   c->num_heads, "relative_attention_num_buckets x num_attention_heads") != 0)
         return -1;
     for (int l = 0; l < c->num_layers; l++)
-        if (bert_bind_layer(b, &m->layers[l], l, c, "encoder.layer.%d.", mpnet_layer) != 0) return -1;
+        if (bert_bind_layer(b, &m->layers[l], l, c, "encoder.layer.%d.", bert_mpnet_layer_names) != 0) return -1;
     return bert_bind_roberta_heads(b, m);
 }

@@ -66,6 +66,7 @@ int sqlite3_bert_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *
     c->refs = 1;   /* held by this function until registration is over */
     int rc = bert_register_functions(db, c);
     if (rc == SQLITE_OK) rc = bert_register_tables(db, c);
+    if (rc == SQLITE_OK) rc = bert_register_train(db, c);
     if (rc != SQLITE_OK && pzErrMsg)
         *pzErrMsg = sqlite3_mprintf("bert: cannot register the SQL functions: %s", sqlite3_errmsg(db));
     bert_connection_release(c);

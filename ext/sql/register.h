@@ -13,4 +13,7 @@ int bert_register_functions(sqlite3 *db, bert_connection *c);
 /* The table-valued functions and the bert_models table (tables.c). */
 int bert_register_tables(sqlite3 *db, bert_connection *c);
 
+/* bert_train (train_table.c). */
+int bert_register_train(sqlite3 *db, bert_connection *c);
+
 #endif

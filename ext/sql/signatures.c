@@ -82,6 +82,10 @@ const bert_signature bert_signatures[] = {
      "options model, hypothesis_template, multi_label", 2, 3, SCALAR},
     {"bert_zero_shot_each", "text, labels_json [, options_json]", "rows: rank, label, score",
      "bert_zero_shot as rows, every label's pair in one packed batch", 2, 3, TABLE},
+    {"bert_train", "output_dir, base, query [, options_json]",
+     "rows: step, epoch, loss, learning_rate, examples_per_s, eval, saved",
+     "fine-tunes base on the query's rows (classify, regression, tokens, qa, embed) and saves a Hugging Face "
+     "model directory, a row every logging_steps", 3, 4, TABLE},
 };
 
 const size_t bert_signature_count = sizeof bert_signatures / sizeof bert_signatures[0];

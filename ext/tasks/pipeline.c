@@ -423,6 +423,14 @@ done:
     return rc;
 }
 
+int bert_pipeline_tokenize_pair(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen,
+                                bert_pair_truncation how, bert_ids *ids, bert_ids *types, char **err)
+{
+    *err = NULL;
+    ids->len = types->len = 0;
+    return tokenize_pair(e, a, alen, b, blen, how, ids, types, err);
+}
+
 int bert_pipeline_next_sentence(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen,
                            double *prob, bert_interrupt_fn interrupted, void *ctx, char **err)
 {

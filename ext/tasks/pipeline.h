@@ -82,6 +82,13 @@ int bert_pipeline_need_classifier(bert_entry *e, const char *fn, char **err);
  * second alone does not fit. */
 typedef enum { BERT_PAIR_LONGEST_FIRST, BERT_PAIR_ONLY_FIRST } bert_pair_truncation;
 
+/* The pair through the model's pair template, cut to max_length as `how`
+ * says: ids and segment ids (replacing what they held), as
+ * bert_classify_pair reads a pair; fine-tuning tokenizes its pairs the same
+ * way.  0, or -1 with *err. */
+int bert_pipeline_tokenize_pair(bert_entry *e, const char *a, size_t alen, const char *b, size_t blen,
+                                bert_pair_truncation how, bert_ids *ids, bert_ids *types, char **err);
+
 /* The classifier's logits of the n pairs (a, bs[i]), packed into batches
  * sorted by length: logits[n x num_labels] in the order given.  fn names
  * the SQL function in the error of a model without the head. */
