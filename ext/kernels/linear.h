@@ -149,6 +149,15 @@ void bert_bf16_from_f32(uint16_t *out, const float *in, size_t n);
 /* Quantizes W [rows x cols] as bert_matrix holds it into q, scale and row_sum. */
 void bert_int8_quantize_rows(int8_t *q, float *scale, int32_t *row_sum, const float *w, int rows, int cols);
 
+/* The same held to 7 bits: q within [-63, 63], scale max|row| / 63
+ * (bert_matrix.int8_narrow). */
+void bert_int8_quantize_rows_narrow(int8_t *q, float *scale, int32_t *row_sum, const float *w, int rows, int cols);
+
+/* 1 when a model loaded for instruction set isa with extensions ext holds
+ * its int8 weights to 7 bits: where vpmaddubsw (AVX2) is its best int8
+ * product, which is exact on unsigned input only against such weights. */
+int bert_int8_narrow_weights(bert_isa isa, unsigned ext);
+
 /* ---- int8 and bfloat16 weights as AMX tiles ----------------------------------
  *
  * W laid out as the AMX kernels read it (kernel_types.h, BERT_TILE_BYTES). */
