@@ -570,7 +570,7 @@ static void check_kernel_outcomes(void)
     T_CHECK(bert_linear_matrix_with(BERT_LOWP_BF16_AVX2, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) == 0,
             "a bfloat16 kernel ran on int8 weights");
     T_CHECK(bert_linear_matrix_with(BERT_LOWP_INT8_AVX2_NARROW, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) == 0 &&
-                bert_linear_matrix_with(BERT_LOWP_INT8_PACKED_AVX2, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) == 0,
+                bert_linear_matrix_with(BERT_LOWP_INT8_PACKED_AVX2_NARROW, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) == 0,
             "a kernel for 7-bit weights ran on 8-bit ones");
     long start = t_allocations();
     t_fail_allocation(start);

@@ -217,6 +217,7 @@ void bert_int8_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_int8_avxvnni(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_int8_avx2_narrow(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_int8_packed_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_int8_packed_avx2_narrow(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_f32_avx512(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_bf16_avx512(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_bf16_avx512bf16(const bert_kernel_args *a, int i0, int i1, int r0, int r1);

@@ -35,14 +35,17 @@ const bert_kernel bert_kernels_table[] = {
      BERT_CPU_AVX512_VNNI, 128, 0, bert_int8_avx512vnni, 0},
     {BERT_LOWP_INT8_AVXVNNI, BERT_LINEAR_AUTO, "int8-avxvnni", BERT_PRECISION_INT8, BERT_ISA_AVX2, BERT_CPU_AVX_VNNI,
      128, 0, bert_int8_avxvnni, 0},
-    /* W held to 7 bits (kernel_types.h, BERT_INT8_NARROW_MAX), as a model
-     * loaded where these are the best int8 kernels holds it: the panel
-     * kernel on W as tiles for many rows, the few-rows one below them. */
-    {BERT_LOWP_INT8_PACKED_AVX2, BERT_LINEAR_AUTO, "int8-packed-avx2", BERT_PRECISION_INT8, BERT_ISA_AVX2, 0, 128, 1,
-     bert_int8_packed_avx2, 1},
+    /* Only for W held to 7 bits (kernel_types.h, BERT_INT8_NARROW_MAX),
+     * which no loader makes: measured, not adopted. */
+    {BERT_LOWP_INT8_PACKED_AVX2_NARROW, BERT_LINEAR_AUTO, "int8-packed-avx2-narrow", BERT_PRECISION_INT8, BERT_ISA_AVX2,
+     0, 128, 1, bert_int8_packed_avx2_narrow, 1},
     {BERT_LOWP_INT8_AVX2_NARROW, BERT_LINEAR_AUTO, "int8-avx2-narrow", BERT_PRECISION_INT8, BERT_ISA_AVX2, 0, 128, 0,
      bert_int8_avx2_narrow, 1},
-    /* Any int8 W (held to 8 bits: loaded where VNNI is, then run held to AVX2). */
+    /* AVX2 without VNNI, for products of many rows: the sign trick on W laid
+     * out as tiles at load (bert_int8_avx2_tiles, linear.h), broadcast input
+     * and no horizontal sums. */
+    {BERT_LOWP_INT8_PACKED_AVX2, BERT_LINEAR_AUTO, "int8-packed-avx2", BERT_PRECISION_INT8, BERT_ISA_AVX2, 0, 0, 1,
+     bert_int8_packed_avx2, 0},
     {BERT_LOWP_INT8_AVX2, BERT_LINEAR_AUTO, "int8-avx2", BERT_PRECISION_INT8, BERT_ISA_AVX2, 0, 0, 0, bert_int8_avx2, 0},
 #endif
 #ifdef BERT_ARM64_KERNELS

@@ -267,7 +267,7 @@ TARGET void bert_int8_avx2_narrow(const bert_kernel_args *a, int i0, int i1, int
     walk(INT8_NARROW, a, i0, i1, r0, r1);
 }
 
-/* ---- int8 on W as tiles, 7-bit weights ------------------------------------ */
+/* ---- int8 on W as tiles ----------------------------------------------------- */
 
 /* Input rows a block of the int8 panel kernel: 4 rows x one panel of 16
  * (two vectors of 8 int32 sums) are 8 accumulators; with the panel's two
@@ -280,8 +280,8 @@ enum { IPM = 4, ISLAB = 48 };
  * broadcast, times both vectors of the group, pairs summed by vpmaddubsw
  * and pairs of pairs by vpmaddwd.  No horizontal sums: each lane is one
  * weight row's sum. */
-TARGET BERT_INLINE void int8_panel_block(const int rm, const bert_kernel_args *a, int stride, int groups, int i,
-                                         int p, int r1)
+TARGET BERT_INLINE void int8_panel_block(const int sign, const int rm, const bert_kernel_args *a, int stride,
+                                         int groups, int i, int p, int r1)
 {
     const unsigned char *w = (const unsigned char *)a->w->tiles + (size_t)p * groups * 64;
     const unsigned char *x = (const unsigned char *)a->x_i8 + (size_t)i * stride;
@@ -296,18 +296,22 @@ TARGET BERT_INLINE void int8_panel_block(const int rm, const bert_kernel_args *a
             int32_t four;
             memcpy(&four, x + (size_t)y * stride + 4 * (size_t)g, 4);
             __m256i xb = _mm256_set1_epi32(four);
-            acc[y][0] = _mm256_add_epi32(acc[y][0], _mm256_madd_epi16(_mm256_maddubs_epi16(xb, w0), ones));
-            acc[y][1] = _mm256_add_epi32(acc[y][1], _mm256_madd_epi16(_mm256_maddubs_epi16(xb, w1), ones));
+            /* 8-bit W: the sign trick (|x| against w carrying x's sign),
+             * the abs once a row for both vectors; 7-bit W: x + 128 as is. */
+            __m256i xu = sign ? _mm256_abs_epi8(xb) : xb;
+            __m256i v0 = sign ? _mm256_sign_epi8(w0, xb) : w0, v1 = sign ? _mm256_sign_epi8(w1, xb) : w1;
+            acc[y][0] = _mm256_add_epi32(acc[y][0], _mm256_madd_epi16(_mm256_maddubs_epi16(xu, v0), ones));
+            acc[y][1] = _mm256_add_epi32(acc[y][1], _mm256_madd_epi16(_mm256_maddubs_epi16(xu, v1), ones));
         }
     }
-    int r = p * BERT_PANEL, valid = r1 - r < BERT_PANEL ? r1 - r : BERT_PANEL;
+    int r = p * BERT_PANEL, valid = r1 - r < BERT_PANEL ? r1 - r : BERT_PANEL, offset = sign ? 0 : 128;
     BERT_UNROLL for (int y = 0; y < rm; y++) {
         int32_t sums[BERT_PANEL];
         _mm256_storeu_si256((__m256i *)sums, acc[y][0]);
         _mm256_storeu_si256((__m256i *)(sums + 8), acc[y][1]);
         float *o = a->out + (size_t)(i + y) * a->rows;
         for (int e = 0; e < valid; e++)
-            o[r + e] = bert_int8_output(sums[e] - 128 * a->w->row_sum[r + e], a->x_scale[i + y],
+            o[r + e] = bert_int8_output(sums[e] - offset * a->w->row_sum[r + e], a->x_scale[i + y],
                                         a->w->scale[r + e], a->b, r + e);
     }
 }
@@ -316,7 +320,7 @@ TARGET BERT_INLINE void int8_panel_block(const int rm, const bert_kernel_args *a
  * against weight rows r0..r1 (r0 a multiple of BERT_PANEL): slabs of ISLAB
  * input rows, each through every panel, a panel (12 KB at 768 columns)
  * staying in L1 while the slab's blocks of rows pass it. */
-TARGET void bert_int8_packed_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
+TARGET BERT_INLINE void int8_packed(const int sign, const bert_kernel_args *a, int i0, int i1, int r0, int r1)
 {
     const int stride = bert_tile_cols(a->cols, BERT_PRECISION_INT8), groups = stride / 4;
     const int p0 = r0 / BERT_PANEL, p1 = (r1 + BERT_PANEL - 1) / BERT_PANEL;
@@ -324,15 +328,25 @@ TARGET void bert_int8_packed_avx2(const bert_kernel_args *a, int i0, int i1, int
         const int s1 = i1 - s < ISLAB ? i1 : s + ISLAB;
         for (int p = p0; p < p1; p++) {
             int i = s;
-            for (; i + IPM <= s1; i += IPM) int8_panel_block(IPM, a, stride, groups, i, p, r1);
+            for (; i + IPM <= s1; i += IPM) int8_panel_block(sign, IPM, a, stride, groups, i, p, r1);
             switch (s1 - i) {
-            case 1: int8_panel_block(1, a, stride, groups, i, p, r1); break;
-            case 2: int8_panel_block(2, a, stride, groups, i, p, r1); break;
-            case 3: int8_panel_block(3, a, stride, groups, i, p, r1); break;
+            case 1: int8_panel_block(sign, 1, a, stride, groups, i, p, r1); break;
+            case 2: int8_panel_block(sign, 2, a, stride, groups, i, p, r1); break;
+            case 3: int8_panel_block(sign, 3, a, stride, groups, i, p, r1); break;
             default: break;
             }
         }
     }
+}
+
+TARGET void bert_int8_packed_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
+{
+    int8_packed(1, a, i0, i1, r0, r1);
+}
+
+TARGET void bert_int8_packed_avx2_narrow(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
+{
+    int8_packed(0, a, i0, i1, r0, r1);
 }
 
 #endif

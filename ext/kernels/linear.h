@@ -150,13 +150,14 @@ void bert_bf16_from_f32(uint16_t *out, const float *in, size_t n);
 void bert_int8_quantize_rows(int8_t *q, float *scale, int32_t *row_sum, const float *w, int rows, int cols);
 
 /* The same held to 7 bits: q within [-63, 63], scale max|row| / 63
- * (bert_matrix.int8_narrow). */
+ * (bert_matrix.int8_narrow; measured, not adopted: kernel_types.h). */
 void bert_int8_quantize_rows_narrow(int8_t *q, float *scale, int32_t *row_sum, const float *w, int rows, int cols);
 
-/* 1 when a model loaded for instruction set isa with extensions ext holds
- * its int8 weights to 7 bits: where vpmaddubsw (AVX2) is its best int8
- * product, which is exact on unsigned input only against such weights. */
-int bert_int8_narrow_weights(bert_isa isa, unsigned ext);
+/* 1 when a model loaded for instruction set isa with extensions ext lays
+ * its int8 weights out as tiles too (bert_tiles_pack) for AVX2's int8
+ * panel kernel: where vpmaddubsw is its best int8 product (no VNNI, no
+ * AMX).  bert-base: 85 MB more. */
+int bert_int8_avx2_tiles(bert_isa isa, unsigned ext);
 
 /* ---- int8 and bfloat16 weights as AMX tiles ----------------------------------
  *

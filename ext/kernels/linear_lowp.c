@@ -104,13 +104,9 @@ void bert_int8_quantize_rows_narrow(int8_t *q, float *scale, int32_t *row_sum, c
                                    (float)BERT_INT8_NARROW_MAX);
 }
 
-/* The widest int8 product this CPU has decides how its weights are held:
- * vpdpbusd (VNNI, AMX) sums bytes in int32 and takes 8-bit weights; with
- * vpmaddubsw alone (AVX2) the pairs' int16 sums are exact with unsigned
- * input only against 7-bit weights, which measured (bert-base, the demo
- * model) cost less than 7-bit input against 8-bit weights (see
- * tests/bench/README.md). */
-int bert_int8_narrow_weights(bert_isa isa, unsigned ext)
+/* Where vpmaddubsw (AVX2) is this CPU's best int8 product: no VNNI of
+ * either width, no AMX. */
+int bert_int8_avx2_tiles(bert_isa isa, unsigned ext)
 {
 #ifdef BERT_X86_KERNELS
     const unsigned vnni = BERT_CPU_AVX512_VNNI | BERT_CPU_AVX_VNNI | BERT_CPU_AMX_INT8;
@@ -356,9 +352,11 @@ static const bert_kernel *entry_of(bert_lowp_kernel k, bert_precision p)
  * sgemm could only lose. */
 static const bert_kernel *kernel_for(bert_precision p, bert_isa isa, unsigned ext, const bert_matrix *w, int n)
 {
-    const int tiles = w ? w->tiles && n >= AMX_ROWS_MIN : n >= AMX_ROWS_MIN && bert_int8_narrow_weights(isa, ext);
-    /* Without W, the weights as a model loaded under this plan holds them. */
-    const int narrow = w ? w->int8_narrow : bert_int8_narrow_weights(isa, ext);
+    /* Without W, as a model loaded under this plan holds it: as tiles
+     * where AMX or AVX2's int8 panel kernel reads them. */
+    const int tiles = n >= AMX_ROWS_MIN && (w ? w->tiles != NULL
+                                              : p == BERT_PRECISION_INT8 && bert_int8_avx2_tiles(isa, ext));
+    const int narrow = w && w->int8_narrow;
     for (const bert_kernel *e = bert_kernels_table; e->run; e++)
         if (e->precision == p && e->id != BERT_LOWP_AUTO && bert_kernel_runs(e, isa, ext) && (!e->packed || tiles) &&
             (!e->narrow || narrow))

@@ -134,13 +134,6 @@ static int packs_f32(void)
 #endif
 }
 
-/* 1 when int8 weights are held to 7 bits (linear.h): where this CPU's
- * best int8 product, within SQLITE_BERT_ISA, is AVX2's vpmaddubsw. */
-static int narrow_int8(void)
-{
-    return bert_int8_narrow_weights(bert_cpu_isa(), bert_cpu_extensions());
-}
-
 /* 1 when int8 or bfloat16 projections are also laid out as AMX tiles: the
  * CPU (within SQLITE_BERT_ISA) has AMX for precision p and SQLITE_BERT_PACK
  * is not "0".  The tiles are a second copy of the projections at their
@@ -150,9 +143,11 @@ static int packs_tiles(bert_precision p)
 {
     const char *pack = getenv("SQLITE_BERT_PACK");
     unsigned need = p == BERT_PRECISION_INT8 ? BERT_CPU_AMX_INT8 : p == BERT_PRECISION_BFLOAT16 ? BERT_CPU_AMX_BF16 : 0;
-    /* int8 held to 7 bits: AVX2's panel kernel reads the same layout
-     * (bert_int8_packed_avx2), for products of many rows. */
-    int avx2 = p == BERT_PRECISION_INT8 && narrow_int8();
+    /* Where AVX2's vpmaddubsw is the best int8 product, its panel kernel
+     * reads the same layout (bert_int8_packed_avx2), for products of many
+     * rows: on 450-token texts it ran int8 ahead of float32 twice where
+     * the few-rows kernel did 1.2 times. */
+    int avx2 = p == BERT_PRECISION_INT8 && bert_int8_avx2_tiles(bert_cpu_isa(), bert_cpu_extensions());
     return (avx2 || (need && (bert_cpu_extensions() & need))) && !(pack && strcmp(pack, "0") == 0);
 }
 
@@ -197,11 +192,9 @@ static void reduce(const st_tensor *t, bert_precision p, int pack, unsigned char
         int32_t *row_sum = (int32_t *)(void *)*next;
         *next += align_up(rows * sizeof(int32_t));
         /* One row at a time: a row's scale depends on that row alone. */
-        const int narrow = narrow_int8();
         for (size_t r = 0; r < rows; r++)
-            (narrow ? bert_int8_quantize_rows_narrow : bert_int8_quantize_rows)(
-                q + r * cols, scale + r, row_sum + r, float_row(t, r, cols, row_buf), 1, (int)cols);
-        mat->int8_narrow = narrow;
+            bert_int8_quantize_rows(q + r * cols, scale + r, row_sum + r, float_row(t, r, cols, row_buf), 1,
+                                    (int)cols);
         mat->i8 = q;
         mat->scale = scale;
         mat->row_sum = row_sum;
