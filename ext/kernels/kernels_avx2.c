@@ -9,6 +9,12 @@
  *   bert_int8_avxvnni   vpdpbusd (AVX-VNNI): groups of four byte products, 32 a step
  *   bert_f32_packed_avx2  float32 on W packed at load (linear.h, BERT_PANEL):
  *                       blocks of 6 input rows x 1 panel, see packed_block
+ *   bert_int8_packed_avx2  int8 on W laid out as tiles at load (where no VNNI
+ *                       is), for 8 rows or more: the sign trick on a broadcast
+ *                       input against a panel, see int8_panel_block
+ *   bert_int8_avx2_narrow, bert_int8_packed_avx2_narrow  the same two on W
+ *                       held to 7 bits, without the sign trick: measured, not
+ *                       adopted (kernel_types.h, BERT_INT8_NARROW_MAX)
  *
  * One block function and one walk for all four, as in kernels_avx512.c.
  * The sign trick (as llama.cpp's AVX2 dot products): vpmaddubsw multiplies
@@ -19,9 +25,10 @@
  * Its blocks are 3 x 3, so that |x| of each row, the weight vector and the
  * ones stay in registers too.  Even so it issues as many instructions per
  * product as float32's FMA does (sign, vpmaddubsw, vpmaddwd, add for 32
- * products against 4 FMAs): int8 gains over float32 on AVX2 where W's
- * bytes are what limits, at a few rows, not once the products are
- * compute-bound.
+ * products against 4 FMAs): in this dot-product shape int8 gains over
+ * float32 where W's bytes are what limits, at a few rows.  The panel
+ * kernel keeps that gain at many rows: no horizontal sums, and |x| taken
+ * once a row for a panel's two vectors.
  */
 #include "isa_kernels.h"
 
