@@ -44,8 +44,8 @@ static void check_product(const bert_linear_plan *plan, const char *level)
     for (int i = 0; i < ROWS * COLS; i++) w[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 20) / 2048.0f - 1.0f;
     bert_bf16_from_f32(wb, w, ROWS * COLS);
     bert_int8_quantize_rows(wq, scale, row_sum, w, ROWS, COLS);
-    const bert_matrix matrices[] = {{BERT_PRECISION_BFLOAT16, NULL, wb, NULL, NULL, NULL, NULL, NULL},
-                                    {BERT_PRECISION_INT8, NULL, NULL, wq, scale, row_sum, NULL, NULL}};
+    const bert_matrix matrices[] = {{BERT_PRECISION_BFLOAT16, NULL, wb, NULL, NULL, NULL, NULL, NULL, 0},
+                                    {BERT_PRECISION_INT8, NULL, NULL, wq, scale, row_sum, NULL, NULL, 0}};
     for (size_t m = 0; m < sizeof matrices / sizeof *matrices; m++) {
         const bert_matrix *mx = &matrices[m];
         T_CHECK(bert_linear_matrix(plan, out, in, mx, NULL, N, ROWS, COLS) == 0, "%s: failed", level);

@@ -258,7 +258,7 @@ static void check_plan_limits(void)
     if (!T_CHECK(panels, "out of memory")) goto done;
     bert_f32_pack(panels, w, ROWS, COLS);
     /* W packed too, with the panel kernel's row range cut at each limit. */
-    bert_matrix packed = {BERT_PRECISION_FLOAT32, w, NULL, NULL, NULL, NULL, panels, NULL};
+    bert_matrix packed = {BERT_PRECISION_FLOAT32, w, NULL, NULL, NULL, NULL, panels, NULL, 0};
     for (size_t l = 0; l < sizeof limits / sizeof *limits; l++)
         for (size_t k = 0; k < sizeof ns / sizeof *ns; k++)
             for (int threads = 1; threads <= 4; threads++) {
@@ -478,7 +478,7 @@ static void check_chosen_kernels(void)
                                 : wide ? "bf16-avx512" : narrow ? "bf16-avx2" : "portable";
         const char *want_int8 = wide && extensions && vnni512 ? "int8-avx512vnni"
                                 : narrow && extensions && avxvnni ? "int8-avxvnni"
-                                : narrow ? "int8-avx2" : "portable";
+                                : narrow ? "int8-packed-avx2" : "portable";
         bert_linear_plan plan = bert_linear_plan_for(bert_cpu_isa());
         const char *level = levels[l] ? levels[l] : "(unset)";
         const char *got = bert_linear_kernel_chosen(&plan, BERT_PRECISION_FLOAT32, 1, 384);

@@ -143,7 +143,10 @@ static void check_quantize(void)
     memset(w + 2 * COLS, 0, COLS * sizeof *w);
     w[3 * COLS + 7] = 1000.0f;
     for (int c = 0; c < COLS; c++) w[4 * COLS + c] = c == 0 ? 127.0f : (float)(c % 8) + 0.5f;
-    bert_int8_quantize_rows(q, scale, sums, w, ROWS, COLS);
+    /* As every model holds them, and held to 7 bits (AVX2 without VNNI). */
+    for (int narrow = 0; narrow < 2; narrow++) {
+    const int levels = narrow ? BERT_INT8_NARROW_MAX : 127;
+    (narrow ? bert_int8_quantize_rows_narrow : bert_int8_quantize_rows)(q, scale, sums, w, ROWS, COLS);
     for (int r = 0; r < ROWS; r++) {
         double top = 0;
         int64_t total = 0;
@@ -158,14 +161,15 @@ static void check_quantize(void)
             T_CHECK(fabs(back - v) <= 0.5 * scale[r] * (1 + 1e-5) + 1e-30, "row %d col %d: %g came back as %g",
                     r, c, v, back);
         }
-        T_CHECK(fabs(scale[r] - top / 127) <= 1e-6 * top, "row %d: scale %g, max %g", r, scale[r], top);
+        T_CHECK(fabs(scale[r] - top / levels) <= 1e-6 * top, "row %d: scale %g, max %g", r, scale[r], top);
         T_CHECK(sums[r] == total, "row %d: row_sum %d, not %lld", r, sums[r], (long long)total);
-        T_CHECK(top == 0 ? qtop == 0 && scale[r] == 0 : qtop == 127, "row %d: largest |q| %d", r, qtop);
+        T_CHECK(top == 0 ? qtop == 0 && scale[r] == 0 : qtop == levels, "row %d: largest |q| %d", r, qtop);
     }
     /* Row 4: scale 1, so 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, 3.5 -> 4 ... */
-    for (int c = 1; c < 9; c++) {
+    for (int c = 1; c < 9 && !narrow; c++) {
         float v = w[4 * COLS + c];
         T_CHECK(q[4 * COLS + c] == (int8_t)nearbyint(v), "%g quantized to %d", v, q[4 * COLS + c]);
+    }
     }
 done:
     free(w);
@@ -226,6 +230,11 @@ typedef struct {
     int8_t *i8;
     float *scale;
     int32_t *row_sum;
+    /* int8 held to 7 bits (bert_int8_quantize_rows_narrow), which the
+     * kernels on unsigned input against 7-bit weights need. */
+    int8_t *i8n;
+    float *scale_n;
+    int32_t *row_sum_n;
 } weights;
 
 static int weights_make(weights *w, int rows, int cols, uint32_t *seed)
@@ -236,9 +245,14 @@ static int weights_make(weights *w, int rows, int cols, uint32_t *seed)
     w->i8 = malloc(count);
     w->scale = malloc((size_t)rows * sizeof *w->scale);
     w->row_sum = malloc((size_t)rows * sizeof *w->row_sum);
-    if (!w->f32 || !w->bf16 || !w->i8 || !w->scale || !w->row_sum) return -1;
+    w->i8n = malloc(count);
+    w->scale_n = malloc((size_t)rows * sizeof *w->scale_n);
+    w->row_sum_n = malloc((size_t)rows * sizeof *w->row_sum_n);
+    if (!w->f32 || !w->bf16 || !w->i8 || !w->scale || !w->row_sum || !w->i8n || !w->scale_n || !w->row_sum_n)
+        return -1;
     bert_bf16_from_f32(w->bf16, w->f32, count);
     bert_int8_quantize_rows(w->i8, w->scale, w->row_sum, w->f32, rows, cols);
+    bert_int8_quantize_rows_narrow(w->i8n, w->scale_n, w->row_sum_n, w->f32, rows, cols);
     return 0;
 }
 
@@ -249,12 +263,29 @@ static void weights_free(weights *w)
     free(w->i8);
     free(w->scale);
     free(w->row_sum);
+    free(w->i8n);
+    free(w->scale_n);
+    free(w->row_sum_n);
 }
 
 static bert_matrix matrix_of(const weights *w, bert_precision p)
 {
-    bert_matrix m = {p, w->f32, w->bf16, w->i8, w->scale, w->row_sum, NULL, NULL};
+    bert_matrix m = {p, w->f32, w->bf16, w->i8, w->scale, w->row_sum, NULL, NULL, 0};
     return m;
+}
+
+/* The int8 weights held to 7 bits. */
+static bert_matrix narrow_of(const weights *w)
+{
+    bert_matrix m = {BERT_PRECISION_INT8, w->f32, NULL, w->i8n, w->scale_n, w->row_sum_n, NULL, NULL, 1};
+    return m;
+}
+
+/* The matrices every kernel is checked on: bfloat16, int8, int8 narrow. */
+enum { VARIANTS = 3 };
+static bert_matrix variant_of(const weights *w, int v)
+{
+    return v == 2 ? narrow_of(w) : matrix_of(w, v == 0 ? BERT_PRECISION_BFLOAT16 : BERT_PRECISION_INT8);
 }
 
 static void check_products(void)
@@ -305,6 +336,13 @@ static void check_products(void)
                             bert_precision_name(p), n, rows, cols, threads, bias != NULL, e);
                     T_CHECK(out[(size_t)n * rows] == 12345.0f, "%s n=%d rows=%d cols=%d: wrote past the output",
                             bert_precision_name(p), n, rows, cols);
+                    if (p != BERT_PRECISION_INT8) continue;
+                    /* The same held to 7 bits. */
+                    m = narrow_of(&w);
+                    T_CHECK(bert_linear_matrix(&plan, out, in, &m, bias, n, rows, cols) == 0, "failed");
+                    e = lowp_error(out, in, &m, bias, n, rows, cols);
+                    T_CHECK(e < bound, "int8 7-bit n=%d rows=%d cols=%d threads=%d bias=%d: relative error %.3g", n,
+                            rows, cols, threads, bias != NULL, e);
                 }
                 free(in);
                 free(out);
@@ -426,8 +464,9 @@ static void check_kernels(void)
                         break;
                     }
                     if (n == 5) memset(in + 2 * cols, 0, (size_t)cols * sizeof *in);
-                    for (int p = BERT_PRECISION_BFLOAT16; p <= BERT_PRECISION_INT8; p++) {
-                        bert_matrix m = matrix_of(&w, (bert_precision)p);
+                    for (int v = 0; v < VARIANTS; v++) {
+                        bert_matrix m = variant_of(&w, v);
+                        bert_precision p = m.precision;
                         if (n == 7 && p == BERT_PRECISION_INT8) {
                             /* For the quantizers: a NaN, an infinity, and a
                              * row of ties (scale 1, values k + 1/2). */
@@ -490,18 +529,22 @@ static void check_int8_extremes(void)
         for (int r = 0; r < ROWS; r++)
             w[r * COLS + c] = r == 0 ? 1.0f : r == 1 ? -1.0f : r % 2 ? (c % 2 ? -1.0f : 1.0f) : (c % 4 < 2 ? 1.0f : -1.0f);
     }
-    bert_int8_quantize_rows(q, scale, row_sum, w, ROWS, COLS);
-    bert_matrix m = {BERT_PRECISION_INT8, NULL, NULL, q, scale, row_sum, NULL, NULL};
-    T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, ref, in, &m, NULL, N, ROWS, COLS) == 1, "portable failed");
-    /* Row 0 of the input against weight row 0: 96 products of -127 * 127. */
-    T_CHECK(fabsf(ref[0] + COLS) < 1e-3f, "portable: %g, not %d", ref[0], -COLS);
     int ran = 0;
-    for (int k = BERT_LOWP_PORTABLE + 1; k < BERT_LOWP_KERNELS; k++) {
-        if (bert_linear_matrix_with((bert_lowp_kernel)k, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) != 1) continue;
-        ran++;
-        for (int i = 0; i < N * ROWS; i++)
-            T_CHECK(out[i] == ref[i], "%s: output %d is %g, portable %g", bert_lowp_kernel_name((bert_lowp_kernel)k), i,
-                    out[i], ref[i]);
+    /* 8-bit weights, and 7-bit ones (+-63) against unsigned input up to 255. */
+    for (int narrow = 0; narrow < 2; narrow++) {
+        (narrow ? bert_int8_quantize_rows_narrow : bert_int8_quantize_rows)(q, scale, row_sum, w, ROWS, COLS);
+        bert_matrix m = {BERT_PRECISION_INT8, NULL, NULL, q, scale, row_sum, NULL, NULL, narrow};
+        T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, ref, in, &m, NULL, N, ROWS, COLS) == 1,
+                "portable failed");
+        /* Row 0 of the input against weight row 0: 96 products of -127 * 127 (or 63). */
+        T_CHECK(fabsf(ref[0] + COLS) < 1e-3f, "portable: %g, not %d", ref[0], -COLS);
+        for (int k = BERT_LOWP_PORTABLE + 1; k < BERT_LOWP_KERNELS; k++) {
+            if (bert_linear_matrix_with((bert_lowp_kernel)k, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) != 1) continue;
+            ran++;
+            for (int i = 0; i < N * ROWS; i++)
+                T_CHECK(out[i] == ref[i], "%s%s: output %d is %g, portable %g",
+                        bert_lowp_kernel_name((bert_lowp_kernel)k), narrow ? " (7-bit W)" : "", i, out[i], ref[i]);
+        }
     }
     if (ran == 0) t_skip("this CPU has no int8 vector kernel");
 }
@@ -521,11 +564,14 @@ static void check_kernel_outcomes(void)
     for (int i = 0; i < N * COLS; i++) in[i] = (float)(i % 7) - 3.0f;
     for (int i = 0; i < ROWS * COLS; i++) w[i] = (float)(i % 5) - 2.0f;
     bert_int8_quantize_rows(q, scale, row_sum, w, ROWS, COLS);
-    bert_matrix m = {BERT_PRECISION_INT8, NULL, NULL, q, scale, row_sum, NULL, NULL};
+    bert_matrix m = {BERT_PRECISION_INT8, NULL, NULL, q, scale, row_sum, NULL, NULL, 0};
     T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) == 1,
             "the portable kernel did not run");
     T_CHECK(bert_linear_matrix_with(BERT_LOWP_BF16_AVX2, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) == 0,
             "a bfloat16 kernel ran on int8 weights");
+    T_CHECK(bert_linear_matrix_with(BERT_LOWP_INT8_AVX2_NARROW, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) == 0 &&
+                bert_linear_matrix_with(BERT_LOWP_INT8_PACKED_AVX2_NARROW, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) == 0,
+            "a kernel for 7-bit weights ran on 8-bit ones");
     long start = t_allocations();
     t_fail_allocation(start);
     int got = bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, out, in, &m, NULL, N, ROWS, COLS);
@@ -553,7 +599,7 @@ static void check_input_rounding(void)
     bert_bf16_from_f32(rounded, in, N * COLS);
     for (int r = 0; r < COLS; r++)
         for (int c = 0; c < COLS; c++) eye[r * COLS + c] = r == c ? 0x3f80 : 0;
-    bert_matrix m = {BERT_PRECISION_BFLOAT16, NULL, eye, NULL, NULL, NULL, NULL, NULL};
+    bert_matrix m = {BERT_PRECISION_BFLOAT16, NULL, eye, NULL, NULL, NULL, NULL, NULL, 0};
     for (int k = BERT_LOWP_PORTABLE; k < BERT_LOWP_KERNELS; k++) {
         if (bert_linear_matrix_with((bert_lowp_kernel)k, NULL, 1, out, in, &m, NULL, N, COLS, COLS) != 1) continue;
         int wrong = 0;

@@ -732,9 +732,14 @@ void suite_precision(void)
         /* Under emulation the kernels the emulated CPU calls for, not the
          * portable ones, which every other run checks. */
         if (models[i].base_too && !t_light()) check_embeddings(models[i].label, models[i].dir, "base", &texts);
+        /* The AVX2 kernels of a CPU without AVX-512 or VNNI (int8's panel
+         * kernel on W as tiles among them), within the same bounds. */
+        if (models[i].base_too && !t_light() && bert_cpu_isa() == BERT_ISA_AVX512)
+            check_embeddings(models[i].label, models[i].dir, "avx2", &texts);
     }
     check_tiled_attention(&texts);
     check_fill_mask(NULL);
     if (!t_light()) check_fill_mask("base");
+    if (!t_light() && bert_cpu_isa() == BERT_ISA_AVX512) check_fill_mask("avx2");
     free_lines(&texts);
 }

@@ -4,7 +4,8 @@
  *
  *   kernels_portable.c  plain C, any CPU: bfloat16 and int8
  *   kernels_avx2.c      AVX2 and FMA: float32, bfloat16 (widened), int8
- *                       (vpmaddubsw with the sign trick; vpdpbusd with AVX-VNNI)
+ *                       (vpmaddubsw on 7-bit weights, or with the sign trick;
+ *                       vpdpbusd with AVX-VNNI)
  *   kernels_avx512.c    AVX-512 (F and BW): float32, bfloat16 (widened;
  *                       vdpbf16ps with AVX512_BF16), int8 (vpdpbusd, AVX512_VNNI)
  *   kernels_amx.c       AMX tiles: int8 (tdpbusd) and bfloat16 (tdpbf16ps) on W
@@ -214,6 +215,9 @@ void bert_f32_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_bf16_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_int8_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_int8_avxvnni(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_int8_avx2_narrow(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_int8_packed_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_int8_packed_avx2_narrow(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_f32_avx512(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_bf16_avx512(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_bf16_avx512bf16(const bert_kernel_args *a, int i0, int i1, int r0, int r1);

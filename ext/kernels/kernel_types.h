@@ -40,7 +40,18 @@ typedef struct {
     const int32_t *row_sum; /* INT8: [rows] */
     const float *f32_packed; /* FLOAT32: f32 packed (bert_f32_pack), or NULL */
     const void *tiles;       /* INT8, BFLOAT16: i8 or bf16 as AMX tiles (bert_tiles_pack), or NULL */
+    int int8_narrow;         /* INT8: 1 when q is held within [-63, 63] (BERT_INT8_NARROW_MAX) */
 } bert_matrix;
+
+/* int8 weights held to 7 bits: unsigned 8-bit inputs (x + 128, up to 255)
+ * against weights within [-63, 63] sum a pair of products to at most
+ * 2 * 255 * 63 = 32,130 in int16, exactly, with no sign trick: one
+ * instruction fewer for 32 products with vpmaddubsw (AVX2).  Measured and
+ * not adopted: on bert-base (random weights) it took int8's cosine to
+ * float32 from 0.9991 to 0.9967, below the bound of 0.999; no loader holds
+ * weights so, and the kernels that need it (kernels.c) serve the tests
+ * and the benchmarks. */
+#define BERT_INT8_NARROW_MAX 63
 
 /* The float32 kernels, for tests and benchmarks (bert_linear_with) and
  * the kernel table (kernels.c). */
@@ -74,6 +85,9 @@ typedef enum {
     BERT_LOWP_INT8_NEON,    /* arm64: widening multiplies, pairwise adds */
     BERT_LOWP_INT8_SDOT,    /* arm64: SDOT (dotprod) */
     BERT_LOWP_INT8_SMMLA,   /* arm64: SMMLA, a lone row through SDOT (i8mm) */
+    BERT_LOWP_INT8_PACKED_AVX2, /* vpmaddubsw with the sign trick on W laid out as tiles (bert_tiles_pack), panels of 16 rows */
+    BERT_LOWP_INT8_AVX2_NARROW, /* vpmaddubsw on unsigned input against 7-bit weights, 256-bit */
+    BERT_LOWP_INT8_PACKED_AVX2_NARROW, /* the same on W laid out as tiles */
     BERT_LOWP_KERNELS       /* how many there are */
 } bert_lowp_kernel;
 

@@ -22,6 +22,7 @@ typedef struct {
     int input_offset;          /* int8: added to the quantized input (128: unsigned bytes) */
     int packed;                /* 1: reads W as packed at load (f32_packed, tiles) */
     bert_kernel_fn run;
+    int narrow;                /* int8: 1 when it needs W held to 7 bits (bert_matrix.int8_narrow) */
 } bert_kernel;
 
 /* Every kernel this build has, fastest first within each precision; ends

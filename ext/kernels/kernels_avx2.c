@@ -9,6 +9,12 @@
  *   bert_int8_avxvnni   vpdpbusd (AVX-VNNI): groups of four byte products, 32 a step
  *   bert_f32_packed_avx2  float32 on W packed at load (linear.h, BERT_PANEL):
  *                       blocks of 6 input rows x 1 panel, see packed_block
+ *   bert_int8_packed_avx2  int8 on W laid out as tiles at load (where no VNNI
+ *                       is), for 8 rows or more: the sign trick on a broadcast
+ *                       input against a panel, see int8_panel_block
+ *   bert_int8_avx2_narrow, bert_int8_packed_avx2_narrow  the same two on W
+ *                       held to 7 bits, without the sign trick: measured, not
+ *                       adopted (kernel_types.h, BERT_INT8_NARROW_MAX)
  *
  * One block function and one walk for all four, as in kernels_avx512.c.
  * The sign trick (as llama.cpp's AVX2 dot products): vpmaddubsw multiplies
@@ -19,9 +25,10 @@
  * Its blocks are 3 x 3, so that |x| of each row, the weight vector and the
  * ones stay in registers too.  Even so it issues as many instructions per
  * product as float32's FMA does (sign, vpmaddubsw, vpmaddwd, add for 32
- * products against 4 FMAs): int8 gains over float32 on AVX2 where W's
- * bytes are what limits, at a few rows, not once the products are
- * compute-bound.
+ * products against 4 FMAs): in this dot-product shape int8 gains over
+ * float32 where W's bytes are what limits, at a few rows.  The panel
+ * kernel keeps that gain at many rows: no horizontal sums, and |x| taken
+ * once a row for a panel's two vectors.
  */
 #include "isa_kernels.h"
 
@@ -35,17 +42,18 @@
 
 enum { RM = 3, RN = 4 };
 
-typedef enum { F32, BF16_WIDEN, INT8_SIGN, INT8_VNNI } kind;
+typedef enum { F32, BF16_WIDEN, INT8_SIGN, INT8_NARROW, INT8_VNNI } kind;
 
 TARGET BERT_INLINE int step_of(kind k)
 {
-    return k == INT8_SIGN || k == INT8_VNNI ? 32 : 8;
+    return k == INT8_SIGN || k == INT8_NARROW || k == INT8_VNNI ? 32 : 8;
 }
 
-/* Weight rows a block: the sign trick needs two more registers. */
+/* Weight rows a block: vpmaddubsw's two steps need two more registers
+ * (the ones and the pairs between them). */
 TARGET BERT_INLINE int block_rows_of(kind k)
 {
-    return k == INT8_SIGN ? 3 : RN;
+    return k == INT8_SIGN || k == INT8_NARROW ? 3 : RN;
 }
 
 TARGET BERT_INLINE __m256 widen(const uint16_t *p)
@@ -82,6 +90,11 @@ TARGET BERT_INLINE __m256i multiply_add(kind k, __m256i acc, __m256i x, __m256i 
         __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(x), _mm256_sign_epi8(w, x));
         return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
     }
+    case INT8_NARROW: {
+        /* x + 128 unsigned against w within [-63, 63]: pairs exact in int16. */
+        __m256i pairs = _mm256_maddubs_epi16(x, w);
+        return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+    }
     default:
         return dpbusd(acc, x, w);
     }
@@ -110,7 +123,7 @@ TARGET BERT_INLINE void block(kind k, const int rm, const int rn, const bert_ker
         float f[RM * RN + 3];
         int32_t i[RM * RN + 3];
     } sums;
-    int integer = k == INT8_SIGN || k == INT8_VNNI, offset = k == INT8_VNNI ? 128 : 0;
+    int integer = k != F32 && k != BF16_WIDEN, offset = k == INT8_VNNI || k == INT8_NARROW ? 128 : 0;
     BERT_UNROLL for (int g = 0; g < count; g += 4) {
         if (integer)
             _mm_storeu_si128((__m128i *)(sums.i + g), hsum4_256i(list[g], list[g + 1], list[g + 2], list[g + 3]));
@@ -121,8 +134,8 @@ TARGET BERT_INLINE void block(kind k, const int rm, const int rn, const bert_ker
     BERT_UNROLL for (int y = 0; y < rm; y++) BERT_UNROLL for (int e = 0; e < rn; e++) {
         float *o = a->out + (size_t)(i + y) * a->rows + r + e;
         if (integer) {
-            /* vpdpbusd's input went in shifted by 128: take 128 times the
-             * weight row's sum back off. */
+            /* vpdpbusd's and the narrow kernel's input went in shifted by
+             * 128: take 128 times the weight row's sum back off. */
             int32_t s = sums.i[y * rn + e] + bert_tail_int(a, i + y, r + e, body, offset) -
                         offset * a->w->row_sum[r + e];
             *o = bert_int8_output(s, a->x_scale[i + y], a->w->scale[r + e], a->b, r + e);
@@ -254,6 +267,93 @@ TARGET void bert_int8_avx2(const bert_kernel_args *a, int i0, int i1, int r0, in
 TARGET void bert_int8_avxvnni(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
 {
     walk(INT8_VNNI, a, i0, i1, r0, r1);
+}
+
+TARGET void bert_int8_avx2_narrow(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
+{
+    walk(INT8_NARROW, a, i0, i1, r0, r1);
+}
+
+/* ---- int8 on W as tiles ----------------------------------------------------- */
+
+/* Input rows a block of the int8 panel kernel: 4 rows x one panel of 16
+ * (two vectors of 8 int32 sums) are 8 accumulators; with the panel's two
+ * vectors, the broadcast, the pairs and the ones, 13 of the 16 registers. */
+enum { IPM = 4, ISLAB = 48 };
+
+/* Input rows i..i+rm against panel p of W laid out as tiles (kernel_types.h:
+ * a panel is a run of groups of 64 bytes, group g holding columns 4g..4g+3
+ * of its 16 rows side by side), every column: the 4 bytes of a row's group
+ * broadcast, times both vectors of the group, pairs summed by vpmaddubsw
+ * and pairs of pairs by vpmaddwd.  No horizontal sums: each lane is one
+ * weight row's sum. */
+TARGET BERT_INLINE void int8_panel_block(const int sign, const int rm, const bert_kernel_args *a, int stride,
+                                         int groups, int i, int p, int r1)
+{
+    const unsigned char *w = (const unsigned char *)a->w->tiles + (size_t)p * groups * 64;
+    const unsigned char *x = (const unsigned char *)a->x_i8 + (size_t)i * stride;
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i acc[IPM][2];
+    BERT_UNROLL for (int y = 0; y < rm; y++) acc[y][0] = acc[y][1] = _mm256_setzero_si256();
+    for (int g = 0; g < groups; g++) {
+        _mm_prefetch((const char *)(w + (size_t)(g + 16) * 64), _MM_HINT_T0);
+        __m256i w0 = _mm256_loadu_si256((const __m256i *)(w + (size_t)g * 64));
+        __m256i w1 = _mm256_loadu_si256((const __m256i *)(w + (size_t)g * 64 + 32));
+        BERT_UNROLL for (int y = 0; y < rm; y++) {
+            int32_t four;
+            memcpy(&four, x + (size_t)y * stride + 4 * (size_t)g, 4);
+            __m256i xb = _mm256_set1_epi32(four);
+            /* 8-bit W: the sign trick (|x| against w carrying x's sign),
+             * the abs once a row for both vectors; 7-bit W: x + 128 as is. */
+            __m256i xu = sign ? _mm256_abs_epi8(xb) : xb;
+            __m256i v0 = sign ? _mm256_sign_epi8(w0, xb) : w0, v1 = sign ? _mm256_sign_epi8(w1, xb) : w1;
+            acc[y][0] = _mm256_add_epi32(acc[y][0], _mm256_madd_epi16(_mm256_maddubs_epi16(xu, v0), ones));
+            acc[y][1] = _mm256_add_epi32(acc[y][1], _mm256_madd_epi16(_mm256_maddubs_epi16(xu, v1), ones));
+        }
+    }
+    int r = p * BERT_PANEL, valid = r1 - r < BERT_PANEL ? r1 - r : BERT_PANEL, offset = sign ? 0 : 128;
+    BERT_UNROLL for (int y = 0; y < rm; y++) {
+        int32_t sums[BERT_PANEL];
+        _mm256_storeu_si256((__m256i *)sums, acc[y][0]);
+        _mm256_storeu_si256((__m256i *)(sums + 8), acc[y][1]);
+        float *o = a->out + (size_t)(i + y) * a->rows;
+        for (int e = 0; e < valid; e++)
+            o[r + e] = bert_int8_output(sums[e] - offset * a->w->row_sum[r + e], a->x_scale[i + y],
+                                        a->w->scale[r + e], a->b, r + e);
+    }
+}
+
+/* Input rows i0..i1 (rows of bert_tile_cols values, the tiles' width)
+ * against weight rows r0..r1 (r0 a multiple of BERT_PANEL): slabs of ISLAB
+ * input rows, each through every panel, a panel (12 KB at 768 columns)
+ * staying in L1 while the slab's blocks of rows pass it. */
+TARGET BERT_INLINE void int8_packed(const int sign, const bert_kernel_args *a, int i0, int i1, int r0, int r1)
+{
+    const int stride = bert_tile_cols(a->cols, BERT_PRECISION_INT8), groups = stride / 4;
+    const int p0 = r0 / BERT_PANEL, p1 = (r1 + BERT_PANEL - 1) / BERT_PANEL;
+    for (int s = i0; s < i1; s += ISLAB) {
+        const int s1 = i1 - s < ISLAB ? i1 : s + ISLAB;
+        for (int p = p0; p < p1; p++) {
+            int i = s;
+            for (; i + IPM <= s1; i += IPM) int8_panel_block(sign, IPM, a, stride, groups, i, p, r1);
+            switch (s1 - i) {
+            case 1: int8_panel_block(sign, 1, a, stride, groups, i, p, r1); break;
+            case 2: int8_panel_block(sign, 2, a, stride, groups, i, p, r1); break;
+            case 3: int8_panel_block(sign, 3, a, stride, groups, i, p, r1); break;
+            default: break;
+            }
+        }
+    }
+}
+
+TARGET void bert_int8_packed_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
+{
+    int8_packed(1, a, i0, i1, r0, r1);
+}
+
+TARGET void bert_int8_packed_avx2_narrow(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
+{
+    int8_packed(0, a, i0, i1, r0, r1);
 }
 
 #endif

@@ -107,7 +107,7 @@ int bert_f32_panel_product(bert_isa isa, float *out, const float *in, const floa
     const bert_kernel *e = panel_entry(isa);
     if (!e) return 0;
     if (n < 1 || rows < 1 || cols < 1) return 1;
-    bert_matrix w = {BERT_PRECISION_FLOAT32, NULL, NULL, NULL, NULL, NULL, packed, NULL};
+    bert_matrix w = {BERT_PRECISION_FLOAT32, NULL, NULL, NULL, NULL, NULL, packed, NULL, 0};
     bert_kernel_args args = {&w, in, NULL, NULL, NULL, NULL, out, n, rows, cols};
     e->run(&args, 0, n, 0, rows);
     return 1;
@@ -127,7 +127,7 @@ typedef struct {
  * has. */
 static void few_rows(const linear_job *j, int i0, int i1, int r0, int r1)
 {
-    bert_matrix w = {BERT_PRECISION_FLOAT32, j->w, NULL, NULL, NULL, NULL, j->packed, NULL};
+    bert_matrix w = {BERT_PRECISION_FLOAT32, j->w, NULL, NULL, NULL, NULL, j->packed, NULL, 0};
     bert_kernel_args args = {&w, j->in, NULL, NULL, NULL, j->b, j->out, j->n, j->rows, j->cols};
     /* The panel kernels take slabs of their own. */
     if (is_packed(j->kernel)) {
@@ -197,7 +197,7 @@ int bert_linear_with_packed(bert_linear_kernel kernel, bert_workers *workers, in
         bert_linear_plan plan = bert_linear_plan_for(bert_cpu_isa());
         plan.workers = workers;
         plan.threads = threads;
-        bert_matrix m = {BERT_PRECISION_FLOAT32, w, NULL, NULL, NULL, NULL, packed, NULL};
+        bert_matrix m = {BERT_PRECISION_FLOAT32, w, NULL, NULL, NULL, NULL, packed, NULL, 0};
         bert_linear_f32(&plan, out, in, &m, b, n, rows, cols);
         return 1;
     }

@@ -149,6 +149,16 @@ void bert_bf16_from_f32(uint16_t *out, const float *in, size_t n);
 /* Quantizes W [rows x cols] as bert_matrix holds it into q, scale and row_sum. */
 void bert_int8_quantize_rows(int8_t *q, float *scale, int32_t *row_sum, const float *w, int rows, int cols);
 
+/* The same held to 7 bits: q within [-63, 63], scale max|row| / 63
+ * (bert_matrix.int8_narrow; measured, not adopted: kernel_types.h). */
+void bert_int8_quantize_rows_narrow(int8_t *q, float *scale, int32_t *row_sum, const float *w, int rows, int cols);
+
+/* 1 when a model loaded for instruction set isa with extensions ext lays
+ * its int8 weights out as tiles too (bert_tiles_pack) for AVX2's int8
+ * panel kernel: where vpmaddubsw is its best int8 product (no VNNI, no
+ * AMX).  bert-base: 85 MB more. */
+int bert_int8_avx2_tiles(bert_isa isa, unsigned ext);
+
 /* ---- int8 and bfloat16 weights as AMX tiles ----------------------------------
  *
  * W laid out as the AMX kernels read it (kernel_types.h, BERT_TILE_BYTES). */

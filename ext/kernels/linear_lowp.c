@@ -39,8 +39,9 @@ void bert_bf16_from_f32(uint16_t *out, const float *in, size_t n)
     bf16_rows(BERT_ISA_BASE, out, in, n);
 }
 
-/* One value times 127 / max|row|, rounded to even, within [-127, 127]; 0
- * for NaN.  The vector quantizers below compute exactly this. */
+/* One value times 127 / max|row| (weights held to 7 bits: 63), rounded to
+ * even, within [-127, 127]; 0 for NaN.  The vector quantizers below
+ * compute exactly this. */
 static inline int8_t quantize_one(float v, float inverse)
 {
     float r = nearbyintf(v * inverse);
@@ -63,10 +64,11 @@ static float row_top(const float *v, int c0, int cols, float top)
  * not finite (an overflow upstream, which no scale can represent). */
 static int row_is_zero(float top) { return !(top > 0.0f) || !isfinite(top); }
 
-/* Quantizes one row: q = quantize_one(v, 127 / max|v|); returns the scale
- * max|v| / 127 (0 for an all-zero row, whose q are all 0) and stores the
- * sum of q in *sum when sum is not NULL. */
-static float quantize_row(int8_t *q, const float *v, int cols, int32_t *sum)
+/* Quantizes one row: q = quantize_one(v, top / max|v|) with top 127 (or
+ * BERT_INT8_NARROW_MAX); returns the scale max|v| / top (0 for an all-zero
+ * row, whose q are all 0) and stores the sum of q in *sum when sum is not
+ * NULL. */
+static float quantize_row_to(int8_t *q, const float *v, int cols, int32_t *sum, float levels)
 {
     float top = row_top(v, 0, cols, 0.0f);
     int32_t total = 0;
@@ -75,19 +77,45 @@ static float quantize_row(int8_t *q, const float *v, int cols, int32_t *sum)
         if (sum) *sum = 0;
         return 0.0f;
     }
-    float inverse = 127.0f / top;
+    float inverse = levels / top;
     for (int c = 0; c < cols; c++) {
         q[c] = quantize_one(v[c], inverse);
         total += q[c];
     }
     if (sum) *sum = total;
-    return top / 127.0f;
+    return top / levels;
+}
+
+static float quantize_row(int8_t *q, const float *v, int cols, int32_t *sum)
+{
+    return quantize_row_to(q, v, cols, sum, 127.0f);
 }
 
 void bert_int8_quantize_rows(int8_t *q, float *scale, int32_t *row_sum, const float *w, int rows, int cols)
 {
     for (int r = 0; r < rows; r++)
         scale[r] = quantize_row(q + (size_t)r * cols, w + (size_t)r * cols, cols, &row_sum[r]);
+}
+
+void bert_int8_quantize_rows_narrow(int8_t *q, float *scale, int32_t *row_sum, const float *w, int rows, int cols)
+{
+    for (int r = 0; r < rows; r++)
+        scale[r] = quantize_row_to(q + (size_t)r * cols, w + (size_t)r * cols, cols, &row_sum[r],
+                                   (float)BERT_INT8_NARROW_MAX);
+}
+
+/* Where vpmaddubsw (AVX2) is this CPU's best int8 product: no VNNI of
+ * either width, no AMX. */
+int bert_int8_avx2_tiles(bert_isa isa, unsigned ext)
+{
+#ifdef BERT_X86_KERNELS
+    const unsigned vnni = BERT_CPU_AVX512_VNNI | BERT_CPU_AVX_VNNI | BERT_CPU_AMX_INT8;
+    if (isa != BERT_ISA_AVX512) ext &= ~(unsigned)(BERT_CPU_AVX512_VNNI | BERT_CPU_AMX_INT8);
+    return isa >= BERT_ISA_AVX2 && !(ext & vnni);
+#else
+    (void)isa, (void)ext;
+    return 0;
+#endif
 }
 
 size_t bert_tiles_bytes(int rows, int cols, bert_precision p)
@@ -222,7 +250,7 @@ void bert_bf16_tile_rows(uint16_t *x, const float *src, int ld, int n, int cols,
 int bert_bf16_tiles_product(float *out, const uint16_t *x, const void *tiles, int n, int rows, int cols)
 {
 #ifdef BERT_X86_KERNELS
-    bert_matrix w = {BERT_PRECISION_BFLOAT16, NULL, NULL, NULL, NULL, NULL, NULL, tiles};
+    bert_matrix w = {BERT_PRECISION_BFLOAT16, NULL, NULL, NULL, NULL, NULL, NULL, tiles, 0};
     bert_kernel_args args = {&w, NULL, x, NULL, NULL, NULL, out, n, rows, cols};
     bert_bf16_amx(&args, 0, n, 0, rows);
     return 1;
@@ -324,9 +352,14 @@ static const bert_kernel *entry_of(bert_lowp_kernel k, bert_precision p)
  * sgemm could only lose. */
 static const bert_kernel *kernel_for(bert_precision p, bert_isa isa, unsigned ext, const bert_matrix *w, int n)
 {
-    const int tiles = w && w->tiles && n >= AMX_ROWS_MIN;
+    /* Without W, as a model loaded under this plan holds it: as tiles
+     * where AMX or AVX2's int8 panel kernel reads them. */
+    const int tiles = n >= AMX_ROWS_MIN && (w ? w->tiles != NULL
+                                              : p == BERT_PRECISION_INT8 && bert_int8_avx2_tiles(isa, ext));
+    const int narrow = w && w->int8_narrow;
     for (const bert_kernel *e = bert_kernels_table; e->run; e++)
-        if (e->precision == p && e->id != BERT_LOWP_AUTO && bert_kernel_runs(e, isa, ext) && (!e->packed || tiles))
+        if (e->precision == p && e->id != BERT_LOWP_AUTO && bert_kernel_runs(e, isa, ext) && (!e->packed || tiles) &&
+            (!e->narrow || narrow))
             return e;
     return NULL; /* not reached: the portable kernels run anywhere */
 }
@@ -494,6 +527,7 @@ int bert_linear_matrix_with(bert_lowp_kernel kernel, bert_workers *workers, int 
     const bert_kernel *k = kernel == BERT_LOWP_AUTO ? kernel_for(w->precision, isa, ext, w, n)
                                                     : entry_of(kernel, w->precision);
     if (!k || !bert_kernel_runs(k, isa, ext)) return 0; /* another precision's kernel, or not on this CPU */
+    if (k->narrow && !w->int8_narrow) return 0;          /* needs W held to 7 bits */
     if (n < 1 || rows < 1 || cols < 1) return 1;
     if (!k->packed || w->tiles) return matrix_run(k, workers, threads, NULL, out, in, w, b, n, rows, cols) == 0 ? 1 : -1;
     /* W not packed as tiles: packed for the call. */

@@ -42,6 +42,12 @@ typedef struct {
     size_t tiles_count; /* bytes a copy */
     uint16_t *bf16_tiles; /* bf16 as AMX tiles, copy by copy */
     size_t bf16_tiles_count; /* bytes a copy */
+    /* int8 held to 7 bits, as a model loaded where AVX2 is the best int8
+     * product holds it, and as tiles, for the kernels that need it. */
+    int8_t *i8n;
+    float *scale_n;
+    int32_t *row_sum_n;
+    int8_t *tiles_n;
 } pool;
 
 static int pool_make(pool *p, int rows, int cols)
@@ -62,7 +68,12 @@ static int pool_make(pool *p, int rows, int cols)
     p->tiles = malloc(p->tiles_count * p->copies);
     p->bf16_tiles_count = bert_tiles_bytes(rows, cols, BERT_PRECISION_BFLOAT16);
     p->bf16_tiles = malloc(p->bf16_tiles_count * p->copies);
-    if (!p->f32 || !p->packed || !p->bf16 || !p->i8 || !p->scale || !p->row_sum || !p->tiles || !p->bf16_tiles)
+    p->i8n = malloc(all);
+    p->scale_n = malloc((size_t)rows * p->copies * sizeof *p->scale_n);
+    p->row_sum_n = malloc((size_t)rows * p->copies * sizeof *p->row_sum_n);
+    p->tiles_n = malloc(p->tiles_count * p->copies);
+    if (!p->f32 || !p->packed || !p->bf16 || !p->i8 || !p->scale || !p->row_sum || !p->tiles || !p->bf16_tiles ||
+        !p->i8n || !p->scale_n || !p->row_sum_n || !p->tiles_n)
         return -1;
     uint32_t seed = 1;
     for (size_t i = 0; i < all; i++) {
@@ -74,6 +85,11 @@ static int pool_make(pool *p, int rows, int cols)
     for (int c = 0; c < p->copies; c++)
         bert_int8_quantize_rows(p->i8 + c * p->count, p->scale + (size_t)c * rows, p->row_sum + (size_t)c * rows,
                                 p->f32 + c * p->count, rows, cols);
+    for (int c = 0; c < p->copies; c++) {
+        bert_int8_quantize_rows_narrow(p->i8n + c * p->count, p->scale_n + (size_t)c * rows,
+                                       p->row_sum_n + (size_t)c * rows, p->f32 + c * p->count, rows, cols);
+        bert_tiles_pack(p->tiles_n + c * p->tiles_count, p->i8n + c * p->count, rows, cols, BERT_PRECISION_INT8);
+    }
     for (int c = 0; c < p->copies; c++) {
         bert_tiles_pack(p->tiles + c * p->tiles_count, p->i8 + c * p->count, rows, cols, BERT_PRECISION_INT8);
         bert_tiles_pack((char *)p->bf16_tiles + c * p->bf16_tiles_count, p->bf16 + c * p->count, rows, cols,
@@ -92,6 +108,10 @@ static void pool_free(pool *p)
     free(p->row_sum);
     free(p->tiles);
     free(p->bf16_tiles);
+    free(p->i8n);
+    free(p->scale_n);
+    free(p->row_sum_n);
+    free(p->tiles_n);
 }
 
 /* What one measurement runs: a float32 kernel, or a reduced-precision one. */
@@ -101,6 +121,7 @@ typedef struct {
     bert_linear_kernel f32kernel;
     bert_lowp_kernel lowp;
     bert_precision precision;
+    int narrow; /* int8 held to 7 bits */
 } column;
 
 /* GFLOP/s of one column on one shape, or -1 when it cannot run here. */
@@ -123,7 +144,15 @@ static double measure(const column *col, const pool *p, int n, int rows, int col
                              p->scale + (size_t)copy * rows, p->row_sum + (size_t)copy * rows, NULL,
                              col->precision == BERT_PRECISION_INT8
                                  ? (const void *)(p->tiles + copy * p->tiles_count)
-                                 : (const void *)((const char *)p->bf16_tiles + copy * p->bf16_tiles_count)};
+                                 : (const void *)((const char *)p->bf16_tiles + copy * p->bf16_tiles_count),
+                             0};
+            if (col->narrow) {
+                m.i8 = p->i8n + copy * p->count;
+                m.scale = p->scale_n + (size_t)copy * rows;
+                m.row_sum = p->row_sum_n + (size_t)copy * rows;
+                m.tiles = p->tiles_n + copy * p->tiles_count;
+                m.int8_narrow = 1;
+            }
             got = bert_linear_matrix_with(col->lowp, NULL, 1, out, in, &m, b, n, rows, cols) == 1 ? 0 : -1;
         }
         if (got != 0) return -1;
@@ -143,23 +172,27 @@ int main(int argc, char **argv)
     }
     openblas_set_num_threads(1);
     bert_isa isa = bert_cpu_isa();
-    column cols_all[19];
+    column cols_all[24];
     int ncol = 0;
-    cols_all[ncol++] = (column){"f32-ours", 1, isa == BERT_ISA_AVX512 ? BERT_LINEAR_AVX512 : BERT_LINEAR_AVX2, 0, 0};
+    cols_all[ncol++] = (column){"f32-ours", 1, isa == BERT_ISA_AVX512 ? BERT_LINEAR_AVX512 : BERT_LINEAR_AVX2, 0, 0, 0};
     cols_all[ncol++] = (column){"f32-packed", 1,
-                                isa == BERT_ISA_AVX512 ? BERT_LINEAR_PACKED_AVX512 : BERT_LINEAR_PACKED_AVX2, 0, 0};
-    cols_all[ncol++] = (column){"f32-blas", 1, BERT_LINEAR_BLAS, 0, 0};
+                                isa == BERT_ISA_AVX512 ? BERT_LINEAR_PACKED_AVX512 : BERT_LINEAR_PACKED_AVX2, 0, 0, 0};
+    cols_all[ncol++] = (column){"f32-blas", 1, BERT_LINEAR_BLAS, 0, 0, 0};
     /* "auto": bert_linear_matrix's choice for the shape. */
     static const bert_lowp_kernel lowp[] = {BERT_LOWP_AUTO, BERT_LOWP_BF16_AMX, BERT_LOWP_BF16_DP512, BERT_LOWP_BF16_AVX512,
                                             BERT_LOWP_BF16_AVX2, BERT_LOWP_AUTO, BERT_LOWP_INT8_AMX, BERT_LOWP_INT8_VNNI512,
-                                            BERT_LOWP_INT8_AVXVNNI, BERT_LOWP_INT8_AVX2};
+                                            BERT_LOWP_INT8_AVXVNNI, BERT_LOWP_INT8_PACKED_AVX2, BERT_LOWP_INT8_AVX2};
     int f32_only = argc > 2 && strcmp(argv[2], "float32") == 0;
     for (size_t k = 0; !f32_only && k < sizeof lowp / sizeof *lowp; k++) {
         bert_precision p = k < 5 ? BERT_PRECISION_BFLOAT16 : BERT_PRECISION_INT8;
         const char *name = lowp[k] != BERT_LOWP_AUTO ? bert_lowp_kernel_name(lowp[k])
                            : p == BERT_PRECISION_INT8 ? "int8-auto" : "bf16-auto";
-        cols_all[ncol++] = (column){name, 0, 0, lowp[k], p};
+        cols_all[ncol++] = (column){name, 0, 0, lowp[k], p, 0};
     }
+    /* On 7-bit weights (kernel_types.h: measured, not adopted). */
+    static const bert_lowp_kernel narrow[] = {BERT_LOWP_INT8_PACKED_AVX2_NARROW, BERT_LOWP_INT8_AVX2_NARROW};
+    for (size_t k = 0; !f32_only && k < sizeof narrow / sizeof *narrow; k++)
+        cols_all[ncol++] = (column){bert_lowp_kernel_name(narrow[k]), 0, 0, narrow[k], BERT_PRECISION_INT8, 1};
     static const int shapes[][2] = {{768, 768}, {3072, 768}, {768, 3072}, {384, 384}};
     static const int ns[] = {1, 16, 48, 128, 512};
     printf("GFLOP/s, one thread (rows x cols = W's shape, n input rows); CPU: %s", bert_cpu_isa_name(isa));
