@@ -201,7 +201,7 @@ typedef struct {
 
 /* One layer's activations within plan.layer. */
 typedef struct {
-    treal *q, *k, *v, *ctx, *xhat1, *rstd1, *h1, *f1, *act, *xhat2, *rstd2, *probs;
+    treal *q, *k, *v, *ctx, *xhat1, *rstd1, *h1, *f1, *act, *xhat2, *rstd2;
     uint8_t *keep1, *keep2, *akeep;
 } layer_acts;
 
@@ -211,8 +211,8 @@ static layer_acts layer_at(const plan *p, int l)
     treal *at = p->layer + (size_t)l * p->layer_floats;
     a.q = at; a.k = a.q + p->TH; a.v = a.k + p->TH; a.ctx = a.v + p->TH;
     a.xhat1 = a.ctx + p->TH; a.h1 = a.xhat1 + p->TH; a.xhat2 = a.h1 + p->TH;
-    a.f1 = a.xhat2 + p->TH; a.act = a.f1 + p->TF; a.probs = a.act + p->TF;
-    a.rstd1 = a.probs + p->probs; a.rstd2 = a.rstd1 + p->T;
+    a.f1 = a.xhat2 + p->TH; a.act = a.f1 + p->TF;
+    a.rstd1 = a.act + p->TF; a.rstd2 = a.rstd1 + p->T;
     uint8_t *k = p->layer_keep + (size_t)l * p->layer_bytes;
     a.keep1 = k; a.keep2 = k + p->TH; a.akeep = k + 2 * p->TH;
     return a;
@@ -234,7 +234,7 @@ static int plan_batch(tn_net *net, int n, int L, plan *p, char **err)
     p->TH = (size_t)p->T * c->H;
     p->TF = (size_t)p->T * c->FF;
     p->probs = (size_t)n * c->heads * L * L;
-    p->layer_floats = 7 * p->TH + 2 * p->TF + p->probs + 2 * (size_t)p->T;
+    p->layer_floats = 7 * p->TH + 2 * p->TF + 2 * (size_t)p->T;
     p->layer_bytes = 2 * p->TH + p->probs;
     tn_attention a = {&net->th, n, L, c->H, c->heads, NULL, 0, NULL, c->rel_buckets ? net->w : NULL, NULL};
     size_t attn = TN(tn_attention_scratch)(&a), head = TN(tn_head_floats)(c, n, L);
@@ -319,7 +319,7 @@ static int forward(tn_net *net, const bert_train_batch *b, const plan *p, int tr
         TN(tn_linear)(&net->th, a.q, x, W(net, LW(l, TN_Q_W)), W(net, LW(l, TN_Q_B)), T, H, H);
         TN(tn_linear)(&net->th, a.k, x, W(net, LW(l, TN_K_W)), W(net, LW(l, TN_K_B)), T, H, H);
         TN(tn_linear)(&net->th, a.v, x, W(net, LW(l, TN_V_W)), W(net, LW(l, TN_V_B)), T, H, H);
-        TN(tn_attention_forward)(&att, a.ctx, a.q, a.k, a.v, a.probs, pa > 0 ? a.akeep : NULL, p->attn);
+        TN(tn_attention_forward)(&att, a.ctx, a.q, a.k, a.v, pa > 0 ? a.akeep : NULL, p->attn);
         TN(tn_linear)(&net->th, p->tmp, a.ctx, W(net, LW(l, TN_O_W)), W(net, LW(l, TN_O_B)), T, H, H);
         /* BERT drops the attention output before its residual; DistilBERT does not. */
         if (ph > 0 && !distil) TN(tn_dropout)(&net->rng, p->tmp, a.keep1, p->TH, ph);
@@ -374,8 +374,7 @@ static int backward(tn_net *net, const bert_train_batch *b, const plan *p, bert_
         if (ph > 0 && !distil) TN(tn_dropout_back)(p->da, a.keep1, p->TH, ph);
         TN(tn_linear_back)(th, p->da, a.ctx, W(net, LW(l, TN_O_W)), G(net, LW(l, TN_O_W)), G(net, LW(l, TN_O_B)),
                            p->dctx, 0, T, H, H);
-        TN(tn_attention_back)(&att, p->dq, p->dk, p->dv, p->dctx, a.q, a.k, a.v, a.probs, pa > 0 ? a.akeep : NULL,
-                              p->attn);
+        TN(tn_attention_back)(&att, p->dq, p->dk, p->dv, p->dctx, a.q, a.k, a.v, pa > 0 ? a.akeep : NULL, p->attn);
         TN(tn_linear_back)(th, p->dq, x, W(net, LW(l, TN_Q_W)), G(net, LW(l, TN_Q_W)), G(net, LW(l, TN_Q_B)), p->dx, 1,
                            T, H, H);
         /* The key bias gets no gradient: it adds q . b_k to every score of a

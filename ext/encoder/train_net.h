@@ -146,7 +146,8 @@ void TN(tn_dropout_back)(treal *dx, const uint8_t *keep, size_t n, float p);
 
 /* Self-attention of n sequences of L positions padded, lengths[i] keys
  * each: ctx = dropout(softmax(q k^T / sqrt(dh) + mask)) v, per head.
- * probs [n x heads x L x L] and keep (or NULL without dropout) are kept. */
+ * keep (the dropout draws, or NULL without dropout) is kept; the
+ * probabilities are not: the backward computes them again from q and k. */
 typedef struct {
     const tn_threads *th;
     int n, L, H, heads;
@@ -159,12 +160,11 @@ typedef struct {
 
 /* scratch: tn_attention_scratch floats, for this and the backward. */
 void TN(tn_attention_forward)(const tn_attention *a, treal *ctx, const treal *q, const treal *k, const treal *v,
-                              treal *probs, uint8_t *keep, treal *scratch);
+                              uint8_t *keep, treal *scratch);
 /* dq, dk, dv (overwritten) from dctx. */
 size_t TN(tn_attention_scratch)(const tn_attention *a);
 void TN(tn_attention_back)(const tn_attention *a, treal *dq, treal *dk, treal *dv, const treal *dctx,
-                           const treal *q, const treal *k, const treal *v, const treal *probs, const uint8_t *keep,
-                           treal *scratch);
+                           const treal *q, const treal *k, const treal *v, const uint8_t *keep, treal *scratch);
 
 /* The head and its loss on the last hidden state hidden [n*L x H]:
  * *loss, and dhidden (overwritten, scale x d loss / d hidden) and the head's
