@@ -328,7 +328,6 @@ typedef struct {
     const tn_attention *a;
     treal *ctx, *dq, *dk, *dv, *scratch;
     const treal *q, *k, *v, *dctx;
-    const uint8_t *keep;
     size_t scratch_each;
 } attention_job;
 
@@ -368,6 +367,25 @@ static void attention_probs(const tn_attention *a, const treal *q, const treal *
     }
 }
 
+/* D = the attention dropout of item it's probabilities P (over the first
+ * `keys` columns, all that the products read).  The draws are not kept:
+ * each item draws from a stream of its own, seeded from the layer's seed
+ * and the item, so the backward draws them again, and the items' draws
+ * share out over the threads in any order with the same result. */
+static void attention_dropout(const tn_attention *a, int it, int keys, const treal *P, treal *D)
+{
+    const int L = a->L;
+    const uint64_t below = (uint64_t)((double)a->p * 18446744073709551616.0);
+    const treal kept = (treal)(1.0 / (1.0 - (double)a->p));
+    tn_rng r;
+    TN(tn_rng_seed)(&r, a->seed ^ (0x9E3779B97F4A7C15ULL * (uint64_t)(it + 1)));
+    for (int i = 0; i < L; i++)
+        for (int c = 0; c < keys; c++) {
+            size_t e = (size_t)i * L + c;
+            D[e] = TN(tn_rng_next)(&r) >= below ? P[e] * kept : 0;
+        }
+}
+
 static void attention_forward_chunk(void *p, int chunk, int chunks)
 {
     const attention_job *j = p;
@@ -380,10 +398,8 @@ static void attention_forward_chunk(void *p, int chunk, int chunks)
         size_t row0 = (size_t)s * L * H + (size_t)h * dh;
         attention_probs(a, j->q, j->k, it, bucket, P);
         const treal *use = P;
-        if (j->keep) {
-            const uint8_t *keep = j->keep + (size_t)it * L * L;
-            const treal kept = (treal)(1.0 / (1.0 - (double)a->p));
-            for (size_t e = 0; e < (size_t)L * L; e++) D[e] = keep[e] ? P[e] * kept : 0;
+        if (a->p > 0) {
+            attention_dropout(a, it, keys, P, D);
             use = D;
         }
         TGEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, dh, keys, 1, use, L, j->v + row0, H, 0, j->ctx + row0, H);
@@ -407,17 +423,10 @@ static int attention_chunks(const tn_attention *a)
 }
 
 void TN(tn_attention_forward)(const tn_attention *a, treal *ctx, const treal *q, const treal *k, const treal *v,
-                              uint8_t *keep, treal *scratch)
+                              treal *scratch)
 {
-    const size_t LL = (size_t)a->L * a->L, all = (size_t)a->n * a->heads * LL;
-    /* The dropout draws come first, in one order, so that they do not
-     * depend on how the items are shared out. */
-    if (keep) {
-        const uint64_t below = (uint64_t)((double)a->p * 18446744073709551616.0);
-        for (size_t e = 0; e < all; e++) keep[e] = TN(tn_rng_next)(a->rng) >= below;
-    }
     int threads = attention_threads(a), chunks = attention_chunks(a);
-    attention_job j = {a, ctx, NULL, NULL, NULL, scratch, q, k, v, NULL, keep, chunk_floats(a)};
+    attention_job j = {a, ctx, NULL, NULL, NULL, scratch, q, k, v, NULL, chunk_floats(a)};
     if (chunks < 2) attention_forward_chunk(&j, 0, 1);
     else bert_workers_run(a->th->workers, threads, chunks, attention_forward_chunk, &j);
 }
@@ -442,11 +451,11 @@ static void attention_back_chunk(void *p, int chunk, int chunks)
         size_t row0 = (size_t)s * L * H + (size_t)h * dh;
         attention_probs(a, j->q, j->k, it, bucket, Pw);
         const treal *P = Pw;
-        const uint8_t *keep = j->keep ? j->keep + (size_t)it * L * L : NULL;
-        const treal kept = keep ? (treal)(1.0 / (1.0 - (double)a->p)) : 1;
+        const int dropped = a->p > 0;
+        const treal kept = dropped ? (treal)(1.0 / (1.0 - (double)a->p)) : 1;
         const treal *use = P;
-        if (keep) {
-            for (size_t e = 0; e < (size_t)L * L; e++) D[e] = keep[e] ? P[e] * kept : 0;
+        if (dropped) {
+            attention_dropout(a, it, keys, P, D);
             use = D;
         }
         /* dV = P'^T dctx over the attended keys; the masked keys' rows get nothing. */
@@ -458,8 +467,12 @@ static void attention_back_chunk(void *p, int chunk, int chunks)
         for (int i = 0; i < L; i++) {
             treal *d = dP + (size_t)i * L;
             const treal *pi = P + (size_t)i * L;
-            if (keep)
-                for (int c = 0; c < keys; c++) d[c] = keep[(size_t)i * L + c] ? d[c] * kept : 0;
+            /* A kept probability's D is not 0; where D is 0 and P is not,
+             * the draw dropped it, and where P is 0 dP does not matter. */
+            if (dropped) {
+                const treal *di = D + (size_t)i * L;
+                for (int c = 0; c < keys; c++) d[c] = di[c] != 0 ? d[c] * kept : 0;
+            }
             double dot = 0;
             for (int c = 0; c < keys; c++) dot += (double)pi[c] * d[c];
             for (int c = 0; c < keys; c++) d[c] = pi[c] * (d[c] - (treal)dot);
@@ -474,10 +487,10 @@ static void attention_back_chunk(void *p, int chunk, int chunks)
 }
 
 void TN(tn_attention_back)(const tn_attention *a, treal *dq, treal *dk, treal *dv, const treal *dctx,
-                           const treal *q, const treal *k, const treal *v, const uint8_t *keep, treal *scratch)
+                           const treal *q, const treal *k, const treal *v, treal *scratch)
 {
     int threads = attention_threads(a), chunks = attention_chunks(a);
-    attention_job j = {a, NULL, dq, dk, dv, scratch, q, k, v, dctx, keep, chunk_floats(a)};
+    attention_job j = {a, NULL, dq, dk, dv, scratch, q, k, v, dctx, chunk_floats(a)};
     if (chunks < 2) attention_back_chunk(&j, 0, 1);
     else bert_workers_run(a->th->workers, threads, chunks, attention_back_chunk, &j);
     /* Each chunk summed its own share of the bias gradient. */
