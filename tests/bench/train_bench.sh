@@ -12,6 +12,7 @@
 #   BENCH_TRAIN_THREADS  thread counts (default "1 N", N the machine's cores)
 #   BENCH_TRAIN_STEPS    timed steps after the warm-up step (default 3)
 #   BENCH_TRAIN_ROUNDS   times each pair runs, ours and PyTorch alternating (default 1)
+#   BENCH_TRAIN_OUT      where the raw lines, the log and the table go (default build/bench)
 #
 # Each measurement is a process of its own, so that its peak resident set
 # (ru_maxrss) is its own; ours and PyTorch alternate, so that a busy
@@ -24,6 +25,7 @@ set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 out=build/bench
+res=${BENCH_TRAIN_OUT:-$out}
 cores=$(nproc)
 models=${BENCH_TRAIN_MODELS:-minilm bert-base}
 shapes=${BENCH_TRAIN_SHAPES:-16x128 8x512}
@@ -36,8 +38,9 @@ bench=${BENCH_TRAIN_PROGRAM:-build/bench_train}
 
 [ -x "$bench" ] || { echo "train_bench.sh: no $bench: run make bench-train" >&2; exit 1; }
 mkdir -p "$out/models"
-raw=$out/train_raw.txt
-log=$out/train_log.txt
+mkdir -p "$res"
+raw=$res/train_raw.txt
+log=$res/train_log.txt
 : > "$raw"
 : > "$log"
 
@@ -74,8 +77,8 @@ run() {   # ENGINE MODEL BATCH LENGTH THREADS
     else
         set -- "$python" tests/bench/torch_train_bench.py "$out/models/$m" "$m" "$n" "$len" "$t" "$steps"
     fi
-    if OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t "$@" > "$out/train_step.txt" 2>> "$log"; then
-        cat "$out/train_step.txt" | tee -a "$raw"
+    if OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t "$@" > "$res/train_step.txt" 2>> "$log"; then
+        cat "$res/train_step.txt" | tee -a "$raw"
     else
         echo "train_bench.sh: $engine $m ${n}x$len threads $t failed; see $log" >&2
     fi
@@ -103,10 +106,11 @@ cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1)
 isa=AVX2
 grep -q avx512f /proc/cpuinfo 2>/dev/null && isa=AVX-512
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-$python - "$raw" "$cpu" "$isa" "$cores" "$load" <<'EOF' | tee "$out/train_results.txt"
+coretype=${OPENBLAS_CORETYPE:-"chosen by OpenBLAS"}
+$python - "$raw" "$cpu" "$isa" "$cores" "$load" "$coretype" <<'EOF' | tee "$res/train_results.txt"
 import sys
 from collections import defaultdict
-raw, cpu, isa, cores, load = sys.argv[1:]
+raw, cpu, isa, cores, load, coretype = sys.argv[1:]
 runs = defaultdict(lambda: defaultdict(list))
 for line in open(raw):
     if not line.startswith("RESULT "):
@@ -114,7 +118,8 @@ for line in open(raw):
     f = dict(kv.split("=", 1) for kv in line.split()[1:])
     key = (f["label"], int(f["batch"]), int(f["length"]), int(f["threads"]))
     runs[key][f["engine"]].append((float(f["examples_per_s"]), float(f["maxrss_mb"])))
-print(f"Fine-tuning, float32, sequence classification: {cpu} ({isa}), {cores} cores, load average {load}")
+print(f"Fine-tuning, float32, sequence classification: {cpu} ({isa}), {cores} cores, load average {load}, "
+      f"OpenBLAS kernels: {coretype}")
 print("examples/s: the best round of each; peak memory: ru_maxrss of the process (MB)")
 head = f"{'model':<10} {'batch':>5} {'len':>4} {'thr':>3} | {'ours ex/s':>9} {'torch ex/s':>10} {'ratio':>6} | {'ours MB':>8} {'torch MB':>8} {'ratio':>6}"
 print(head)
