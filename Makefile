@@ -4,6 +4,7 @@
 #   make demo       run sql/demo.sql in the sqlite3 shell
 #   make test       run the test suite (ends with "N passed, 0 failed, M skipped")
 #   make bench      speed measurements (installs its peers, not part of test)
+#   make bench-train  fine-tuning examples/s and peak memory beside PyTorch
 #   make bench-kernels  GFLOP/s of the float32, bfloat16 and int8 projection
 #                   kernels on bert-base and MiniLM shapes, one thread
 #   make static     build libsqlite_bert.a, to link into an application
@@ -121,7 +122,7 @@ define compile
 	    "$$(awk -v t0=$$t0 -v t1=$$(date +%s%N) 'BEGIN { printf "%.1f s", (t1 - t0) / 1e9 }')"
 endef
 
-.PHONY: all static test examples layers demo bench bench-tokenizer bench-kernels bench-vec install uninstall clean deps build-deps sqlite-vec test-dqlite test-arm64
+.PHONY: all static test examples layers demo bench bench-train bench-tokenizer bench-kernels bench-vec install uninstall clean deps build-deps sqlite-vec test-dqlite test-arm64
 .PHONY: python-package node-package test-packages
 all: $(EXT_LIB)
 
@@ -217,6 +218,13 @@ $(BUILD)/bench_kernels: tests/bench/bench_kernels.c tests/bench/bench_clock.h li
 # Pinned to one core, with OpenBLAS's own choice of kernels for this CPU.
 bench-kernels: $(BUILD)/bench_kernels
 	env -u OPENBLAS_CORETYPE taskset -c 1 $(BUILD)/bench_kernels
+
+# Fine-tuning beside PyTorch (tests/bench/train_bench.sh; not part of test).
+$(BUILD)/bench_train: tests/bench/bench_train.c tests/bench/bench_clock.h libsqlite_bert.a | build-deps
+	$(CC) $(CFLAGS_ALL) $(RELEASE) -DSQLITE_CORE -o $@ tests/bench/bench_train.c libsqlite_bert.a -lsqlite3 $(LIBS) $(LDFLAGS)
+
+bench-train: $(BUILD)/bench_train
+	sh tests/bench/train_bench.sh
 
 bench: bert.so $(BUILD)/bench_tokenizer vec0.so
 	sh tests/bench/run.sh

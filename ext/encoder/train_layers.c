@@ -6,6 +6,8 @@
  * finite-difference tests.
  */
 #include "train_net.h"
+#include "../kernels/cpu.h"
+#include "../kernels/fast_math.h"
 
 #include <assert.h>
 #include <cblas.h>
@@ -157,6 +159,28 @@ static void activate_back_span(treal *dx, const treal *dy, const treal *x, size_
     }
 }
 
+#ifndef BERT_TRAIN_DOUBLE
+/* GELU forward and backward in float as vector loops (fast_math.h's erf
+ * within 5e-7 and e^x within 2 ulp, which the compiler vectorizes where
+ * libm's erff and expf stay one call an element): libm's erff alone was a
+ * twelfth of a MiniLM step on one thread. */
+BERT_INLINE void gelu_forward_body(float *y, const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) y[i] = 0.5f * x[i] * (1.0f + erf_rational(x[i] * (float)SQRT1_2));
+}
+BERT_MULTIVERSION(gelu_forward, (float *y, const float *x, size_t n), (y, x, n))
+
+BERT_INLINE void gelu_back_body(float *dx, const float *dy, const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        float d = 0.5f * (1.0f + erf_rational(v * (float)SQRT1_2)) + v * exp_poly(-0.5f * v * v) * (float)INV_SQRT_2PI;
+        dx[i] = dy[i] * d;
+    }
+}
+BERT_MULTIVERSION(gelu_back, (float *dx, const float *dy, const float *x, size_t n), (dx, dy, x, n))
+#endif
+
 /* The activations share out over the threads: with erf, GELU forward and
  * backward took a sixth of a MiniLM step on one thread. */
 typedef struct {
@@ -170,6 +194,14 @@ static void activate_chunk(void *p, int chunk, int chunks)
 {
     const activate_job *j = p;
     size_t e0 = j->n * (size_t)chunk / (size_t)chunks, e1 = j->n * (size_t)(chunk + 1) / (size_t)chunks;
+#ifndef BERT_TRAIN_DOUBLE
+    if (j->act == BERT_ACT_GELU) {
+        const bert_isa isa = bert_cpu_isa();
+        if (j->dy) gelu_back(isa, j->out + e0, j->dy + e0, j->x + e0, e1 - e0);
+        else gelu_forward(isa, j->out + e0, j->x + e0, e1 - e0);
+        return;
+    }
+#endif
     if (j->dy) activate_back_span(j->out + e0, j->dy + e0, j->x + e0, e1 - e0, j->act);
     else activate_span(j->out + e0, j->x + e0, e1 - e0, j->act);
 }
@@ -273,18 +305,19 @@ static int mpnet_bucket(int relative)
     return ret + (large < half - 1 ? large : half - 1);
 }
 
-/* A chunk's scratch: two L x L blocks, then (MPNet) the bucket of every
+/* A chunk's scratch: three L x L blocks (the probabilities, recomputed in
+ * the backward rather than kept per layer, and two more), then (MPNet) the bucket of every
  * distance j - i from -(L - 1), and the chunk's sums of the bias gradient. */
 static size_t chunk_floats(const tn_attention *a)
 {
-    size_t f = 2 * (size_t)a->L * a->L;
+    size_t f = 3 * (size_t)a->L * a->L;
     if (a->rel) f += 2 * (size_t)a->L + (size_t)BERT_MPNET_BUCKETS * a->heads;
     return f;
 }
 
 static const treal *buckets_at(const tn_attention *a, treal *chunk_scratch)
 {
-    treal *b = chunk_scratch + 2 * (size_t)a->L * a->L;
+    treal *b = chunk_scratch + 3 * (size_t)a->L * a->L;
     for (int d = -(a->L - 1); d <= a->L - 1; d++) b[d + a->L - 1] = (treal)mpnet_bucket(d);
     return b + a->L - 1;   /* indexed by j - i */
 }
@@ -294,9 +327,7 @@ static const treal *buckets_at(const tn_attention *a, treal *chunk_scratch)
 typedef struct {
     const tn_attention *a;
     treal *ctx, *dq, *dk, *dv, *scratch;
-    treal *probs_out;        /* the forward's softmax, kept */
-    const treal *q, *k, *v, *dctx, *probs;
-    const uint8_t *keep;
+    const treal *q, *k, *v, *dctx;
     size_t scratch_each;
 } attention_job;
 
@@ -306,40 +337,69 @@ static int item_at(int items, int c, int chunks)
     return (int)((long long)items * c / chunks);
 }
 
+/* Item it's probabilities P [L x L] = softmax(q k^T / sqrt(dh) + bias +
+ * mask), the masked columns 0.  The forward computes them and the backward
+ * computes them again from the kept queries and keys (the same calls on the
+ * same values: the same bits), instead of keeping n x heads x L x L floats
+ * a layer, 1.2 GB for bert-base at 8 x 512. */
+static void attention_probs(const tn_attention *a, const treal *q, const treal *k, int it, const treal *bucket,
+                            treal *P)
+{
+    const int L = a->L, H = a->H, dh = H / a->heads;
+    const treal scale = (treal)(1.0 / sqrt((double)dh));
+    int s = it / a->heads, h = it % a->heads, keys = a->lengths[s];
+    size_t row0 = (size_t)s * L * H + (size_t)h * dh;
+    /* Scores against the first `keys` positions only: the mask's large
+     * negative makes the others' probabilities exactly 0 in float. */
+    TGEMM(CblasRowMajor, CblasNoTrans, CblasTrans, L, keys, dh, scale, q + row0, H, k + row0, H, 0, P, L);
+    if (bucket) {
+        for (int i = 0; i < L; i++)
+            for (int c = 0; c < keys; c++) P[(size_t)i * L + c] += a->rel[(size_t)bucket[c - i] * a->heads + h];
+    }
+    for (int i = 0; i < L; i++) {
+        treal *r = P + (size_t)i * L, max = r[0];
+        for (int c = 1; c < keys; c++) max = r[c] > max ? r[c] : max;
+        double sum = 0;
+        for (int c = 0; c < keys; c++) sum += r[c] = exp(r[c] - max);
+        treal inv = (treal)(1.0 / sum);
+        for (int c = 0; c < keys; c++) r[c] *= inv;
+        for (int c = keys; c < L; c++) r[c] = 0;
+    }
+}
+
+/* D = the attention dropout of item it's probabilities P (over the first
+ * `keys` columns, all that the products read).  The draws are not kept:
+ * each item draws from a stream of its own, seeded from the layer's seed
+ * and the item, so the backward draws them again, and the items' draws
+ * share out over the threads in any order with the same result. */
+static void attention_dropout(const tn_attention *a, int it, int keys, const treal *P, treal *D)
+{
+    const int L = a->L;
+    const uint64_t below = (uint64_t)((double)a->p * 18446744073709551616.0);
+    const treal kept = (treal)(1.0 / (1.0 - (double)a->p));
+    tn_rng r;
+    TN(tn_rng_seed)(&r, a->seed ^ (0x9E3779B97F4A7C15ULL * (uint64_t)(it + 1)));
+    for (int i = 0; i < L; i++)
+        for (int c = 0; c < keys; c++) {
+            size_t e = (size_t)i * L + c;
+            D[e] = TN(tn_rng_next)(&r) >= below ? P[e] * kept : 0;
+        }
+}
+
 static void attention_forward_chunk(void *p, int chunk, int chunks)
 {
     const attention_job *j = p;
     const tn_attention *a = j->a;
     const int L = a->L, H = a->H, dh = H / a->heads, items = a->n * a->heads;
-    const treal scale = (treal)(1.0 / sqrt((double)dh));
-    const treal *bucket = a->rel ? buckets_at(a, j->scratch + (size_t)chunk * j->scratch_each) : NULL;
+    treal *P = j->scratch + (size_t)chunk * j->scratch_each, *D = P + (size_t)L * L;
+    const treal *bucket = a->rel ? buckets_at(a, P) : NULL;
     for (int it = item_at(items, chunk, chunks); it < item_at(items, chunk + 1, chunks); it++) {
         int s = it / a->heads, h = it % a->heads, keys = a->lengths[s];
         size_t row0 = (size_t)s * L * H + (size_t)h * dh;
-        treal *P = j->probs_out + (size_t)it * L * L;
-        /* Scores against the first `keys` positions only: the mask's large
-         * negative makes the others' probabilities exactly 0 in float. */
-        TGEMM(CblasRowMajor, CblasNoTrans, CblasTrans, L, keys, dh, scale, j->q + row0, H, j->k + row0, H, 0, P, L);
-        if (bucket) {
-            for (int i = 0; i < L; i++)
-                for (int c = 0; c < keys; c++) P[(size_t)i * L + c] += a->rel[(size_t)bucket[c - i] * a->heads + h];
-        }
-        for (int i = 0; i < L; i++) {
-            treal *r = P + (size_t)i * L, max = r[0];
-            for (int c = 1; c < keys; c++) max = r[c] > max ? r[c] : max;
-            double sum = 0;
-            for (int c = 0; c < keys; c++) sum += r[c] = exp(r[c] - max);
-            treal inv = (treal)(1.0 / sum);
-            for (int c = 0; c < keys; c++) r[c] *= inv;
-            for (int c = keys; c < L; c++) r[c] = 0;
-        }
+        attention_probs(a, j->q, j->k, it, bucket, P);
         const treal *use = P;
-        if (j->keep) {
-            /* The dropped probabilities go to scratch; P keeps the softmax. */
-            treal *D = j->scratch + (size_t)chunk * j->scratch_each;
-            const uint8_t *keep = j->keep + (size_t)it * L * L;
-            const treal kept = (treal)(1.0 / (1.0 - (double)a->p));
-            for (size_t e = 0; e < (size_t)L * L; e++) D[e] = keep[e] ? P[e] * kept : 0;
+        if (a->p > 0) {
+            attention_dropout(a, it, keys, P, D);
             use = D;
         }
         TGEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, dh, keys, 1, use, L, j->v + row0, H, 0, j->ctx + row0, H);
@@ -363,17 +423,10 @@ static int attention_chunks(const tn_attention *a)
 }
 
 void TN(tn_attention_forward)(const tn_attention *a, treal *ctx, const treal *q, const treal *k, const treal *v,
-                              treal *probs, uint8_t *keep, treal *scratch)
+                              treal *scratch)
 {
-    const size_t LL = (size_t)a->L * a->L, all = (size_t)a->n * a->heads * LL;
-    /* The dropout draws come first, in one order, so that they do not
-     * depend on how the items are shared out. */
-    if (keep) {
-        const uint64_t below = (uint64_t)((double)a->p * 18446744073709551616.0);
-        for (size_t e = 0; e < all; e++) keep[e] = TN(tn_rng_next)(a->rng) >= below;
-    }
     int threads = attention_threads(a), chunks = attention_chunks(a);
-    attention_job j = {a, ctx, NULL, NULL, NULL, scratch, probs, q, k, v, NULL, probs, keep, chunk_floats(a)};
+    attention_job j = {a, ctx, NULL, NULL, NULL, scratch, q, k, v, NULL, chunk_floats(a)};
     if (chunks < 2) attention_forward_chunk(&j, 0, 1);
     else bert_workers_run(a->th->workers, threads, chunks, attention_forward_chunk, &j);
 }
@@ -389,19 +442,20 @@ static void attention_back_chunk(void *p, int chunk, int chunks)
     const tn_attention *a = j->a;
     const int L = a->L, H = a->H, dh = H / a->heads, items = a->n * a->heads;
     const treal scale = (treal)(1.0 / sqrt((double)dh));
-    treal *dP = j->scratch + (size_t)chunk * j->scratch_each, *D = dP + (size_t)L * L;
-    const treal *bucket = a->rel ? buckets_at(a, dP) : NULL;
-    treal *drel = a->rel ? dP + 2 * (size_t)L * L + 2 * (size_t)L : NULL;
+    treal *Pw = j->scratch + (size_t)chunk * j->scratch_each, *dP = Pw + (size_t)L * L, *D = dP + (size_t)L * L;
+    const treal *bucket = a->rel ? buckets_at(a, Pw) : NULL;
+    treal *drel = a->rel ? Pw + 3 * (size_t)L * L + 2 * (size_t)L : NULL;
     if (drel) memset(drel, 0, (size_t)BERT_MPNET_BUCKETS * a->heads * sizeof *drel);
     for (int it = item_at(items, chunk, chunks); it < item_at(items, chunk + 1, chunks); it++) {
         int s = it / a->heads, h = it % a->heads, keys = a->lengths[s];
         size_t row0 = (size_t)s * L * H + (size_t)h * dh;
-        const treal *P = j->probs + (size_t)it * L * L;
-        const uint8_t *keep = j->keep ? j->keep + (size_t)it * L * L : NULL;
-        const treal kept = keep ? (treal)(1.0 / (1.0 - (double)a->p)) : 1;
+        attention_probs(a, j->q, j->k, it, bucket, Pw);
+        const treal *P = Pw;
+        const int dropped = a->p > 0;
+        const treal kept = dropped ? (treal)(1.0 / (1.0 - (double)a->p)) : 1;
         const treal *use = P;
-        if (keep) {
-            for (size_t e = 0; e < (size_t)L * L; e++) D[e] = keep[e] ? P[e] * kept : 0;
+        if (dropped) {
+            attention_dropout(a, it, keys, P, D);
             use = D;
         }
         /* dV = P'^T dctx over the attended keys; the masked keys' rows get nothing. */
@@ -413,8 +467,12 @@ static void attention_back_chunk(void *p, int chunk, int chunks)
         for (int i = 0; i < L; i++) {
             treal *d = dP + (size_t)i * L;
             const treal *pi = P + (size_t)i * L;
-            if (keep)
-                for (int c = 0; c < keys; c++) d[c] = keep[(size_t)i * L + c] ? d[c] * kept : 0;
+            /* A kept probability's D is not 0; where D is 0 and P is not,
+             * the draw dropped it, and where P is 0 dP does not matter. */
+            if (dropped) {
+                const treal *di = D + (size_t)i * L;
+                for (int c = 0; c < keys; c++) d[c] = di[c] != 0 ? d[c] * kept : 0;
+            }
             double dot = 0;
             for (int c = 0; c < keys; c++) dot += (double)pi[c] * d[c];
             for (int c = 0; c < keys; c++) d[c] = pi[c] * (d[c] - (treal)dot);
@@ -429,16 +487,15 @@ static void attention_back_chunk(void *p, int chunk, int chunks)
 }
 
 void TN(tn_attention_back)(const tn_attention *a, treal *dq, treal *dk, treal *dv, const treal *dctx,
-                           const treal *q, const treal *k, const treal *v, const treal *probs, const uint8_t *keep,
-                           treal *scratch)
+                           const treal *q, const treal *k, const treal *v, treal *scratch)
 {
     int threads = attention_threads(a), chunks = attention_chunks(a);
-    attention_job j = {a, NULL, dq, dk, dv, scratch, NULL, q, k, v, dctx, probs, keep, chunk_floats(a)};
+    attention_job j = {a, NULL, dq, dk, dv, scratch, q, k, v, dctx, chunk_floats(a)};
     if (chunks < 2) attention_back_chunk(&j, 0, 1);
     else bert_workers_run(a->th->workers, threads, chunks, attention_back_chunk, &j);
     /* Each chunk summed its own share of the bias gradient. */
     for (int c = 0; a->rel && a->drel && c < chunks; c++) {
-        const treal *part = scratch + (size_t)c * j.scratch_each + 2 * (size_t)a->L * a->L + 2 * (size_t)a->L;
+        const treal *part = scratch + (size_t)c * j.scratch_each + 3 * (size_t)a->L * a->L + 2 * (size_t)a->L;
         for (int e = 0; e < BERT_MPNET_BUCKETS * a->heads; e++) a->drel[e] += part[e];
     }
 }

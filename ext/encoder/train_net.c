@@ -70,6 +70,7 @@ struct tn_net {
     treal *work;          /* the batch's activations and gradients, grown to the largest */
     size_t work_floats;
     uint8_t *keep;        /* the batch's dropout draws */
+    uint64_t *att_seed;   /* each layer's attention dropout stream of the batch */
     size_t keep_bytes;
 };
 
@@ -85,6 +86,11 @@ tn_net *TN(tn_net_new)(const tn_config *cfg, const tn_tensor *t, treal *w, treal
     n->th.workers = workers;
     n->th.threads = workers && threads > 1 ? threads : 1;
     TN(tn_rng_seed)(&n->rng, seed);
+    n->att_seed = calloc((size_t)(cfg->layers > 0 ? cfg->layers : 1), sizeof *n->att_seed);
+    if (!n->att_seed) {
+        free(n);
+        return NULL;
+    }
     return n;
 }
 
@@ -93,6 +99,7 @@ void TN(tn_net_free)(tn_net *n)
     if (!n) return;
     free(n->work);
     free(n->keep);
+    free(n->att_seed);
     free(n);
 }
 
@@ -188,7 +195,7 @@ static int check_batch(const tn_config *c, const bert_train_batch *b, int target
 /* Where one batch's activations lie in the work block. */
 typedef struct {
     int n, L, T;
-    size_t TH, TF, probs;
+    size_t TH, TF;
     treal *emb_xhat, *emb_rstd;
     treal *X;               /* layers + 1 hidden states [T x H] */
     treal *layer;           /* per layer: layer_floats */
@@ -201,8 +208,8 @@ typedef struct {
 
 /* One layer's activations within plan.layer. */
 typedef struct {
-    treal *q, *k, *v, *ctx, *xhat1, *rstd1, *h1, *f1, *act, *xhat2, *rstd2, *probs;
-    uint8_t *keep1, *keep2, *akeep;
+    treal *q, *k, *v, *ctx, *xhat1, *rstd1, *h1, *f1, *act, *xhat2, *rstd2;
+    uint8_t *keep1, *keep2;
 } layer_acts;
 
 static layer_acts layer_at(const plan *p, int l)
@@ -211,10 +218,10 @@ static layer_acts layer_at(const plan *p, int l)
     treal *at = p->layer + (size_t)l * p->layer_floats;
     a.q = at; a.k = a.q + p->TH; a.v = a.k + p->TH; a.ctx = a.v + p->TH;
     a.xhat1 = a.ctx + p->TH; a.h1 = a.xhat1 + p->TH; a.xhat2 = a.h1 + p->TH;
-    a.f1 = a.xhat2 + p->TH; a.act = a.f1 + p->TF; a.probs = a.act + p->TF;
-    a.rstd1 = a.probs + p->probs; a.rstd2 = a.rstd1 + p->T;
+    a.f1 = a.xhat2 + p->TH; a.act = a.f1 + p->TF;
+    a.rstd1 = a.act + p->TF; a.rstd2 = a.rstd1 + p->T;
     uint8_t *k = p->layer_keep + (size_t)l * p->layer_bytes;
-    a.keep1 = k; a.keep2 = k + p->TH; a.akeep = k + 2 * p->TH;
+    a.keep1 = k; a.keep2 = k + p->TH;
     return a;
 }
 
@@ -233,10 +240,9 @@ static int plan_batch(tn_net *net, int n, int L, plan *p, char **err)
     p->n = n; p->L = L; p->T = n * L;
     p->TH = (size_t)p->T * c->H;
     p->TF = (size_t)p->T * c->FF;
-    p->probs = (size_t)n * c->heads * L * L;
-    p->layer_floats = 7 * p->TH + 2 * p->TF + p->probs + 2 * (size_t)p->T;
-    p->layer_bytes = 2 * p->TH + p->probs;
-    tn_attention a = {&net->th, n, L, c->H, c->heads, NULL, 0, NULL, c->rel_buckets ? net->w : NULL, NULL};
+    p->layer_floats = 7 * p->TH + 2 * p->TF + 2 * (size_t)p->T;
+    p->layer_bytes = 2 * p->TH;
+    tn_attention a = {&net->th, n, L, c->H, c->heads, NULL, 0, 0, c->rel_buckets ? net->w : NULL, NULL};
     size_t attn = TN(tn_attention_scratch)(&a), head = TN(tn_head_floats)(c, n, L);
     size_t floats = p->TH + p->T + (size_t)(c->layers + 1) * p->TH + (size_t)c->layers * p->layer_floats +
                     8 * p->TH + p->TF + attn + head;
@@ -309,8 +315,7 @@ static int forward(tn_net *net, const bert_train_batch *b, const plan *p, int tr
     if (ph > 0) TN(tn_dropout)(&net->rng, p->X, p->emb_keep, p->TH, ph);
 
     const int rel = TN_REL(c->layers);
-    tn_attention att = {&net->th, p->n, L, H, c->heads, b->lengths, pa, &net->rng,
-                        c->rel_buckets ? W(net, rel) : NULL, NULL};
+    tn_attention att = {&net->th, p->n, L, H, c->heads, b->lengths, pa, 0, c->rel_buckets ? W(net, rel) : NULL, NULL};
     for (int l = 0; l < c->layers; l++) {
         if (interrupted && interrupted(ctx)) return 1;
         layer_acts a = layer_at(p, l);
@@ -319,7 +324,8 @@ static int forward(tn_net *net, const bert_train_batch *b, const plan *p, int tr
         TN(tn_linear)(&net->th, a.q, x, W(net, LW(l, TN_Q_W)), W(net, LW(l, TN_Q_B)), T, H, H);
         TN(tn_linear)(&net->th, a.k, x, W(net, LW(l, TN_K_W)), W(net, LW(l, TN_K_B)), T, H, H);
         TN(tn_linear)(&net->th, a.v, x, W(net, LW(l, TN_V_W)), W(net, LW(l, TN_V_B)), T, H, H);
-        TN(tn_attention_forward)(&att, a.ctx, a.q, a.k, a.v, a.probs, pa > 0 ? a.akeep : NULL, p->attn);
+        if (pa > 0) att.seed = net->att_seed[l] = TN(tn_rng_next)(&net->rng);
+        TN(tn_attention_forward)(&att, a.ctx, a.q, a.k, a.v, p->attn);
         TN(tn_linear)(&net->th, p->tmp, a.ctx, W(net, LW(l, TN_O_W)), W(net, LW(l, TN_O_B)), T, H, H);
         /* BERT drops the attention output before its residual; DistilBERT does not. */
         if (ph > 0 && !distil) TN(tn_dropout)(&net->rng, p->tmp, a.keep1, p->TH, ph);
@@ -345,8 +351,8 @@ static int backward(tn_net *net, const bert_train_batch *b, const plan *p, bert_
     const float ph = c->p_hidden, pa = c->p_attention;
     const tn_threads *th = &net->th;
     const int rel = TN_REL(c->layers);
-    tn_attention att = {&net->th, p->n, L, H, c->heads, b->lengths, pa, &net->rng,
-                        c->rel_buckets ? W(net, rel) : NULL, c->rel_buckets ? G(net, rel) : NULL};
+    tn_attention att = {&net->th, p->n, L, H, c->heads, b->lengths, pa, 0, c->rel_buckets ? W(net, rel) : NULL,
+                        c->rel_buckets ? G(net, rel) : NULL};
     /* Under question answering without dropout before qa_outputs, the last
      * LayerNorm's bias shifts every position's start and end logits alike,
      * which the softmax over positions cancels: its gradient is exactly 0
@@ -374,8 +380,8 @@ static int backward(tn_net *net, const bert_train_batch *b, const plan *p, bert_
         if (ph > 0 && !distil) TN(tn_dropout_back)(p->da, a.keep1, p->TH, ph);
         TN(tn_linear_back)(th, p->da, a.ctx, W(net, LW(l, TN_O_W)), G(net, LW(l, TN_O_W)), G(net, LW(l, TN_O_B)),
                            p->dctx, 0, T, H, H);
-        TN(tn_attention_back)(&att, p->dq, p->dk, p->dv, p->dctx, a.q, a.k, a.v, a.probs, pa > 0 ? a.akeep : NULL,
-                              p->attn);
+        att.seed = net->att_seed[l];
+        TN(tn_attention_back)(&att, p->dq, p->dk, p->dv, p->dctx, a.q, a.k, a.v, p->attn);
         TN(tn_linear_back)(th, p->dq, x, W(net, LW(l, TN_Q_W)), G(net, LW(l, TN_Q_W)), G(net, LW(l, TN_Q_B)), p->dx, 1,
                            T, H, H);
         /* The key bias gets no gradient: it adds q . b_k to every score of a

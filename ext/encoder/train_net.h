@@ -146,25 +146,25 @@ void TN(tn_dropout_back)(treal *dx, const uint8_t *keep, size_t n, float p);
 
 /* Self-attention of n sequences of L positions padded, lengths[i] keys
  * each: ctx = dropout(softmax(q k^T / sqrt(dh) + mask)) v, per head.
- * probs [n x heads x L x L] and keep (or NULL without dropout) are kept. */
+ * Neither the probabilities nor the dropout draws are kept: the backward
+ * computes them again from q and k and from `seed`. */
 typedef struct {
     const tn_threads *th;
     int n, L, H, heads;
     const int *lengths;
     float p;              /* attention dropout */
-    tn_rng *rng;
+    uint64_t seed;        /* the layer's dropout draws: the same in the forward and the backward */
     const treal *rel;     /* MPNet: the relative position bias [buckets x heads] added to the scores, or NULL */
     treal *drel;          /* its gradient (accumulated), with rel */
 } tn_attention;
 
 /* scratch: tn_attention_scratch floats, for this and the backward. */
 void TN(tn_attention_forward)(const tn_attention *a, treal *ctx, const treal *q, const treal *k, const treal *v,
-                              treal *probs, uint8_t *keep, treal *scratch);
+                              treal *scratch);
 /* dq, dk, dv (overwritten) from dctx. */
 size_t TN(tn_attention_scratch)(const tn_attention *a);
 void TN(tn_attention_back)(const tn_attention *a, treal *dq, treal *dk, treal *dv, const treal *dctx,
-                           const treal *q, const treal *k, const treal *v, const treal *probs, const uint8_t *keep,
-                           treal *scratch);
+                           const treal *q, const treal *k, const treal *v, treal *scratch);
 
 /* The head and its loss on the last hidden state hidden [n*L x H]:
  * *loss, and dhidden (overwritten, scale x d loss / d hidden) and the head's

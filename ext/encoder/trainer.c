@@ -7,7 +7,11 @@
 #include "trainer.h"
 #include "train_net.h"
 #include "../base/error.h"
+#include "../kernels/cpu.h"
 
+#ifdef BERT_X86_KERNELS
+#include <immintrin.h>
+#endif
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,23 +398,150 @@ static double schedule(const bert_train_settings *s, long step)
     return left > 0 ? left : 0;
 }
 
+/* ---- the optimizer step, shared out over the threads by ranges of the blocks */
+
+typedef struct {
+    bert_trainer *t;
+    int pass;                 /* 0: sums of squares; 1: AdamW; 2: the gradients zeroed */
+    double *sums;             /* pass 0: one a chunk */
+    float clip, step_size, bc2_sqrt, eps, b1, b2, one_b1, one_b2, decay;
+    bert_isa isa;
+} step_job;
+
+/* torch.optim.AdamW's update of n floats, in float32 in torch's order
+ * (_single_tensor_adamw): every operation rounds as there, so the vector
+ * loops give the scalar loop's bits. */
+static void adamw_scalar(float *w, float *m, float *v, const float *g, size_t n, const step_job *j, float decay)
+{
+    for (size_t e = 0; e < n; e++) {
+        float grad = g[e] * j->clip;
+        w[e] *= decay;
+        m[e] = m[e] * j->b1 + grad * j->one_b1;
+        v[e] = v[e] * j->b2 + j->one_b2 * grad * grad;
+        float denom = sqrtf(v[e]) / j->bc2_sqrt + j->eps;
+        w[e] += -j->step_size * (m[e] / denom);
+    }
+}
+
+#ifdef BERT_X86_KERNELS
+/* The same operations sixteen (eight) lanes at a time; no fused
+ * multiply-adds, as the scalar loop has none.  sqrtf's errno check keeps
+ * the compiler from vectorizing the scalar loop itself. */
+BERT_TARGET_AVX512 static size_t adamw_avx512(float *w, float *m, float *v, const float *g, size_t n,
+                                              const step_job *j, float decay)
+{
+    const __m512 clip = _mm512_set1_ps(j->clip), b1 = _mm512_set1_ps(j->b1), b2 = _mm512_set1_ps(j->b2),
+                 ob1 = _mm512_set1_ps(j->one_b1), ob2 = _mm512_set1_ps(j->one_b2),
+                 bc2 = _mm512_set1_ps(j->bc2_sqrt), eps = _mm512_set1_ps(j->eps),
+                 step = _mm512_set1_ps(-j->step_size), dec = _mm512_set1_ps(decay);
+    size_t e = 0;
+    for (; e + 16 <= n; e += 16) {
+        __m512 grad = _mm512_mul_ps(_mm512_loadu_ps(g + e), clip);
+        __m512 we = _mm512_mul_ps(_mm512_loadu_ps(w + e), dec);
+        __m512 me = _mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(m + e), b1), _mm512_mul_ps(grad, ob1));
+        __m512 ve = _mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(v + e), b2), _mm512_mul_ps(_mm512_mul_ps(ob2, grad), grad));
+        __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(ve), bc2), eps);
+        we = _mm512_add_ps(we, _mm512_mul_ps(step, _mm512_div_ps(me, denom)));
+        _mm512_storeu_ps(m + e, me);
+        _mm512_storeu_ps(v + e, ve);
+        _mm512_storeu_ps(w + e, we);
+    }
+    return e;
+}
+
+BERT_TARGET_AVX2 static size_t adamw_avx2(float *w, float *m, float *v, const float *g, size_t n, const step_job *j,
+                                          float decay)
+{
+    const __m256 clip = _mm256_set1_ps(j->clip), b1 = _mm256_set1_ps(j->b1), b2 = _mm256_set1_ps(j->b2),
+                 ob1 = _mm256_set1_ps(j->one_b1), ob2 = _mm256_set1_ps(j->one_b2),
+                 bc2 = _mm256_set1_ps(j->bc2_sqrt), eps = _mm256_set1_ps(j->eps),
+                 step = _mm256_set1_ps(-j->step_size), dec = _mm256_set1_ps(decay);
+    size_t e = 0;
+    for (; e + 8 <= n; e += 8) {
+        __m256 grad = _mm256_mul_ps(_mm256_loadu_ps(g + e), clip);
+        __m256 we = _mm256_mul_ps(_mm256_loadu_ps(w + e), dec);
+        __m256 me = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(m + e), b1), _mm256_mul_ps(grad, ob1));
+        __m256 ve = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(v + e), b2), _mm256_mul_ps(_mm256_mul_ps(ob2, grad), grad));
+        __m256 denom = _mm256_add_ps(_mm256_div_ps(_mm256_sqrt_ps(ve), bc2), eps);
+        we = _mm256_add_ps(we, _mm256_mul_ps(step, _mm256_div_ps(me, denom)));
+        _mm256_storeu_ps(m + e, me);
+        _mm256_storeu_ps(v + e, ve);
+        _mm256_storeu_ps(w + e, we);
+    }
+    return e;
+}
+#endif
+
+static void adamw_span(float *w, float *m, float *v, const float *g, size_t n, const step_job *j, float decay)
+{
+    size_t done = 0;
+#ifdef BERT_X86_KERNELS
+    if (j->isa == BERT_ISA_AVX512) done = adamw_avx512(w, m, v, g, n, j, decay);
+    else if (j->isa == BERT_ISA_AVX2) done = adamw_avx2(w, m, v, g, n, j, decay);
+#endif
+    adamw_scalar(w + done, m + done, v + done, g + done, n - done, j, decay);
+}
+
+static void step_chunk(void *p, int chunk, int chunks)
+{
+    step_job *j = p;
+    bert_trainer *t = j->t;
+    const size_t c0 = t->floats * (size_t)chunk / (size_t)chunks, c1 = t->floats * (size_t)(chunk + 1) / (size_t)chunks;
+    float *w = t->block[BLOCK_W], *g = t->block[BLOCK_G], *m = t->block[BLOCK_M], *v = t->block[BLOCK_V];
+    if (j->pass == 2) {
+        memset(g + c0, 0, (c1 - c0) * sizeof *g);
+        return;
+    }
+    double sum = 0;
+    for (int k = 0; k < t->tensors; k++) {
+        if (!trains(t, k)) continue;
+        size_t e0 = t->t[k].off, e1 = e0 + count_of(&t->t[k]);
+        e0 = e0 > c0 ? e0 : c0;
+        e1 = e1 < c1 ? e1 : c1;
+        if (e0 >= e1) continue;
+        if (j->pass == 0) {
+            for (size_t e = e0; e < e1; e++) sum += (double)g[e] * g[e];
+        } else {
+            const float decay = t->t[k].decay ? j->decay : 1.0f;
+            adamw_span(w + e0, m + e0, v + e0, g + e0, e1 - e0, j, decay);
+        }
+    }
+    if (j->pass == 0) j->sums[chunk] = sum;
+}
+
+/* Chunks of the blocks: four a thread, so that a busy core's share goes to the others. */
+enum { STEP_CHUNKS_MAX = 64 };
+
+static void step_run(bert_trainer *t, step_job *j, int chunks)
+{
+    int threads = t->s.threads > 0 ? t->s.threads : bert_threads_default();
+    if (!t->workers || threads < 2 || chunks < 2) {
+        for (int c = 0; c < chunks; c++) step_chunk(j, c, chunks);
+        return;
+    }
+    bert_workers_run(t->workers, threads, chunks, step_chunk, j);
+}
+
 int bert_trainer_step(bert_trainer *t, double *rate, double *grad_norm, char **err)
 {
     *err = NULL;
     if (!t) { *err = bert_errorf("bert_trainer_step: no trainer"); return -1; }
     const bert_train_settings *s = &t->s;
-    float *w = t->block[BLOCK_W], *g = t->block[BLOCK_G], *m = t->block[BLOCK_M], *v = t->block[BLOCK_V];
+    int threads = s->threads > 0 ? s->threads : bert_threads_default();
+    int chunks = t->workers && threads > 1 ? 4 * threads : 1;
+    if (chunks > STEP_CHUNKS_MAX) chunks = STEP_CHUNKS_MAX;
+    if ((size_t)chunks > t->floats / 4096 + 1) chunks = (int)(t->floats / 4096 + 1);
+    double sums[STEP_CHUNKS_MAX];
+    step_job j = {t, 0, sums, 0, 0, 0, 0, 0, 0, 0, 0, 0, bert_cpu_isa()};
     /* clip_grad_norm_: the norm of every trained gradient together. */
+    step_run(t, &j, chunks);
     double sum = 0;
-    for (int k = 0; k < t->tensors; k++) {
-        if (!trains(t, k)) continue;
-        const float *gk = g + t->t[k].off;
-        for (size_t e = 0, n = count_of(&t->t[k]); e < n; e++) sum += (double)gk[e] * gk[e];
-    }
+    for (int c = 0; c < chunks; c++) sum += sums[c];
     double norm = sqrt(sum);
     if (grad_norm) *grad_norm = norm;
     if (!isfinite(norm)) {
-        memset(g, 0, t->floats * sizeof *g);
+        j.pass = 2;
+        step_run(t, &j, chunks);
         *err = bert_errorf("the gradients are not finite (their norm is %g): the step was not taken", norm);
         return -1;
     }
@@ -425,23 +556,19 @@ int bert_trainer_step(bert_trainer *t, double *rate, double *grad_norm, char **e
      * with the bias corrections and step size in double as Python does. */
     const long step = t->steps + 1;
     const double bc1 = 1 - pow((double)s->beta1, (double)step), bc2 = 1 - pow((double)s->beta2, (double)step);
-    const float step_size = (float)(lr / bc1), bc2_sqrt = (float)sqrt(bc2), eps = s->epsilon;
-    const float b1 = s->beta1, b2 = s->beta2, one_b1 = (float)(1 - (double)s->beta1),
-                one_b2 = (float)(1 - (double)s->beta2);
-    for (int k = 0; k < t->tensors; k++) {
-        if (!trains(t, k)) continue;
-        const size_t off = t->t[k].off, n = count_of(&t->t[k]);
-        const float decay = t->t[k].decay ? (float)(1 - lr * s->weight_decay) : 1.0f;
-        for (size_t e = off; e < off + n; e++) {
-            float grad = g[e] * clip;
-            w[e] *= decay;
-            m[e] = m[e] * b1 + grad * one_b1;
-            v[e] = v[e] * b2 + one_b2 * grad * grad;
-            float denom = sqrtf(v[e]) / bc2_sqrt + eps;
-            w[e] += -step_size * (m[e] / denom);
-        }
-    }
-    memset(g, 0, t->floats * sizeof *g);
+    j.pass = 1;
+    j.clip = clip;
+    j.step_size = (float)(lr / bc1);
+    j.bc2_sqrt = (float)sqrt(bc2);
+    j.eps = s->epsilon;
+    j.b1 = s->beta1;
+    j.b2 = s->beta2;
+    j.one_b1 = (float)(1 - (double)s->beta1);
+    j.one_b2 = (float)(1 - (double)s->beta2);
+    j.decay = (float)(1 - lr * s->weight_decay);
+    step_run(t, &j, chunks);
+    j.pass = 2;
+    step_run(t, &j, chunks);
     t->steps = step;
     return 0;
 }
