@@ -186,6 +186,7 @@ def main():
     seeds = [int(s) for s in args.seeds.split(",")]
     if args.threads:
         torch.set_num_threads(args.threads)
+    os.makedirs(args.out, exist_ok=True)
     db = connect()
     prepare(db)
     train = [(token_ids(db, t), y) for t, y in db.execute("SELECT text, category FROM train")]
