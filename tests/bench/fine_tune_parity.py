@@ -181,9 +181,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", default="42,1,2,3,4")
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "parity"))
+    ap.add_argument("--dropout", type=float, default=None, help="both sides' dropout (default the config's)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
+    options = dict(OPTIONS) if args.dropout is None else dict(OPTIONS, dropout=args.dropout)
     if args.threads:
         torch.set_num_threads(args.threads)
     os.makedirs(args.out, exist_ok=True)
@@ -194,12 +196,12 @@ def main():
     labels = sorted({y for _, y in train})
     cfg_json, cfg = demo_config()
     weights = read_f16_safetensors(os.path.join(MODEL, "model.safetensors"))
-    print(f"{len(train)} training and {len(test)} test queries, labels {labels}; options {json.dumps(OPTIONS)}")
+    print(f"{len(train)} training and {len(test)} test queries, labels {labels}; options {json.dumps(options)}")
     print(f"{'seed':>6} | {'ours':>6} {'s':>6} | {'PyTorch':>7} {'s':>6}")
     ours, theirs, t_ours, t_theirs = [], [], [], []
     for seed in seeds:
-        a, _, t = ours_run(db, seed, os.path.join(args.out, f"seed-{seed}"), OPTIONS)
-        b, _, u = torch_run(seed, train, test, labels, weights, cfg_json, cfg, OPTIONS)
+        a, _, t = ours_run(db, seed, os.path.join(args.out, f"seed-{seed}"), options)
+        b, _, u = torch_run(seed, train, test, labels, weights, cfg_json, cfg, options, dropout=args.dropout)
         ours.append(a), theirs.append(b), t_ours.append(t), t_theirs.append(u)
         print(f"{seed:>6} | {a:6.3f} {t:6.1f} | {b:7.3f} {u:6.1f}", flush=True)
     mo, mt = statistics.mean(ours), statistics.mean(theirs)
