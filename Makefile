@@ -7,7 +7,7 @@
 #   make bench-kernels  GFLOP/s of the float32, bfloat16 and int8 projection
 #                   kernels on bert-base and MiniLM shapes, one thread
 #   make bench-fine-tune  sql/fine_tune_intents.sql's accuracy, ours beside PyTorch's
-#                   with the same options, over five seeds (needs python3-torch)
+#                   with the same options, over eight seeds (needs python3-torch)
 #   make static     build libsqlite_bert.a, to link into an application
 #   make install    copy bert.so, libsqlite_bert.a, sqlite_bert.h and sqlite-bert.pc
 #                   under $(DESTDIR)$(PREFIX)

@@ -21,7 +21,7 @@ The random draws differ between the sides (the recipe is the same), so the
 accuracy is compared as the mean over a few seeds.  Needs torch and numpy
 (Debian's python3-torch, python3-numpy) and ./bert.so:
 
-    make bert.so && /usr/bin/python3 tests/bench/fine_tune_parity.py [--seeds 42,1,2,3,4]
+    make bert.so && /usr/bin/python3 tests/bench/fine_tune_parity.py [--seeds 42,1,2,3,4,5,6,7]
 """
 import argparse
 import csv
@@ -179,7 +179,7 @@ def spread(xs):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--seeds", default="42,1,2,3,4")
+    ap.add_argument("--seeds", default="42,1,2,3,4,5,6,7")
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "parity"))
     ap.add_argument("--dropout", type=float, default=None, help="both sides' dropout (default the config's)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
