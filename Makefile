@@ -7,6 +7,8 @@
 #   make bench-train  fine-tuning examples/s and peak memory beside PyTorch
 #   make bench-kernels  GFLOP/s of the float32, bfloat16 and int8 projection
 #                   kernels on bert-base and MiniLM shapes, one thread
+#   make bench-fine-tune  sql/fine_tune_intents.sql's accuracy, ours beside PyTorch's
+#                   with the same options, over eight seeds (needs python3-torch)
 #   make static     build libsqlite_bert.a, to link into an application
 #   make install    copy bert.so, libsqlite_bert.a, sqlite_bert.h and sqlite-bert.pc
 #                   under $(DESTDIR)$(PREFIX)
@@ -122,7 +124,7 @@ define compile
 	    "$$(awk -v t0=$$t0 -v t1=$$(date +%s%N) 'BEGIN { printf "%.1f s", (t1 - t0) / 1e9 }')"
 endef
 
-.PHONY: all static test examples layers demo bench bench-train bench-tokenizer bench-kernels bench-vec install uninstall clean deps build-deps sqlite-vec test-dqlite test-arm64
+.PHONY: all static test examples layers demo bench bench-train bench-fine-tune bench-tokenizer bench-kernels bench-vec install uninstall clean deps build-deps sqlite-vec test-dqlite test-arm64
 .PHONY: python-package node-package test-packages
 all: $(EXT_LIB)
 
@@ -229,6 +231,10 @@ bench-train: $(BUILD)/bench_train
 bench: bert.so $(BUILD)/bench_tokenizer vec0.so
 	sh tests/bench/run.sh
 	sh tests/bench/vec_bench.sh
+
+# The intents example fine-tuned by bert_train and by PyTorch (Trainer's recipe).
+bench-fine-tune: bert.so
+	/usr/bin/python3 tests/bench/fine_tune_parity.py
 
 # 100,000 generated rows: embedding, the vec0 index, brute force against KNN.
 bench-vec: bert.so vec0.so

@@ -893,6 +893,78 @@ static void bad_input(void)
     }
 }
 
+/* The demo model fine-tuned on three BANKING77 intents against PyTorch on the
+ * same batches (tests/golden/fine_tune_parity.json, written by
+ * tests/golden/make_fine_tune_parity_golden.py: shuffle off, dropout 0, the
+ * head bert_train draws, transformers' Trainer in float64): the loss of
+ * every step and the accuracy of bert_label on the test queries. */
+static void demo_parity(void)
+{
+    char dir[128], out[192];
+    train_rows r;
+
+    t_case("bert_train: the demo model on three intents, every step's loss and the accuracy as PyTorch's (golden)");
+    char *golden = t_read_file("tests/golden/fine_tune_parity.json", NULL);
+    if (!T_CHECK(golden, "cannot read tests/golden/fine_tune_parity.json")) return;
+    if (access("model/demo/model.safetensors", R_OK) != 0) {
+        t_skip("model/demo missing");
+        free(golden);
+        return;
+    }
+    if (!temp_dir(dir, sizeof dir)) {
+        free(golden);
+        return;
+    }
+    sqlite3 *db = t_open();
+    snprintf(out, sizeof out, "%s/intents", dir);
+    sqlite3_stmt *st = NULL;
+    exec(db, "CREATE TABLE train(text, category); CREATE TABLE test(text, category)");
+    const char *fill[2] = {
+        "INSERT INTO train SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?1, '$.train')",
+        "INSERT INTO test SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?1, '$.test')"};
+    for (int k = 0; k < 2; k++) {
+        T_CHECK(sqlite3_prepare_v2(db, fill[k], -1, &st, NULL) == SQLITE_OK, "%s", sqlite3_errmsg(db));
+        sqlite3_bind_text(st, 1, golden, -1, SQLITE_STATIC);
+        T_CHECK(sqlite3_step(st) == SQLITE_DONE, "%s", sqlite3_errmsg(db));
+        sqlite3_finalize(st);
+    }
+    char *options = t_query(db, "SELECT json_extract(?1, '$.options')", golden, NULL);
+    train(db, out, "model/demo", "SELECT text, category FROM train ORDER BY rowid", options, &r);
+    int steps = (int)t_query_double(db, "SELECT json_array_length(?1, '$.losses')", golden, NULL);
+    T_CHECK(r.rc == SQLITE_DONE && r.n == steps && steps > 0, "rc %d, %d rows for %d steps, %s", r.rc, r.n, steps,
+            r.error ? r.error : "");
+    double worst = 0;
+    for (int i = 0; i < r.n && i < steps; i++) {
+        char path[32];
+        snprintf(path, sizeof path, "$.losses[%d]", i);
+        double want = json_number(db, golden, path);
+        double d = fabs(r.loss[i] - want) / fmax(1.0, fabs(want));
+        if (d > worst) worst = d;
+        T_CHECK(d <= 1e-4, "step %d: loss %.7f, PyTorch %.7f", i + 1, r.loss[i], want);
+    }
+    if (r.rc == SQLITE_DONE) {
+        char *load = t_query(db, "SELECT bert_load('parity', ?1)", out, NULL);
+        T_CHECK(strcmp(load, "parity") == 0, "%s", load);
+        free(load);
+        double acc = t_query_double(db, "SELECT avg(bert_label(text, 'parity') = category) FROM test", NULL);
+        double want = json_number(db, golden, "$.accuracy");
+        char *wrong = t_query(db,
+                              "SELECT coalesce(group_concat(t.rowid || ':' || bert_label(t.text, 'parity') || '/' || p.value), '')"
+                              " FROM test t JOIN json_each(?1, '$.predicted') p ON p.key = t.rowid - 1"
+                              " WHERE bert_label(t.text, 'parity') <> p.value",
+                              golden, NULL);
+        T_CHECK(fabs(acc - want) < 1e-9, "accuracy %.4f, PyTorch %.4f (ours/PyTorch's predictions differ: %s)", acc,
+                want, wrong);
+        T_CHECK(strcmp(wrong, "") == 0, "predictions ours/PyTorch's differ at %s", wrong);
+        free(wrong);
+    }
+    free(options);
+    rows_free(&r);
+    sqlite3_close(db);
+    bert_save_remove_tree(dir);
+    free(golden);
+}
+
 void suite_train_sql(void)
 {
     saver_round_trip();
@@ -902,4 +974,5 @@ void suite_train_sql(void)
     long_runs();
     continued_heads();
     bad_input();
+    demo_parity();
 }
