@@ -562,7 +562,7 @@ typedef struct {
     const int *keys;    /* positions each sequence attends to (bert_encode_keys), or NULL: all */
     int n_seqs, H, heads;
     int items;     /* all sequences' */
-    const float *rel;   /* MPNet's relative position bias, or NULL */
+    const float *rel;   /* MPNet's relative position bias or JinaBERT's ALiBi (relative_bias_table), or NULL */
     int longest;
     /* At a reduced precision on a CPU with AMX-BF16: each chunk's
      * tile_buffers, tiles_size bytes a chunk from tiles; else NULL. */
