@@ -58,6 +58,10 @@ static void config_json(void)
         {"{\"model_type\": \"modernbert\", \"pad_token_id\": 50283}", BERT_FAMILY_MODERNBERT, -1, 0, 0, 0},
         /* DeBERTa's type_vocab_size is 0 unless config.json says otherwise. */
         {"{\"model_type\": \"deberta-v2\", \"pad_token_id\": 0}", BERT_FAMILY_DEBERTA_V2, -1, 0, 0, 0},
+        /* JinaBERT: model_type "bert", told by its ALiBi positions. */
+        {"{\"model_type\": \"bert\", \"position_embedding_type\": \"alibi\", \"max_position_embeddings\": 8192}",
+         BERT_FAMILY_JINA_BERT, -1, 0, 0, 2},
+        {"{\"model_type\": \"bert\", \"position_embedding_type\": \"absolute\"}", BERT_FAMILY_BERT, -1, 0, 0, 2},
     };
     for (size_t i = 0; i < sizeof family / sizeof *family; i++) {
         tm_write_text(dir, "config.json", family[i].json);
@@ -72,6 +76,24 @@ static void config_json(void)
         err = NULL;
     }
     T_CHECK(strcmp(bert_family_name(BERT_FAMILY_XLM_ROBERTA), "xlm-roberta") == 0, "family name");
+    T_CHECK(strcmp(bert_family_name(BERT_FAMILY_JINA_BERT), "bert") == 0, "JinaBERT's model_type");
+
+    t_case("config: JinaBERT's gated MLP (feed_forward_type, geglu by default)");
+    static const struct { const char *json; bert_activation act; } glu[] = {
+        {"{\"model_type\": \"bert\", \"position_embedding_type\": \"alibi\"}", BERT_ACT_GELU},
+        {"{\"model_type\": \"bert\", \"position_embedding_type\": \"alibi\", \"feed_forward_type\": \"geglu\", "
+         "\"hidden_act\": \"relu\"}", BERT_ACT_GELU},
+        {"{\"model_type\": \"bert\", \"position_embedding_type\": \"alibi\", \"feed_forward_type\": \"reglu\"}",
+         BERT_ACT_RELU},
+    };
+    for (size_t i = 0; i < sizeof glu / sizeof *glu; i++) {
+        tm_write_text(dir, "config.json", glu[i].json);
+        if (T_CHECK(bert_config_load(t_dir(dir), &cfg, &err) == 0, "%s rejected: %s", glu[i].json, err ? err : "?"))
+            T_CHECK(cfg.family == BERT_FAMILY_JINA_BERT && cfg.fam.glu_act == glu[i].act, "%s: family %d act %d",
+                    glu[i].json, (int)cfg.family, (int)cfg.fam.glu_act);
+        free(err);
+        err = NULL;
+    }
 
     t_case("config: ELECTRA's and ModernBERT's own settings and defaults");
     tm_write_text(dir, "config.json", "{\"model_type\": \"electra\"}");
@@ -131,6 +153,8 @@ static void config_json(void)
         {"{\"model_type\": \"xlm-roberta\", \"pad_token_id\": 511, \"max_position_embeddings\": 512}",
          "pad_token_id"},
         {"{\"model_type\": \"mpnet\", \"relative_attention_num_buckets\": 16}", "relative_attention_num_buckets"},
+        {"{\"model_type\": \"bert\", \"position_embedding_type\": \"alibi\", \"feed_forward_type\": \"original\"}",
+         "feed_forward_type"},
         {"{\"model_type\": 3}", "model_type"},
         {"{\"hidden_size\": 64}", "vocab_size"},
         {"{\"model_type\": \"bert\", \"hidden_size\": 100, \"num_attention_heads\": 12}", "multiple"},

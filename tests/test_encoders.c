@@ -8,8 +8,9 @@
  * config.json may ask that is refused, reduced precisions, and ModernBERT's
  * sliding window as bert_attention shows it.
  *
- * The ModernBERT models carry ModernBERT-large's tokenizer from ../shared:
- * without it they are not generated and their cases skip.
+ * The ModernBERT models carry ModernBERT-large's tokenizer from ../shared,
+ * the JinaBERT ones jina-embeddings-v2-base-en's: without them they are not
+ * generated and their cases skip.
  */
 #include "test.h"
 #include "checkpoint_fixture.h"
@@ -205,6 +206,39 @@ static void precisions(sqlite3 *db, const char *const *names, size_t n)
         }
 }
 
+/* JinaBERT: ALiBi in place of position embeddings, its 8192 positions
+ * taken whole; its settings the encoder lacks refused by key; not trained. */
+static void jina_checks(sqlite3 *db)
+{
+    t_case("JinaBERT at reduced precision, past 512 tokens, its family and tasks, refusals");
+    static const char *const names[] = {"jina-embed", "jina-cls"};
+    precisions(db, names, 2);
+    t_expect(db, "SELECT family || ' ' || coalesce(task, '-') FROM bert_models WHERE name = 'jina-mlm'", NULL,
+             "bert fill_mask");
+    t_expect(db, "SELECT task FROM bert_models WHERE name = 'jina-cls'", NULL, "sequence_classification");
+    /* 2000 word pieces, far past BERT's 512: sentence_bert_config's
+     * max_seq_length 8192 lets them all through. */
+    char *text = malloc(16 * 1000 + 1);
+    if (!T_CHECK(text != NULL, "out of memory")) return;
+    text[0] = 0;
+    for (int i = 0; i < 1000; i++) strcat(text, "river bank ");
+    t_expect(db, "SELECT json_array_length(bert_token_ids(?1, 'jina-embed')) > 2000", text, "1");
+    t_expect(db, "SELECT json_array_length(bert_vector_to_json(bert_embed(?1, 'jina-embed')))", text, "96");
+    free(text);
+    /* Symmetric ALiBi: near tokens weigh more than far ones, alike either way. */
+    static const char *const words = "one two three four five six seven eight nine ten eleven twelve";
+    double near = t_query_double(db, "SELECT avg(weight) FROM bert_attention(?1, '{\"model\": \"jina-mlm\", "
+                                     "\"layers\": [0]}') WHERE abs(from_position - to_position) = 1", words, NULL);
+    double far = t_query_double(db, "SELECT avg(weight) FROM bert_attention(?1, '{\"model\": \"jina-mlm\", "
+                                    "\"layers\": [0]}') WHERE abs(from_position - to_position) > 8", words, NULL);
+    T_CHECK(near > far, "ALiBi: neighbours get %.4g on average, tokens 9 or more away %.4g", near, far);
+    refused(db, "jina-mlm",
+            "{\"model_type\": \"bert\", \"vocab_size\": 30528, \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+            "\"num_attention_heads\": 4, \"intermediate_size\": 96, \"max_position_embeddings\": 8192, "
+            "\"position_embedding_type\": \"alibi\", \"feed_forward_type\": \"swiglu\"}",
+            "feed_forward_type", "swiglu");
+}
+
 /* In a local layer no token attends to one more than local_attention / 2
  * away; in a global layer, tokens that far get weight. */
 static void sliding_window(sqlite3 *db)
@@ -280,6 +314,11 @@ void suite_encoders(void)
         t_expect_error(db, "SELECT bert_answer('a', 'b', 'electra-cls-f16')", NULL, "ModernBertForQuestionAnswering",
                        NULL);
     }
+    t_case("JinaBERT (jina-embeddings-v2): ALiBi and a gated MLP, within 1e-4 of the PyTorch reference at 6 to "
+           "1100 tokens");
+    if (golden_family(db, models, lines, "jina", "jina-mlm",
+                      "../shared/models/jinaai__jina-embeddings-v2-base-en is absent: no JinaBERT test models"))
+        jina_checks(db);
     if (modern) {
         t_case("ModernBERT at reduced precision");
         static const char *const names[] = {"modernbert-mlm", "modernbert-cls"};

@@ -845,8 +845,9 @@ static void test_errors(void)
     bert_model_free(bf16);
     /* The newer encoders' layers are not the network's: refused by name. */
     static const char *const newer[][2] = {{"build/models/electra-base", "ELECTRA"},
-                                           {"build/models/deberta-cls", "DeBERTa"}};
-    for (int i = 0; i < 2; i++) {
+                                           {"build/models/deberta-cls", "DeBERTa"},
+                                           {"build/models/jina-cls", "JinaBERT"}};
+    for (int i = 0; i < 3; i++) {
         bert_model *other = load_model(newer[i][0], BERT_PRECISION_FLOAT32);
         if (!other) continue;
         T_CHECK_AFTER(!bert_trainer_new(other, &s, &err) && err && strstr(err, newer[i][1]) &&

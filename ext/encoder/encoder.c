@@ -259,12 +259,36 @@ static int mpnet_bucket(int relative)
     return bucket;
 }
 
-/* The bias MPNet adds to attention scores, by head and relative position:
- * out[h * (2 * longest - 1) + (longest - 1) + (j - i)].  One table for
- * every sequence and layer of a call. */
+/* JinaBERT's ALiBi slope of head h of `heads` (JinaBertEncoder.rebuild_alibi_tensor,
+ * _get_alibi_head_slopes), in double as Python takes it: a power-of-2
+ * count n gives start^(h + 1) with start = 2^-(2^-(log2 n - 3)); any other
+ * count gives its first p heads those of the power of 2 p below it, the
+ * rest every other slope of 2p's (its even indices). */
+static double alibi_slope(int heads, int h)
+{
+    int p = 1;
+    while (p <= heads / 2) p *= 2;
+    const int n = h < p ? p : 2 * p, i = h < p ? h : 2 * (h - p);
+    const double start = pow(2.0, -pow(2.0, -(log2((double)n) - 3.0)));
+    return start * pow(start, (double)i);
+}
+
+/* The bias added to attention scores, by head and relative position:
+ * out[h * (2 * longest - 1) + (longest - 1) + (j - i)].  MPNet's from its
+ * buckets; JinaBERT's ALiBi -slope(h) |j - i|, the slope rounded to float32
+ * and the product taken in float32 as torch makes its alibi tensor.  One
+ * table for every sequence and layer of a call. */
 static void relative_bias_table(const bert_model *m, int longest, float *out)
 {
     const int heads = m->cfg.num_heads, width = 2 * longest - 1;
+    if (m->cfg.family == BERT_FAMILY_JINA_BERT) {
+        for (int h = 0; h < heads; h++) {
+            const float slope = (float)alibi_slope(heads, h);
+            for (int d = -(longest - 1); d <= longest - 1; d++)
+                out[(size_t)h * width + (size_t)(d + longest - 1)] = -(slope * (float)abs(d));
+        }
+        return;
+    }
     for (int d = -(longest - 1); d <= longest - 1; d++) {
         const float *row = m->rel_bias + (size_t)mpnet_bucket(d) * heads;
         for (int h = 0; h < heads; h++) out[(size_t)h * width + (size_t)(d + longest - 1)] = row[h];
@@ -484,7 +508,7 @@ typedef struct {
     const int *keys;    /* positions each sequence attends to (bert_encode_keys), or NULL: all */
     int n_seqs, H, heads;
     int items;     /* all sequences' */
-    const float *rel;   /* MPNet's relative position bias, or NULL */
+    const float *rel;   /* MPNet's relative position bias or JinaBERT's ALiBi (relative_bias_table), or NULL */
     int longest;
     /* At a reduced precision on a CPU with AMX-BF16: each chunk's
      * tile_buffers, tiles_size bytes a chunk from tiles; else NULL. */
@@ -1034,7 +1058,8 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
      * tokenizers give every token of a pair segment 0 (its one token type).
      * ELECTRA's are BERT's. */
     if (!m->type_emb ||
-        (c->family != BERT_FAMILY_BERT && c->family != BERT_FAMILY_ELECTRA && c->family != BERT_FAMILY_DEBERTA_V2))
+        (c->family != BERT_FAMILY_BERT && c->family != BERT_FAMILY_ELECTRA && c->family != BERT_FAMILY_DEBERTA_V2 &&
+         c->family != BERT_FAMILY_JINA_BERT))
         type_ids = NULL;
     if (check_inputs(m, ids, type_ids, lengths, keys, n_seqs, &total, &longest, err) != 0) return NULL;
     const int T = (int)total;
@@ -1050,7 +1075,9 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
     /* x: hidden state; q, k, v; a: attention context; f: FFN activations.
      * q doubles as the output buffer of both sublayers once it is free. */
     size_t th = total * (size_t)H, sq = (size_t)QUERY_BLOCK * (size_t)softmax_width(longest);
-    size_t rel_size = m->rel_bias ? (2 * (size_t)longest - 1) * (size_t)c->num_heads : 0;
+    /* MPNet's relative position bias, or JinaBERT's ALiBi. */
+    const int jina = c->family == BERT_FAMILY_JINA_BERT, biased = m->rel_bias || jina;
+    size_t rel_size = biased ? (2 * (size_t)longest - 1) * (size_t)c->num_heads : 0;
     /* Attention on AMX tiles at a reduced precision: the float32 products
      * would take longer than the layer's projections (AMX too). */
     const int dh = H / c->num_heads;
@@ -1067,8 +1094,10 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
      * the GeGLU's [T x I]; the rotary tables of both bases; each row's
      * position.  ELECTRA: the embeddings before embeddings_project. */
     const int modern = c->family == BERT_FAMILY_MODERNBERT;
-    const size_t f_cols = modern ? (3 * (size_t)H > 2 * (size_t)FF ? 3 * (size_t)H : 2 * (size_t)FF) : (size_t)FF;
-    const size_t g_floats = modern ? total * (size_t)FF : 0;
+    const size_t f_cols = modern ? (3 * (size_t)H > 2 * (size_t)FF ? 3 * (size_t)H : 2 * (size_t)FF)
+                          : jina ? 2 * (size_t)FF : (size_t)FF;
+    /* ModernBERT's and JinaBERT's gated MLP: g holds its [T x I]. */
+    const size_t g_floats = modern || jina ? total * (size_t)FF : 0;
     const size_t rotary_floats = modern ? 2 * (size_t)longest * (size_t)dh + total : 0;
     const size_t emb_floats = m->emb_proj_w ? total * (size_t)c->fam.embedding_size : 0;
     /* DeBERTa: the rows of the relative embeddings the lengths reach
@@ -1100,7 +1129,7 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
     }
     float *x = s->work, *q = x + th, *k = q + th, *v = k + th, *a = v + th;
     float *f = a + th, *scores = f + total * f_cols;
-    float *rel = m->rel_bias ? scores + (size_t)att_chunks * sq : NULL;
+    float *rel = biased ? scores + (size_t)att_chunks * sq : NULL;
     if (rel) relative_bias_table(m, longest, rel);
     unsigned char *tiles = tiled ? (unsigned char *)(scores + (size_t)att_chunks * sq + rel_size) : NULL;
     float *panels = paneled ? scores + (size_t)att_chunks * sq + rel_size + tiles_floats : NULL;
@@ -1169,11 +1198,21 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
             return projection_out_of_memory(m, T, err);
         layer_norm_rows(plan, x, q, x, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
 
-        if (bert_linear_matrix(plan, f, x, &w->ff_in_w, w->ff_in_b, T, FF, H))
-            return projection_out_of_memory(m, T, err);
-        activate_rows(plan, f, T, FF, c->hidden_act);
-        if (bert_linear_matrix(plan, q, f, &w->ff_out_w, w->ff_out_b, T, H, FF))
-            return projection_out_of_memory(m, T, err);
+        if (jina) {
+            /* JinaBertGLUMLP: gated_layers [T x 2I], act(first half) times
+             * the second, wo; its layernorm after the residual as BERT's. */
+            if (bert_linear_matrix(plan, f, x, &w->ff_in_w, w->ff_in_b, T, 2 * FF, H))
+                return projection_out_of_memory(m, T, err);
+            geglu_rows(plan, g, f, T, FF, c->fam.glu_act);
+            if (bert_linear_matrix(plan, q, g, &w->ff_out_w, w->ff_out_b, T, H, FF))
+                return projection_out_of_memory(m, T, err);
+        } else {
+            if (bert_linear_matrix(plan, f, x, &w->ff_in_w, w->ff_in_b, T, FF, H))
+                return projection_out_of_memory(m, T, err);
+            activate_rows(plan, f, T, FF, c->hidden_act);
+            if (bert_linear_matrix(plan, q, f, &w->ff_out_w, w->ff_out_b, T, H, FF))
+                return projection_out_of_memory(m, T, err);
+        }
         layer_norm_rows(plan, x, q, x, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
         if (seen && observe_hidden_states(seen, l + 1, x, T, H, err) != 0) return NULL;
     }
@@ -1326,7 +1365,7 @@ int bert_classifier_logits(const bert_model *m, bert_scratch *s, const float *hi
         for (int j = 0; j < H; j++) mean[j] /= (float)len;
         first = mean;
     }
-    const int bert = f == BERT_FAMILY_BERT;
+    const int bert = f == BERT_FAMILY_BERT || f == BERT_FAMILY_JINA_BERT;
     memcpy(pooled, bert ? m->pooler_b : m->pre_cls_b, (size_t)H * sizeof *pooled);
     cblas_sgemv(CblasRowMajor, CblasNoTrans, H, H, 1.0f, bert ? m->pooler_w : m->pre_cls_w, H, first, 1, 1.0f,
                 pooled, 1);

@@ -5,7 +5,9 @@
  * small differences in names, positions and heads; ELECTRA, BERT's encoder
  * behind narrower embeddings, and ModernBERT, a pre-LayerNorm encoder with
  * rotary positions, GeGLU and local attention, and DeBERTa-v2, whose
- * attention adds terms of relative positions (bert_family_settings).
+ * attention adds terms of relative positions, and JinaBERT, BERT with
+ * ALiBi in place of position embeddings and a gated MLP
+ * (bert_family_settings).
  *
  * float32 tensors are used in place inside the read-only mapping of
  * model.safetensors; float16 and bfloat16 ones are converted to float32 once,
@@ -32,7 +34,8 @@ typedef enum {
     BERT_FAMILY_MPNET,          /* no segments, relative position bias, RoBERTa's heads */
     BERT_FAMILY_ELECTRA,        /* BERT's encoder, embeddings of embedding_size projected to hidden_size */
     BERT_FAMILY_MODERNBERT,     /* pre-LayerNorm, rotary, GeGLU, local attention, one prediction head */
-    BERT_FAMILY_DEBERTA_V2      /* disentangled attention over relative positions, ContextPooler */
+    BERT_FAMILY_DEBERTA_V2,     /* disentangled attention over relative positions, ContextPooler */
+    BERT_FAMILY_JINA_BERT       /* model_type "bert" with ALiBi positions and a gated MLP (JinaBERT) */
 } bert_family;
 
 /* Separators between the two texts of a pair: BERT's [CLS] a [SEP] b [SEP]
@@ -69,6 +72,11 @@ typedef struct {
     int relative_attention, c2p, p2c;
     int position_buckets, max_relative, att_span, rel_norm;
     int position_biased;           /* position_biased_input: absolute positions added to the embeddings */
+    /* JinaBERT: the gated MLP's activation (feed_forward_type "geglu":
+     * nn.GELU, exact; "reglu": ReLU), on the first intermediate_size
+     * columns of mlp.gated_layers, times the second.  Its attention adds
+     * -slope(head) |i - j| (ALiBi, symmetric) to the scaled scores. */
+    bert_activation glu_act;
 } bert_family_settings;
 
 typedef struct {
@@ -239,7 +247,7 @@ static inline int bert_model_has_nsp_head(const bert_model *m)
 static inline int bert_model_has_classifier(const bert_model *m)
 {
     return m->cls_w && m->cls_b &&
-           (m->cfg.family == BERT_FAMILY_BERT ? m->pooler_w && m->pooler_b : m->pre_cls_w && m->pre_cls_b);
+           (m->cfg.family == BERT_FAMILY_BERT || m->cfg.family == BERT_FAMILY_JINA_BERT ? m->pooler_w && m->pooler_b : m->pre_cls_w && m->pre_cls_b);
 }
 
 static inline int bert_model_has_token_head(const bert_model *m)

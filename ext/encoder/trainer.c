@@ -212,10 +212,14 @@ static int check_base(const bert_model *m, char **err)
     /* The network (train_net.c) is BERT's post-LayerNorm encoder with its
      * families' embeddings and heads; the newer encoders differ in their
      * layers themselves. */
-    if (f == BERT_FAMILY_ELECTRA || f == BERT_FAMILY_MODERNBERT || f == BERT_FAMILY_DEBERTA_V2) {
+    if (f == BERT_FAMILY_ELECTRA || f == BERT_FAMILY_MODERNBERT || f == BERT_FAMILY_DEBERTA_V2 ||
+        f == BERT_FAMILY_JINA_BERT) {
         *err = bert_errorf("fine-tuning takes BERT, DistilBERT, RoBERTa, XLM-RoBERTa and MPNet models; this one is %s, "
                            "which bert_train does not train yet: fine-tune it in PyTorch and load the result",
-                           f == BERT_FAMILY_ELECTRA ? "ELECTRA" : f == BERT_FAMILY_MODERNBERT ? "ModernBERT" : "DeBERTa-v2");
+                           f == BERT_FAMILY_ELECTRA      ? "ELECTRA"
+                           : f == BERT_FAMILY_MODERNBERT ? "ModernBERT"
+                           : f == BERT_FAMILY_DEBERTA_V2 ? "DeBERTa-v2"
+                                                         : "JinaBERT (ALiBi, gated MLP)");
         return -1;
     }
     if (f == BERT_FAMILY_MPNET && (!m->rel_bias || m->cfg.relative_buckets < BERT_MPNET_BUCKETS)) {

@@ -63,10 +63,11 @@ int bert_model_load_precision(bert_model_files *files, bert_precision precision,
         *err = bert_errorf("out of memory loading %s", model_dir);
         goto fail;
     }
-    if (c->family == BERT_FAMILY_MODERNBERT) {
+    if (c->family == BERT_FAMILY_MODERNBERT || c->family == BERT_FAMILY_JINA_BERT) {
         /* The biases a ModernBERT checkpoint leaves out (attention_bias,
-         * mlp_bias, norm_bias, classifier_bias, decoder_bias false) are
-         * zeros, so that every product and norm runs as with a bias. */
+         * mlp_bias, norm_bias, classifier_bias, decoder_bias false) and
+         * JinaBERT's gated_layers are zeros, so that every product and
+         * norm runs as with a bias. */
         size_t n = (size_t)c->vocab_size;
         if ((size_t)3 * (size_t)c->hidden_size > n) n = (size_t)3 * (size_t)c->hidden_size;
         if ((size_t)2 * (size_t)c->intermediate_size > n) n = (size_t)2 * (size_t)c->intermediate_size;

@@ -4,10 +4,12 @@
  * that the BertFor* classes add (DistilBERT's under "distilbert."), and
  * their heads: masked LM (cls.*, DistilBERT's vocab_*) and next-sentence prediction (cls.*), sequence
  * classification (classifier.* on the pooler, or DistilBERT's
- * pre_classifier), token classification and question answering.
+ * pre_classifier), token classification and question answering; and
+ * JinaBERT's (bind_jina), BERT's but for its positions and MLP.
  */
 #include "model_bind.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const char *const bert_layer_names[16] = {
@@ -103,12 +105,69 @@ static int bind_distil_mlm_head(binder *b, bert_model *m)
     return bound < 0 ? -1 : 0;
 }
 
+/* JinaBERT's layer (jina-bert-implementation, modeling_bert.py: JinaBertLayer):
+ * BertAttention's ten tensors under BERT's names, then JinaBertGLUMLP's
+ * mlp.gated_layers [2 intermediate_size x hidden_size] without bias, mlp.wo
+ * and mlp.layernorm (after the residual).  The missing bias points at zeros. */
+static int bind_jina_layer(binder *b, bert_layer_weights *w, int l, const bert_config *c)
+{
+    const int H = c->hidden_size, I = c->intermediate_size;
+    static const char *const hh = "hidden_size x hidden_size", *const h = "hidden_size";
+    bert_matrix *mats[] = {&w->q_w, &w->k_w, &w->v_w, &w->out_w};
+    const float **biases[] = {&w->q_b, &w->k_b, &w->v_b, &w->out_b};
+    char name[160];
+    for (int k = 0; k < 4; k++) {
+        snprintf(name, sizeof name, "encoder.layer.%d.%s", l, bert_layer_names[2 * k]);
+        if (bert_bind_matrix(b, mats[k], name, H, H, hh)) return -1;
+        snprintf(name, sizeof name, "encoder.layer.%d.%s", l, bert_layer_names[2 * k + 1]);
+        if (bert_bind(b, biases[k], name, 1, 1, H, 0, h)) return -1;
+    }
+    const struct {
+        const float **dst;
+        const char *name;
+    } norms[] = {
+        {&w->attn_ln_w, "attention.output.LayerNorm.weight"}, {&w->attn_ln_b, "attention.output.LayerNorm.bias"},
+        {&w->ff_out_b, "mlp.wo.bias"}, {&w->ff_ln_w, "mlp.layernorm.weight"}, {&w->ff_ln_b, "mlp.layernorm.bias"},
+    };
+    for (size_t k = 0; k < sizeof norms / sizeof *norms; k++) {
+        snprintf(name, sizeof name, "encoder.layer.%d.%s", l, norms[k].name);
+        if (bert_bind(b, norms[k].dst, name, 1, 1, H, 0, h)) return -1;
+    }
+    snprintf(name, sizeof name, "encoder.layer.%d.mlp.gated_layers.weight", l);
+    if (bert_bind_matrix(b, &w->ff_in_w, name, 2 * I, H, "2 intermediate_size x hidden_size")) return -1;
+    w->ff_in_b = b->zeros;
+    snprintf(name, sizeof name, "encoder.layer.%d.mlp.wo.weight", l);
+    return bert_bind_matrix(b, &w->ff_out_w, name, H, I, "hidden_size x intermediate_size");
+}
+
+/* JinaBertModel: BERT's embeddings without position_embeddings (ALiBi
+ * instead), its layers, the pooler, and BERT's heads (JinaBertForMaskedLM's
+ * cls.predictions, JinaBertForSequenceClassification's classifier on the
+ * pooler), with or without the "bert." prefix. */
+static int bind_jina(binder *b, bert_model *m)
+{
+    const bert_config *c = &m->cfg;
+    const int H = c->hidden_size;
+    if (bert_bind(b, &m->word_emb, "embeddings.word_embeddings.weight", 1, 1, c->vocab_size, H,
+                  "vocab_size x hidden_size") ||
+        bert_bind(b, &m->type_emb, "embeddings.token_type_embeddings.weight", 1, 1, c->type_vocab_size, H,
+                  "type_vocab_size x hidden_size") ||
+        bert_bind(b, &m->emb_ln_w, "embeddings.LayerNorm.weight", 1, 1, H, 0, "hidden_size") ||
+        bert_bind(b, &m->emb_ln_b, "embeddings.LayerNorm.bias", 1, 1, H, 0, "hidden_size"))
+        return -1;
+    for (int l = 0; l < c->num_layers; l++)
+        if (bind_jina_layer(b, &m->layers[l], l, c) != 0) return -1;
+    if (bert_bind_pooler(b, m) != 0 || bind_pretraining_heads(b, m) != 0) return -1;
+    return bind_classifier(b, m) || bert_bind_qa(b, m) ? -1 : 0;
+}
+
 int bert_bind_bert(binder *b, bert_model *m)
 {
     const bert_config *c = &m->cfg;
     const int distil = c->family == BERT_FAMILY_DISTILBERT;
     b->prefix = bert_safetensors_find(b->st, "bert.embeddings.word_embeddings.weight") ? "bert."
               : bert_safetensors_find(b->st, "distilbert.embeddings.word_embeddings.weight") ? "distilbert." : "";
+    if (c->family == BERT_FAMILY_JINA_BERT) return bind_jina(b, m);
     /* DistilBERT has no segment embeddings. */
     if (bert_bind_embeddings(b, m, !distil) != 0) return -1;
     for (int l = 0; l < c->num_layers; l++)

@@ -32,6 +32,9 @@ static const struct {
     {"electra", BERT_FAMILY_ELECTRA},
     {"modernbert", BERT_FAMILY_MODERNBERT},
     {"deberta-v2", BERT_FAMILY_DEBERTA_V2},
+    /* model_type "bert" reads as BERT (the first entry); JinaBERT is told
+     * by its position_embedding_type (read_jina) and keeps the name. */
+    {"bert", BERT_FAMILY_JINA_BERT},
 };
 
 static int family_of(const char *model_type, bert_family *out)
@@ -332,6 +335,31 @@ static int read_deberta(const json_doc *doc, const char *path, bert_config *cfg,
     return read_activation(doc, path, "pooler_hidden_act", &f->head_act, err);
 }
 
+/* JinaBertConfig (jinaai/jina-bert-implementation, configuration_bert.py):
+ * model_type "bert" whose position_embedding_type "alibi" replaces the
+ * position embeddings with ALiBi, its MLP then gated (feed_forward_type
+ * "geglu" or "reglu", JinaBertGLUMLP).  Called for every "bert" config;
+ * makes it JinaBERT when the positions say alibi. */
+static int read_jina(const json_doc *doc, const char *path, bert_config *cfg, char **err)
+{
+    int node = bert_json_member(doc, 0, "position_embedding_type");
+    const char *type = node < 0 || doc->nodes[node].type == JSON_NULL ? "absolute" : bert_json_str(doc, node, "");
+    if (strcmp(type, "alibi") != 0) return 0;
+    cfg->family = BERT_FAMILY_JINA_BERT;
+    node = bert_json_member(doc, 0, "feed_forward_type");
+    const char *ff = node < 0 || doc->nodes[node].type == JSON_NULL ? "geglu" : bert_json_str(doc, node, "");
+    if (strcmp(ff, "geglu") == 0)
+        cfg->fam.glu_act = BERT_ACT_GELU;
+    else if (strcmp(ff, "reglu") == 0)
+        cfg->fam.glu_act = BERT_ACT_RELU;
+    else {
+        *err = bert_errorf("%s: feed_forward_type \"%s\" is not supported with position_embedding_type \"alibi\"; "
+                           "use \"geglu\" or \"reglu\"", path, ff);
+        return -1;
+    }
+    return 0;
+}
+
 typedef struct {
     const char *key;
     long long bert_default;   /* BertConfig's default, used when model_type says "bert" */
@@ -471,6 +499,7 @@ int bert_config_load(bert_model_files *files, bert_config *cfg, char **err)
                         &cfg->hidden_act, err) != 0)
         goto done;
     if (electra && read_absolute_positions(doc, path, err) != 0) goto done;
+    if (cfg->family == BERT_FAMILY_BERT && read_jina(doc, path, cfg, err) != 0) goto done;
     if (modern && read_modernbert(doc, path, cfg, err) != 0) goto done;
     if (deberta && read_deberta(doc, path, cfg, err) != 0) goto done;
     if (read_positions(doc, path, cfg, err) != 0) goto done;

@@ -63,10 +63,13 @@ REGISTRATIONS = {
     "deberta-qa": ("deberta-qa", None),
     "deberta-mlm": ("deberta-mlm", None),
     "deberta-mlm-legacy": ("deberta-mlm-legacy", None),
+    "jina-mlm": ("jina-mlm", None),
+    "jina-embed": ("jina-embed", None),
+    "jina-cls": ("jina-cls", None),
 }
-EMBED = ["electra-disc", "electra-base", "modernbert-mlm", "modernbert-cls", "deberta-cls"]
-MLM = ["electra-mlm", "modernbert-mlm", "deberta-mlm", "deberta-mlm-legacy"]
-CLASSIFY = ["electra-cls-f16", "modernbert-cls", "modernbert-cls-first", "deberta-cls"]
+EMBED = ["electra-disc", "electra-base", "modernbert-mlm", "modernbert-cls", "deberta-cls", "jina-embed", "jina-mlm"]
+MLM = ["electra-mlm", "modernbert-mlm", "deberta-mlm", "deberta-mlm-legacy", "jina-mlm"]
+CLASSIFY = ["electra-cls-f16", "modernbert-cls", "modernbert-cls-first", "deberta-cls", "jina-cls"]
 NER = ["electra-ner", "electra-ner-none", "modernbert-ner", "modernbert-ner-none", "deberta-ner"]
 QA = ["electra-qa", "modernbert-qa", "deberta-qa"]
 # Raw token ids for the encoder: (model, length); the ModernBERT lengths pass
@@ -74,7 +77,9 @@ QA = ["electra-qa", "modernbert-qa", "deberta-qa"]
 ENCODE = [("electra-mlm", 6), ("electra-mlm", 600), ("electra-base", 40), ("electra-disc", 300),
           ("modernbert-mlm", 6), ("modernbert-mlm", 40), ("modernbert-mlm", 300), ("modernbert-mlm", 700),
           ("modernbert-cls", 300), ("modernbert-cls-first", 530), ("modernbert-qa", 100),
-          ("deberta-cls", 6), ("deberta-cls", 300), ("deberta-ner", 40), ("deberta-qa", 512)]
+          ("deberta-cls", 6), ("deberta-cls", 300), ("deberta-ner", 40), ("deberta-qa", 512),
+          # JinaBERT: ALiBi at short lengths and past 512 (its 8192 positions need no table).
+          ("jina-mlm", 6), ("jina-mlm", 300), ("jina-embed", 40), ("jina-embed", 1100), ("jina-cls", 700)]
 TOL_ORDER = 2e-4
 # About 700 word pieces: past 512 (ModernBERT reads all of it, up to its
 # 1024 positions; ELECTRA's 512 cut it) and past every local window.

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""make_encoder_models.py OUTDIR VOCAB_TXT [MODERNBERT_DIR] - writes the
+"""make_encoder_models.py OUTDIR VOCAB_TXT [MODERNBERT_DIR [JINA_DIR]] - writes the
 random-weight ELECTRA, DeBERTa-v2 and ModernBERT test checkpoints into OUTDIR, in the
 layout save_pretrained gives them (config.json, model.safetensors, the
 tokenizer files): scaled-down versions of google/electra-*-generator and
@@ -11,6 +11,10 @@ ELECTRA models carry VOCAB_TXT (bert-base-uncased's WordPiece vocabulary,
 as the published ELECTRA checkpoints have).  ModernBERT models link the
 tokenizer files of MODERNBERT_DIR (ModernBERT-large's, from ../shared);
 without it they are not written and the tests that need them skip.
+JinaBERT models (jina-embeddings-v2's config.json scaled down: ALiBi, GeGLU
+or ReGLU, max_position_embeddings 8192) link the tokenizer files of JINA_DIR
+(jina-embeddings-v2-base-en's, from ../shared) and carry the
+sentence-transformers files its checkpoints have (mean pooling).
 
 Weights come from numpy's RandomState (the same bits on every machine and
 numpy version); tests/golden/make_encoder_goldens.py computes the goldens
@@ -246,8 +250,58 @@ def modernbert(out, name, tokenizer_dir, seed, arch, H=64, layers=4, heads=4, in
         os.symlink(os.path.abspath(os.path.join(tokenizer_dir, f)), link)
 
 
+# ---- JinaBERT ----------------------------------------------------------------------------------
+
+def jina(out, name, tokenizer_dir, seed, arch, H=64, layers=2, heads=4, inter=96, prefix="bert.", ff="geglu",
+         labels=None):
+    real = json.load(open(os.path.join(tokenizer_dir, "config.json"), encoding="utf-8"))
+    V = real["vocab_size"]
+    w = Weights(seed)
+    p = prefix
+    w.normal(p + "embeddings.word_embeddings.weight", (V, H), 0.5)
+    w.normal(p + "embeddings.token_type_embeddings.weight", (2, H), 0.3)
+    w.norm(p + "embeddings.LayerNorm", H)
+    for l in range(layers):
+        q = f"{p}encoder.layer.{l}."
+        for part in ("query", "key", "value"):
+            w.linear(q + "attention.self." + part, H, H)
+        w.linear(q + "attention.output.dense", H, H)
+        w.norm(q + "attention.output.LayerNorm", H)
+        w.linear(q + "mlp.gated_layers", 2 * inter, H, bias=False)
+        w.linear(q + "mlp.wo", H, inter)
+        w.norm(q + "mlp.layernorm", H)
+    w.linear(p + "pooler.dense", H, H)
+    if arch == "JinaBertForMaskedLM":
+        w.linear("cls.predictions.transform.dense", H, H)
+        w.norm("cls.predictions.transform.LayerNorm", H)
+        w.normal("cls.predictions.bias", (V,), 0.1)        # the decoder is tied to the word embeddings
+    elif arch == "JinaBertForSequenceClassification":
+        w.linear("classifier", len(labels), H, std=0.3)
+    config = dict(real)
+    config.pop("_name_or_path", None)
+    config.update({"architectures": [arch], "hidden_size": H, "num_hidden_layers": layers,
+                   "num_attention_heads": heads, "intermediate_size": inter, "feed_forward_type": ff})
+    if labels:
+        config["id2label"] = labels
+        config["label2id"] = {v: int(k) for k, v in labels.items()}
+    d = os.path.join(out, name)
+    os.makedirs(os.path.join(d, "1_Pooling"), exist_ok=True)
+    write_config(d, config)
+    write_safetensors(os.path.join(d, "model.safetensors"), w.t, "F32")
+    for f in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "modules.json",
+              "sentence_bert_config.json"):
+        link = os.path.join(d, f)
+        if os.path.lexists(link):
+            os.remove(link)
+        os.symlink(os.path.abspath(os.path.join(tokenizer_dir, f)), link)
+    # 1_Pooling as jina-embeddings-v2's (mean), at this model's width.
+    with open(os.path.join(d, "1_Pooling", "config.json"), "w", encoding="utf-8") as f:
+        json.dump({"word_embedding_dimension": H, "pooling_mode_cls_token": False, "pooling_mode_mean_tokens": True,
+                   "pooling_mode_max_tokens": False, "pooling_mode_mean_sqrt_len_tokens": False}, f, indent=2)
+
+
 def main():
-    if len(sys.argv) not in (3, 4):
+    if len(sys.argv) not in (3, 4, 5):
         sys.exit(__doc__)
     out, vocab = sys.argv[1], sys.argv[2]
     electra(out, "electra-mlm", vocab, 101, "ElectraForMaskedLM", 64, 128, 2, 2, 256, 640)
@@ -269,7 +323,18 @@ def main():
     deberta(out, "deberta-mlm", vocab, 304, "DebertaV2ForMaskedLM", mlm="current")
     deberta(out, "deberta-mlm-legacy", vocab, 305, "DebertaV2ForMaskedLM", E=64, biased=True, buckets=256, max_rel=-1,
             mlm="legacy")
-    tok = sys.argv[3] if len(sys.argv) == 4 else ""
+    jina_dir = sys.argv[4] if len(sys.argv) == 5 else ""
+    if jina_dir and os.path.exists(os.path.join(jina_dir, "tokenizer.json")):
+        # MLM under "bert." with 4 heads; a bare JinaBertModel without the
+        # prefix and 6 heads (ALiBi's slopes for a count not a power of 2);
+        # a ReGLU classifier with 3 heads.
+        jina(out, "jina-mlm", jina_dir, 401, "JinaBertForMaskedLM")
+        jina(out, "jina-embed", jina_dir, 402, "JinaBertModel", H=96, heads=6, inter=128, prefix="")
+        jina(out, "jina-cls", jina_dir, 403, "JinaBertForSequenceClassification", H=48, heads=3, ff="reglu",
+             labels=LABELS3)
+    else:
+        print(f"{sys.argv[0]}: no jina-embeddings-v2 tokenizer at {jina_dir or '(none given)'}: JinaBERT models not written")
+    tok = sys.argv[3] if len(sys.argv) >= 4 else ""
     if not tok or not os.path.exists(os.path.join(tok, "tokenizer.json")):
         print(f"{sys.argv[0]}: no ModernBERT tokenizer at {tok or '(none given)'}: ModernBERT models not written")
         return

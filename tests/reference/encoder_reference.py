@@ -50,7 +50,19 @@ from transformers (huggingface/transformers):
     embeddings, bias) and the legacy head (cls.predictions.transform to
     embedding_size, the decoder tied to the word embeddings, bias), the
     second as later versions of that file name it
-    (LegacyDebertaV2LMPredictionHead, config.legacy).
+    (LegacyDebertaV2LMPredictionHead, config.legacy);
+  * JinaBERT, jinaai/jina-bert-implementation's modeling_bert.py (the
+    trust_remote_code of jina-embeddings-v2; model_type "bert" with
+    position_embedding_type "alibi"), as its ports transcribe it
+    (ml-explore-style JinaBertGLUMLP and JinaBertEncoder.rebuild_alibi_tensor):
+    JinaBertEmbeddings (word + token type, no position table, LayerNorm),
+    JinaBertSelfAttention (q k^T / sqrt(head_dim) + mask + alibi, where
+    alibi = -slope(head) |i - j| from _get_alibi_head_slopes, float32
+    slopes times the distance), BertSelfOutput, JinaBertGLUMLP
+    (gated_layers without bias, act(first intermediate_size columns) *
+    the rest, act nn.GELU() for "geglu" and ReLU for "reglu", wo,
+    layernorm(out + residual)), BERT's pooler and heads
+    (cls.predictions, classifier on the pooler).
 
 Runs in float64 by default on the exact stored weights (compute=torch.float32
 for the float32 run).  Reuses bert_reference.py's safetensors reader,
@@ -66,7 +78,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bert_reference as bref  # noqa: E402
 
-FAMILIES = ("electra", "modernbert", "deberta-v2")
+FAMILIES = ("electra", "modernbert", "deberta-v2", "jina")
 
 
 class Model(bref.Model):
@@ -76,15 +88,17 @@ class Model(bref.Model):
     def __init__(self, model_dir):  # noqa: super().__init__ is BERT-only
         self.dir = model_dir
         c = self.config = bref.read_json(os.path.join(model_dir, "config.json"))
-        if c is None or c.get("model_type") not in FAMILIES:
+        jina = c is not None and c.get("model_type") == "bert" and c.get("position_embedding_type") == "alibi"
+        if c is None or (c.get("model_type") not in FAMILIES and not jina):
             raise ValueError(f"{model_dir}: not an ELECTRA or ModernBERT config.json")
         self.family = c["model_type"]
+        self.jina = jina
         self.modern = self.family == "modernbert"
         self.deberta = self.family == "deberta-v2"
         self.mpnet = self.distilbert = False
         raw, self.header = bref.read_safetensors(os.path.join(model_dir, "model.safetensors"))
         self.dtype = {v["dtype"] for k, v in self.header.items() if k != "__metadata__" and v["dtype"] != "I64"}.pop()
-        prefix = "model." if self.modern else "deberta." if self.deberta else "electra."
+        prefix = "model." if self.modern else "deberta." if self.deberta else "bert." if jina else "electra."
         self.w = {}
         for name, arr in raw.items():
             if name.startswith(prefix):
@@ -107,7 +121,7 @@ class Model(bref.Model):
             self.act = c.get("hidden_act", "gelu")
             self.embedding_size = c.get("embedding_size", 128)
         self.padding_idx = -1
-        self.has_pooler = False
+        self.has_pooler = jina and "pooler.dense.weight" in self.w
         self.has_nsp = False
         arch = (c.get("architectures") or [""])[0]
         if self.modern:
@@ -115,6 +129,12 @@ class Model(bref.Model):
             self.has_qa = arch.endswith("ForQuestionAnswering")
             self.token_classification = arch.endswith("ForTokenClassification")
             self.has_classifier = arch.endswith("ForSequenceClassification")
+        elif jina:
+            self.has_mlm = "cls.predictions.bias" in self.w
+            self.has_qa = "qa_outputs.weight" in self.w
+            self.has_pooler = "pooler.dense.weight" in self.w
+            self.has_classifier = "classifier.weight" in self.w and self.has_pooler
+            self.token_classification = False
         elif self.deberta:
             self.has_mlm = "lm_predictions.lm_head.bias" in self.w or "cls.predictions.bias" in self.w
             self.has_qa = "qa_outputs.weight" in self.w
@@ -184,6 +204,53 @@ def electra_encode(m, ids, types, mask, compute, trace):
                  compute)
         inter = act(linear(x, m, p + "intermediate.dense", compute))
         x = norm(linear(inter, m, p + "output.dense", compute) + x, m, p + "output.LayerNorm", compute)
+        bref.observe(trace, probs, x)
+    return x
+
+
+# ---- JinaBERT ---------------------------------------------------------------------------------
+
+def alibi_slopes(n_heads):
+    """_get_alibi_head_slopes, in Python floats as the implementation takes them."""
+    def power_of_2(n):
+        start = 2 ** (-(2 ** -(np.log2(n) - 3)))
+        return [start * start ** i for i in range(n)]
+    if float(np.log2(n_heads)).is_integer():
+        return power_of_2(n_heads)
+    closest = 2 ** int(np.floor(np.log2(n_heads)))
+    return power_of_2(closest) + alibi_slopes(2 * closest)[0::2][:n_heads - closest]
+
+
+def jina_encode(m, ids, types, mask, compute, trace):
+    c = m.config
+    batch, seq = ids.shape
+    x = (m.t("embeddings.word_embeddings.weight", compute)[ids]
+         + m.t("embeddings.token_type_embeddings.weight", compute)[types])
+    x = norm(x, m, "embeddings.LayerNorm", compute)
+    if trace is not None:
+        trace["hidden_states"].append(x)
+    heads, hd = m.heads, m.hidden // m.heads
+    # rebuild_alibi_tensor: torch.Tensor(slopes) (float32) * -1 times |memory - context|.
+    rel = torch.abs(torch.arange(seq)[None, :] - torch.arange(seq)[:, None])
+    alibi = (torch.tensor(alibi_slopes(heads), dtype=torch.float32) * -1)[:, None, None] * rel[None]
+    additive = (1.0 - mask[:, None, None, :].to(compute)) * -10000.0 + alibi[None].to(compute)
+    act = torch.nn.functional.relu if c.get("feed_forward_type", "geglu") == "reglu" else torch.nn.functional.gelu
+    I = m.intermediate
+
+    def split(t):
+        return t.view(batch, seq, heads, hd).permute(0, 2, 1, 3)
+    for i in range(m.layers):
+        p = f"encoder.layer.{i}."
+        q = split(linear(x, m, p + "attention.self.query", compute))
+        k = split(linear(x, m, p + "attention.self.key", compute))
+        v = split(linear(x, m, p + "attention.self.value", compute))
+        probs = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) / np.sqrt(hd) + additive, dim=-1)
+        ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).reshape(batch, seq, m.hidden)
+        x = norm(linear(ctx, m, p + "attention.output.dense", compute) + x, m, p + "attention.output.LayerNorm",
+                 compute)
+        h = torch.nn.functional.linear(x, m.t(p + "mlp.gated_layers.weight", compute))
+        h = act(h[..., :I]) * h[..., I:]
+        x = norm(linear(h, m, p + "mlp.wo", compute) + x, m, p + "mlp.layernorm", compute)
         bref.observe(trace, probs, x)
     return x
 
@@ -354,6 +421,8 @@ def encode(m, ids, attention_mask=None, compute=torch.float64, trace=None, types
     types = torch.zeros_like(ids) if types is None else torch.as_tensor(types, dtype=torch.long).reshape(ids.shape)
     if m.deberta:
         return deberta_encode(m, ids, types, mask, compute, trace), None
+    if m.jina:
+        return jina_encode(m, ids, types, mask, compute, trace), None
     return electra_encode(m, ids, types, mask, compute, trace), None
 
 
@@ -369,6 +438,12 @@ def lm_logits(m, hidden, compute=torch.float64):
         decoder = "cls.predictions.decoder.weight" if "cls.predictions.decoder.weight" in m.w else \
             "embeddings.word_embeddings.weight"
         return torch.nn.functional.linear(h, m.t(decoder, compute), m.t(p + "bias", compute))
+    if m.jina:
+        # BertLMPredictionHead (JinaBertForMaskedLM's cls.predictions): dense, hidden_act, LayerNorm, tied decoder.
+        h = bref.activation(m.act)(linear(hidden, m, "cls.predictions.transform.dense", compute))
+        h = norm(h, m, "cls.predictions.transform.LayerNorm", compute)
+        return torch.nn.functional.linear(h, m.t("embeddings.word_embeddings.weight", compute),
+                                          m.t("cls.predictions.bias", compute))
     if m.modern:
         return torch.nn.functional.linear(head(m, hidden, compute), m.t("embeddings.tok_embeddings.weight", compute),
                                           m.bias("decoder.bias", compute))
@@ -384,6 +459,9 @@ def classifier_logits(m, ids, compute=torch.float64, types=None):
     if m.modern:
         pooled = hidden.mean(dim=1) if m.config.get("classifier_pooling", "cls") == "mean" else hidden[:, 0]
         return linear(head(m, pooled, compute), m, "classifier", compute)
+    if m.jina:
+        pooled = torch.tanh(linear(hidden[:, 0], m, "pooler.dense", compute))
+        return linear(pooled, m, "classifier", compute)
     if m.deberta:
         pooled = bref.activation(m.head_act)(linear(hidden[:, 0], m, "pooler.dense", compute))
         return linear(pooled, m, "classifier", compute)

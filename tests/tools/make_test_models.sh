@@ -316,7 +316,8 @@ rm -f "$new/roberta-vocab50265/vocab.txt" "$new/vocab-roberta-base.txt"
 python=${PYTHON:-/usr/bin/python3}
 if "$python" -c "import numpy" 2>/dev/null; then
     "$python" "$root/tests/golden/make_encoder_models.py" "$new" "$vocab" \
-        "${MODERNBERT_DIR:-$root/../shared/models/answerdotai__ModernBERT-large}"
+        "${MODERNBERT_DIR:-$root/../shared/models/answerdotai__ModernBERT-large}" \
+        "${JINA_DIR:-$root/../shared/models/jinaai__jina-embeddings-v2-base-en}"
 else
     echo "$0: no $python with numpy: the ELECTRA and ModernBERT test models are not written" >&2
 fi
