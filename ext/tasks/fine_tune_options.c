@@ -6,6 +6,7 @@
 
 #include "../base/buffer.h"
 #include "../base/error.h"
+#include "../base/function_options.h"
 #include "../base/json.h"
 
 #include <math.h>
@@ -208,7 +209,7 @@ static int read_option(const json_doc *d, int n, ft_options *o, char **err)
         o->doc_stride = (int)i;
         return rc;
     }
-    *err = bert_errorf("bert_train: unknown option \"%s\"; the options are " FT_OPTION_NAMES, key);
+    *err = bert_fn_options_unknown("bert_train", key, FT_OPTION_NAMES);
     return -1;
 }
 
@@ -216,18 +217,14 @@ int ft_options_parse(const char *json, size_t len, ft_options *o, char **err)
 {
     *err = NULL;
     defaults(o);
-    if (!json || len == 0) return 0;
     json_doc *d = NULL;
-    char *perr = NULL;
-    if (bert_json_parse(json, len, &d, &perr) != 0 || d->nodes[0].type != JSON_OBJECT) {
-        *err = bert_errorf("bert_train: options_json must be a JSON object such as '{\"task\": \"classify\", "
-                           "\"epochs\": 3}'%s%s", perr ? ": " : "", perr ? perr : "");
-        free(perr);
-        bert_json_free(d);
+    if (bert_fn_options_parse(json, len, "bert_train", "'{\"task\": \"classify\", \"epochs\": 3}'", &d, err) != 0) {
+        if (!*err) *err = bert_errorf("out of memory reading bert_train's options");
         return -1;
     }
+    if (!d) return 0;
     int rc = 0;
-    for (int n = d->nodes[0].first_child; n >= 0 && rc == 0; n = d->nodes[n].next_sibling) rc = read_option(d, n, o, err);
+    for (int n = bert_fn_options_first(d); n >= 0 && rc == 0; n = d->nodes[n].next_sibling) rc = read_option(d, n, o, err);
     bert_json_free(d);
     if (rc == 0 && !(o->json = bert_strndup(json, len))) rc = -1;
     if (rc != 0 && !*err) *err = bert_errorf("out of memory reading bert_train's options");
