@@ -110,6 +110,11 @@ int bert_bind_deberta(binder *b, bert_model *m);
  * base model's pooler. */
 int bert_bind_roberta_heads(binder *b, bert_model *m);
 
+/* classifier.dense + classifier.out_proj on the first token (RoBERTa's,
+ * MPNet's and ELECTRA's sequence heads, whose activations differ), or
+ * classifier.* on every token. */
+int bert_bind_dense_classifier(binder *b, bert_model *m);
+
 /* Points every bound weight at its data (model_widen.c): float32 in place,
  * else converted into one block; the projections at a reduced precision
  * into another.  0, or -1 with *b->err. */

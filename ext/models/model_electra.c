@@ -60,25 +60,6 @@ static int bind_generator(binder *b, bert_model *m)
     return 0;
 }
 
-/* ElectraClassificationHead (the names RobertaClassificationHead has,
- * gelu where RoBERTa has tanh), or ElectraForTokenClassification's
- * classifier on every token. */
-static int bind_classifier(binder *b, bert_model *m)
-{
-    const int H = m->cfg.hidden_size;
-    static const char *const seq[] = {"classifier.dense.weight", "classifier.dense.bias",
-                                      "classifier.out_proj.weight", "classifier.out_proj.bias", NULL};
-    static const char *const tok[] = {"classifier.weight", "classifier.bias", NULL};
-    if (bert_bind_all_present(b, seq, 0)) {
-        if (bert_bind(b, &m->pre_cls_w, seq[0], 0, 1, H, H, "hidden_size x hidden_size") ||
-            bert_bind(b, &m->pre_cls_b, seq[1], 0, 1, H, 0, "hidden_size"))
-            return -1;
-        return bert_bind_label_rows(b, m, seq[2], seq[3], &m->cls_w, &m->cls_b);
-    }
-    if (bert_bind_all_present(b, tok, 0)) return bert_bind_label_rows(b, m, tok[0], tok[1], &m->tok_w, &m->tok_b);
-    return 0;
-}
-
 int bert_bind_electra(binder *b, bert_model *m)
 {
     const bert_config *c = &m->cfg;
@@ -86,5 +67,7 @@ int bert_bind_electra(binder *b, bert_model *m)
     if (bind_embeddings(b, m) != 0) return -1;
     for (int l = 0; l < c->num_layers; l++)
         if (bert_bind_layer(b, &m->layers[l], l, c, "encoder.layer.%d.", bert_layer_names) != 0) return -1;
-    return bind_generator(b, m) || bind_classifier(b, m) || bert_bind_qa(b, m) ? -1 : 0;
+    /* ElectraClassificationHead has RobertaClassificationHead's names (gelu
+     * where RoBERTa has tanh: the encoder's head step knows the family). */
+    return bind_generator(b, m) || bert_bind_dense_classifier(b, m) || bert_bind_qa(b, m) ? -1 : 0;
 }

@@ -28,7 +28,7 @@ static int bind_lm_head(binder *b, bert_model *m)
 
 /* RobertaClassificationHead / MPNetClassificationHead on the first token,
  * or RobertaForTokenClassification's classifier on every token. */
-static int bind_classifier(binder *b, bert_model *m)
+int bert_bind_dense_classifier(binder *b, bert_model *m)
 {
     const int H = m->cfg.hidden_size;
     static const char *const seq[] = {"classifier.dense.weight", "classifier.dense.bias",
@@ -46,7 +46,7 @@ static int bind_classifier(binder *b, bert_model *m)
 
 int bert_bind_roberta_heads(binder *b, bert_model *m)
 {
-    return bert_bind_pooler(b, m) || bind_lm_head(b, m) || bind_classifier(b, m) || bert_bind_qa(b, m) ? -1 : 0;
+    return bert_bind_pooler(b, m) || bind_lm_head(b, m) || bert_bind_dense_classifier(b, m) || bert_bind_qa(b, m) ? -1 : 0;
 }
 
 int bert_bind_roberta(binder *b, bert_model *m)
