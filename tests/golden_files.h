@@ -43,6 +43,12 @@ int t_each_golden_line(const char *path, void (*fn)(void *ctx, const json_doc *l
  * they part (tests/test_families.c). */
 int t_golden_sql_line(sqlite3 *db, const json_doc *d, int line, double *worst, char *why, size_t why_size);
 
+/* A golden line {"encode": ids, "mean": [...]} on model MODELS_DIR dir: the
+ * encoder on the raw token ids, the mean of its last hidden state's rows
+ * within GOLDEN_TOL of "mean" (1), else 0 with *why.  *worst takes the
+ * largest difference (tests/test_families.c, tests/test_encoders.c). */
+int t_golden_encode_line(const json_doc *d, int line, const char *dir, double *worst, char *why, size_t why_size);
+
 /* A golden manifest (an object of generated models, by name), parsed; NULL
  * when it cannot be (the case fails, naming the file). */
 json_doc *t_golden_manifest(const char *path);

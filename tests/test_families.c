@@ -109,52 +109,6 @@ int t_golden_sql_line(sqlite3 *db, const json_doc *d, int line, double *worst, c
     return ok;
 }
 
-/* The encoder on raw token ids: the mean of the last hidden state's rows. */
-static int encode_line(const json_doc *d, int line, const char *dir, double *worst, char *why, size_t why_size)
-{
-    int ids_node = bert_json_member(d, line, "encode"), mean = bert_json_member(d, line, "mean");
-    int n = bert_json_length(d, ids_node);
-    char path[256];
-    snprintf(path, sizeof path, MODELS_DIR "%s", dir);
-    bert_model *m = NULL;
-    bert_scratch *s = bert_scratch_new();
-    int32_t *ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
-    char *err = NULL;
-    int ok = 0;
-    if (!s || !ids || bert_model_load(t_dir(path), &m, &err) != 0) {
-        snprintf(why, why_size, "cannot load %s: %s", path, err ? err : "out of memory");
-        goto done;
-    }
-    for (int i = 0; i < n; i++) ids[i] = (int32_t)bert_json_int(d, t_json_child(d, ids_node, i), -1);
-    const float *h = bert_encode(m, s, ids, NULL, &n, 1, NULL, NULL, &err);
-    if (!h) {
-        snprintf(why, why_size, "bert_encode: %s", err ? err : "?");
-        goto done;
-    }
-    const int hidden = m->cfg.hidden_size;
-    if (bert_json_length(d, mean) != hidden) {
-        snprintf(why, why_size, "the golden mean has %d values, the model %d", bert_json_length(d, mean), hidden);
-        goto done;
-    }
-    ok = 1;
-    for (int j = 0; j < hidden; j++) {
-        double sum = 0;
-        for (int t = 0; t < n; t++) sum += h[(size_t)t * hidden + j];
-        double diff = fabs(sum / n - d->nodes[t_json_child(d, mean, j)].number);
-        if (diff > *worst) *worst = diff;
-        if (diff > TOL && ok) {
-            snprintf(why, why_size, "hidden state column %d differs by %.3g", j, diff);
-            ok = 0;
-        }
-    }
-done:
-    free(err);
-    free(ids);
-    bert_model_free(m);
-    bert_scratch_free(s);
-    return ok;
-}
-
 /* Links each of files (n of them) of directory from into directory to. */
 static void link_files(const char *to, const char *from, const char *const *files, size_t n)
 {
@@ -394,7 +348,7 @@ void suite_families(void)
         int ok;
         if (bert_json_member(lines, line, "encode") >= 0) {
             int entry = bert_json_member(models, 0, model);
-            ok = encode_line(lines, line, bert_json_str(models, bert_json_member(models, entry, "path"), ""), &worst,
+            ok = t_golden_encode_line(lines, line, bert_json_str(models, bert_json_member(models, entry, "path"), ""), &worst,
                              why, sizeof why);
         } else {
             ok = t_golden_sql_line(db, lines, line, &worst, why, sizeof why);

@@ -3,6 +3,10 @@
  */
 #include "golden_files.h"
 #include "test.h"
+#include "../ext/encoder/encoder.h"
+#include "../ext/models/model_dir.h"
+
+#include <math.h>
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -215,4 +219,49 @@ void t_head_shape_mismatch(sqlite3 *db, const char *model, const char *label, co
         unlink(path);
     }
     rmdir(dir);
+}
+
+int t_golden_encode_line(const json_doc *d, int line, const char *dir, double *worst, char *why, size_t why_size)
+{
+    int ids_node = bert_json_member(d, line, "encode"), mean = bert_json_member(d, line, "mean");
+    int n = bert_json_length(d, ids_node);
+    char path[256];
+    snprintf(path, sizeof path, MODELS_DIR "%s", dir);
+    bert_model *m = NULL;
+    bert_scratch *s = bert_scratch_new();
+    int32_t *ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
+    char *err = NULL;
+    int ok = 0;
+    if (!s || !ids || bert_model_load(t_dir(path), &m, &err) != 0) {
+        snprintf(why, why_size, "cannot load %s: %s", path, err ? err : "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < n; i++) ids[i] = (int32_t)bert_json_int(d, t_json_child(d, ids_node, i), -1);
+    const float *h = bert_encode(m, s, ids, NULL, &n, 1, NULL, NULL, &err);
+    if (!h) {
+        snprintf(why, why_size, "bert_encode: %s", err ? err : "?");
+        goto done;
+    }
+    const int hidden = m->cfg.hidden_size;
+    if (bert_json_length(d, mean) != hidden) {
+        snprintf(why, why_size, "the golden mean has %d values, the model %d", bert_json_length(d, mean), hidden);
+        goto done;
+    }
+    ok = 1;
+    for (int j = 0; j < hidden; j++) {
+        double sum = 0;
+        for (int t = 0; t < n; t++) sum += h[(size_t)t * hidden + j];
+        double diff = fabs(sum / n - d->nodes[t_json_child(d, mean, j)].number);
+        if (diff > *worst) *worst = diff;
+        if (diff > GOLDEN_TOL && ok) {
+            snprintf(why, why_size, "%d tokens: hidden state column %d differs by %.3g", n, j, diff);
+            ok = 0;
+        }
+    }
+done:
+    free(err);
+    free(ids);
+    bert_model_free(m);
+    bert_scratch_free(s);
+    return ok;
 }
