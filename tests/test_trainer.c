@@ -613,7 +613,7 @@ static double one_loss(bert_trainer *t, const bert_train_batch *b, char **err)
 
 static void test_state_and_dropout(void)
 {
-    t_case("a run saved and restored continues as if never stopped; dropout follows the seed");
+    t_case("a run saved and restored continues as if never stopped, dropout included; dropout follows the seed");
     bert_model *base = load_model(GOLDEN_DIR "/bert-classify", BERT_PRECISION_FLOAT32);
     if (!base) return;
     bert_train_batch b = {2, 4, some_ids, NULL, some_lengths, some_labels, NULL, 0};
@@ -656,6 +656,20 @@ static void test_state_and_dropout(void)
             }
             bert_model_free(other);
             bert_trainer_free(r);
+        }
+        /* With dropout on, a trainer restored from a's state after its step
+         * draws a's masks: they follow (seed, step, micro-batch), not a
+         * generator's past.  The second micro-batch of a step draws anew. */
+        bert_trainer *q = classify_trainer(base, 0.1f, 5);
+        if (q) {
+            T_CHECK_AFTER(bert_trainer_set_state(q, bert_trainer_model(a), bert_trainer_moments(a, 0),
+                                                 bert_trainer_moments(a, 1), bert_trainer_steps(a), &err) == 0,
+                          "set_state: %s", err ? err : "?");
+            double a1 = one_loss(a, &b, &err), q1 = one_loss(q, &b, &err);
+            double a2 = one_loss(a, &b, &err), q2 = one_loss(q, &b, &err);
+            T_CHECK(a1 == q1 && a2 == q2, "restored with dropout: %.17g %.17g against %.17g %.17g", q1, q2, a1, a2);
+            T_CHECK(a1 != a2, "two micro-batches of a step drew the same masks: %.17g", a1);
+            bert_trainer_free(q);
         }
     }
     free(err);

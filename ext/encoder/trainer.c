@@ -51,6 +51,7 @@ struct bert_trainer {
     bert_workers *workers;
     tn_net *net;
     long steps;
+    long micro;                  /* accumulate calls since the last step */
 };
 
 /* ------------------------------------------------------------ tensors of a model */
@@ -344,7 +345,7 @@ bert_trainer *bert_trainer_new(const bert_model *base, const bert_train_settings
     int fallback = bert_threads_default();
     int threads = s->threads > 0 ? s->threads : fallback;
     if (threads > 1) tr->workers = bert_workers_new();   /* NULL: the calling thread alone */
-    /* The dropout draws from a stream of their own, apart from the head's. */
+    /* Reseeded by every accumulate (dropout_seed); this seed is never drawn from. */
     tr->net = tn_net_new(&tr->c, tr->t, tr->block[BLOCK_W], tr->block[BLOCK_G], tr->workers, threads,
                          s->seed ^ 0x5DEECE66DULL);
     if (!tr->net) goto oom;
@@ -371,6 +372,27 @@ void bert_trainer_free(bert_trainer *t)
 
 /* ------------------------------------------------------------ training */
 
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* The dropout stream of one micro-batch: a function of the seed, the
+ * optimizer step and the micro-batch's place in the accumulation alone, so
+ * that a run restored at a step (bert_trainer_set_state) draws the masks the
+ * run never stopped would have drawn, without a generator's state to save.
+ * Within the batch every site (the embeddings, each layer's attention and
+ * sublayers, the head) takes its draws in the fixed order of the forward
+ * pass.  Apart from the head's initialization, which draws from s->seed. */
+static uint64_t dropout_seed(const bert_trainer *t)
+{
+    uint64_t z = mix64(t->s.seed ^ 0x5DEECE66DULL);
+    z = mix64(z + 0x9E3779B97F4A7C15ULL * (uint64_t)(t->steps + 1));
+    return mix64(z + 0xD1B54A32D192ED03ULL * (uint64_t)(t->micro + 1));
+}
+
 int bert_trainer_accumulate(bert_trainer *t, const bert_train_batch *b, float scale, double *loss,
                             bert_interrupt_fn interrupted, void *ctx, char **err)
 {
@@ -380,6 +402,8 @@ int bert_trainer_accumulate(bert_trainer *t, const bert_train_batch *b, float sc
         *err = bert_errorf("bert_trainer_accumulate: the scale must be a positive number");
         return -1;
     }
+    tn_net_reseed(t->net, dropout_seed(t));
+    t->micro++;
     return tn_net_accumulate(t->net, b, scale, loss, interrupted, ctx, err);
 }
 
@@ -546,6 +570,7 @@ int bert_trainer_step(bert_trainer *t, double *rate, double *grad_norm, char **e
     if (!isfinite(norm)) {
         j.pass = 2;
         step_run(t, &j, chunks);
+        t->micro = 0;
         *err = bert_errorf("the gradients are not finite (their norm is %g): the step was not taken", norm);
         return -1;
     }
@@ -574,6 +599,7 @@ int bert_trainer_step(bert_trainer *t, double *rate, double *grad_norm, char **e
     j.pass = 2;
     step_run(t, &j, chunks);
     t->steps = step;
+    t->micro = 0;
     return 0;
 }
 
@@ -641,5 +667,6 @@ int bert_trainer_set_state(bert_trainer *t, const bert_model *weights, const ber
                 memcpy(t->block[to[i]] + t->t[k].off, model_tensor(from[i], &t->c, k), count_of(&t->t[k]) * sizeof(float));
     memset(t->block[BLOCK_G], 0, t->floats * sizeof(float));
     t->steps = steps;
+    t->micro = 0;
     return 0;
 }

@@ -44,7 +44,8 @@ typedef struct {
     long warmup_steps;       /* linear warmup from 0 over these, then linear decay to 0 at total_steps */
     float dropout;           /* < 0: config.json's (hidden and attention dropout, the heads'); 0: none (-1) */
     int freeze_encoder;      /* train the head alone (0) */
-    uint64_t seed;           /* a new head's initialization and the dropout masks (42) */
+    uint64_t seed;           /* a new head's initialization and the dropout masks, which are a function
+                              * of (seed, optimizer step, micro-batch within the step) (42) */
     bert_pooling pooling;    /* EMBED: how token states become the sentence's (MEAN) */
     float embed_scale;       /* EMBED: cosine similarities are multiplied by this (20) */
     int threads;             /* threads a product; 0: bert_threads_default() */
