@@ -476,6 +476,13 @@ static void golden_run(const char *name)
                 printf("  %s: %zu weights, median %.3g, 99.9%% %.3g, max %.3g\n", name, at, diffs[at / 2], p999, max);
         }
         free(diffs);
+        if (base->cfg.sinusoidal_positions) {
+            /* requires_grad False: not a bit of them moves. */
+            const bert_config *c = &base->cfg;
+            T_CHECK(memcmp(trained->pos_emb, base->pos_emb,
+                           (size_t)c->max_position_embeddings * (size_t)c->hidden_size * sizeof(float)) == 0,
+                    "the sinusoidal position embeddings were trained");
+        }
     }
     bert_trainer_free(tr);
     bert_model_free(base);
@@ -929,8 +936,8 @@ void suite_trainer(void)
     static const char *const runs[] = {
         "bert-classify", "bert-multi-label", "bert-regression", "bert-tokens", "bert-qa", "bert-embed-mean",
         "bert-embed-max", "bert-embed-cls", "bert-classify-frozen", "distilbert-classify", "distilbert-qa",
-        "distilbert-tokens", "roberta-classify", "roberta-tokens", "roberta-multi-label", "mpnet-classify",
-        "mpnet-tokens",
+        "distilbert-tokens", "distilbert-sinusoidal-classify", "roberta-classify", "roberta-tokens",
+        "roberta-multi-label", "mpnet-classify", "mpnet-tokens",
     };
     for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) golden_run(runs[i]);
     if (getenv("BERT_TEST_VERBOSE"))
@@ -940,6 +947,8 @@ void suite_trainer(void)
     inference_matches("bert-classify", BERT_TRAIN_CLASSIFY);
     inference_matches("bert-tokens", BERT_TRAIN_TOKENS);
     inference_matches("distilbert-classify", BERT_TRAIN_CLASSIFY);
+    /* sinusoidal_pos_embds: the file's sinusoids read as any position embeddings. */
+    inference_matches("distilbert-sinusoidal-classify", BERT_TRAIN_CLASSIFY);
     inference_matches("roberta-classify", BERT_TRAIN_CLASSIFY);
     /* XLM-RoBERTa, and a bfloat16 file widened at load. */
     inference_matches("build/models/xlmr-cls-bf16", BERT_TRAIN_CLASSIFY);

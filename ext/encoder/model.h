@@ -108,6 +108,11 @@ typedef struct {
     float classifier_dropout;   /* sequence heads: classifier_dropout, else hidden_dropout_prob; DistilBERT: seq_classif_dropout */
     float token_dropout;        /* token classification: classifier_dropout, else hidden_dropout_prob; DistilBERT: dropout */
     float qa_dropout;           /* DistilBERT: qa_dropout; the others' QA heads have none (0) */
+    /* DistilBERT's sinusoidal_pos_embds: the position embeddings are fixed
+     * sinusoids.  The file holds them (they are the weight of an
+     * nn.Embedding), so inference reads them as any other; training keeps
+     * them frozen. */
+    int sinusoidal_positions;
 } bert_config;
 
 /* The longest sequence the position embeddings take. */

@@ -22,6 +22,7 @@ static size_t put(tn_tensor *t, size_t off, int rows, int cols, int decay, int h
     t->decay = decay;
     t->head = head;
     t->pad_row = pad_row;
+    t->frozen = 0;
     return off + (size_t)rows * (size_t)(cols > 0 ? cols : 1);
 }
 
@@ -33,6 +34,7 @@ size_t TN(tn_layout)(const tn_config *c, tn_tensor *t)
      * weights (get_decay_parameter_names); embeddings are weights. */
     off = put(&t[TN_WORD], off, c->vocab, H, 1, 0, c->word_pad);
     off = put(&t[TN_POS], off, c->max_pos, H, 1, 0, c->pos_pad);
+    t[TN_POS].frozen = c->fixed_positions;
     const int no_types = c->family == BERT_FAMILY_DISTILBERT || c->family == BERT_FAMILY_MPNET;
     off = put(&t[TN_TYPE], off, no_types ? 0 : c->type_vocab, H, 1, 0, -1);
     off = put(&t[TN_EMB_LN_W], off, H, 0, 0, 0, -1);
@@ -406,7 +408,7 @@ static int backward(tn_net *net, const bert_train_batch *b, const plan *p, bert_
             int type = b->type_ids && c->family == BERT_FAMILY_BERT ? b->type_ids[(size_t)s * L + q] : 0;
             /* nn.Embedding(padding_idx=...): that row never gets a gradient. */
             treal *gw = ids[q] == net->t[TN_WORD].pad_row ? NULL : G(net, TN_WORD) + (size_t)ids[q] * H;
-            treal *gp = pos == net->t[TN_POS].pad_row ? NULL : G(net, TN_POS) + (size_t)pos * H;
+            treal *gp = pos == net->t[TN_POS].pad_row || net->t[TN_POS].frozen ? NULL : G(net, TN_POS) + (size_t)pos * H;
             treal *gt = types ? G(net, TN_TYPE) + (size_t)type * H : NULL;
             for (int j = 0; j < H; j++) {
                 if (gw) gw[j] += d[j];

@@ -53,6 +53,7 @@ typedef struct {
     int decay;           /* AdamW's weight decay applies (not biases, not LayerNorms) */
     int head;            /* trained also with freeze_encoder */
     int pad_row;         /* a row that gets no gradient (padding_idx), or -1 */
+    int frozen;          /* never trained nor clipped: DistilBERT's sinusoidal positions (requires_grad False) */
 } tn_tensor;
 
 /* What the network computes, from the model's config and the settings. */
@@ -72,6 +73,7 @@ typedef struct {
     bert_pooling pooling;    /* EMBED */
     float scale;             /* EMBED */
     int freeze_encoder;
+    int fixed_positions;     /* DistilBERT's sinusoidal_pos_embds: the position embeddings are frozen */
 } tn_config;
 
 /* A tensor layout for cfg: fills t[TN_TENSORS(layers)], returns the block's floats. */

@@ -278,6 +278,9 @@ static tn_config net_config(const bert_model *m, const bert_train_settings *s)
     c.pooling = s->pooling;
     c.scale = s->embed_scale;
     c.freeze_encoder = s->freeze_encoder;
+    /* create_sinusoidal_embeddings sets requires_grad False: the Trainer's
+     * optimizer never sees them, nor does its gradient clipping. */
+    c.fixed_positions = mc->family == BERT_FAMILY_DISTILBERT && mc->sinusoidal_positions;
     return c;
 }
 
@@ -409,7 +412,7 @@ int bert_trainer_accumulate(bert_trainer *t, const bert_train_batch *b, float sc
 
 static int trains(const bert_trainer *t, int k)
 {
-    return t->t[k].rows > 0 && (t->t[k].head || !t->c.freeze_encoder);
+    return t->t[k].rows > 0 && !t->t[k].frozen && (t->t[k].head || !t->c.freeze_encoder);
 }
 
 static size_t count_of(const tn_tensor *t)

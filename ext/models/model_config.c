@@ -129,6 +129,14 @@ static int read_training(const json_doc *doc, const char *path, bert_config *cfg
         return -1;
     }
     cfg->initializer_range = (float)range;
+    if (distil) {
+        node = bert_json_member(doc, 0, "sinusoidal_pos_embds");
+        if (node >= 0 && doc->nodes[node].type != JSON_TRUE && doc->nodes[node].type != JSON_FALSE) {
+            *err = bert_errorf("%s: sinusoidal_pos_embds must be true or false", path);
+            return -1;
+        }
+        cfg->sinusoidal_positions = node >= 0 && doc->nodes[node].type == JSON_TRUE;
+    }
     if (distil)
         return read_probability(doc, "dropout", 0.1, path, &cfg->hidden_dropout, err) ||
                read_probability(doc, "attention_dropout", 0.1, path, &cfg->attention_dropout, err) ||

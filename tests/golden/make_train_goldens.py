@@ -11,8 +11,9 @@ For each case (a family and a task), writes into tests/golden/train/CASE/:
   final/                           the weights after the run, as a checkpoint
 
 The run is tests/reference/train_reference.py's Trainer loop in float64 (its
-docstring says why), shuffle off, dropout 0.  Needs torch and numpy
-(Debian's python3-torch, python3-numpy):
+docstring says why), shuffle off, dropout 0.  One case is a DistilBERT
+with sinusoidal_pos_embds (fixed, frozen position embeddings).  Needs torch
+and numpy (Debian's python3-torch, python3-numpy):
 
     /usr/bin/python3 tests/golden/make_train_goldens.py [CASE ...]
 """
@@ -46,6 +47,8 @@ CASES = [
     ("distilbert-classify", "distilbert", "classify", {"num_labels": 3}),
     ("distilbert-qa", "distilbert", "qa", {}),
     ("distilbert-tokens", "distilbert", "tokens", {"num_labels": 4}),
+    ("distilbert-sinusoidal-classify", "distilbert", "classify", {"num_labels": 3, "sinusoidal": True,
+                                                                  "accumulate": 2}),
     ("roberta-classify", "roberta", "classify", {"num_labels": 3}),
     ("roberta-tokens", "roberta", "tokens", {"num_labels": 5}),
     ("roberta-multi-label", "roberta", "multi_label", {"num_labels": 3}),
@@ -70,6 +73,8 @@ def config_json(fam, task, x):
         c.update({"dim": HIDDEN, "n_layers": LAYERS, "n_heads": HEADS, "hidden_dim": FF,
                   "max_position_embeddings": 12, "activation": x.get("act", "gelu"),
                   "dropout": 0.1, "attention_dropout": 0.1, "seq_classif_dropout": 0.2, "qa_dropout": 0.1})
+        if x.get("sinusoidal"):
+            c["sinusoidal_pos_embds"] = True
     else:
         c.update({"hidden_size": HIDDEN, "num_hidden_layers": LAYERS, "num_attention_heads": HEADS,
                   "intermediate_size": FF, "max_position_embeddings": 14 if pad else 12,
@@ -95,7 +100,7 @@ def model_config(fam, task, x):
             "max_pos": 14 if pad else 12, "type_vocab_size": 1 if fam == "roberta" else 2,
             "eps": 1e-12, "act": x.get("act", "gelu"), "pad_token_id": pad,
             "p_hidden": 0.0, "p_attention": 0.0, "p_head": 0.0,
-            "pooling": x.get("pooling", "mean"), "scale": 20.0}
+            "pooling": x.get("pooling", "mean"), "scale": 20.0, "sinusoidal": x.get("sinusoidal", False)}
 
 
 def random_weights(model, rng):
@@ -170,6 +175,11 @@ def run_case(name, fam, task, x):
     torch.manual_seed(0)
     model = ref.Model(mc).to(torch.float64)
     weights = random_weights(model, rng)
+    if x.get("sinusoidal"):
+        # The file holds the sinusoids, as save_pretrained writes them.
+        for k, v in model.state_dict().items():
+            if k.endswith("embeddings.position_embeddings.weight"):
+                weights[k] = v.numpy().astype(np.float32)
     ref.load_state(model, weights, torch.float64)
     cj = config_json(fam, task, x)
     out = os.path.join(OUT, name)

@@ -30,6 +30,8 @@ state_dict's:
     (pre_classifier, ReLU, dropout of seq_classif_dropout, classifier),
     DistilBertForTokenClassification (dropout, classifier),
     DistilBertForQuestionAnswering (dropout of qa_dropout, qa_outputs);
+    with sinusoidal_pos_embds, create_sinusoidal_embeddings (fixed sinusoids,
+    requires_grad False);
   * src/transformers/models/roberta/modeling_roberta.py (commit
     87b236ba2be8b3e48a7d0c8ca6513302736d2886): RobertaEmbeddings (position
     ids from create_position_ids_from_input_ids, position_embeddings with
@@ -85,6 +87,19 @@ class Dropout(nn.Dropout):
     pass
 
 
+def create_sinusoidal_embeddings(n_pos, dim, out):
+    """modeling_distilbert.py's _create_sinusoidal_embeddings: fixed
+    sinusoids computed in float64 by numpy, stored as float32, and
+    requires_grad False, so that the Trainer neither optimizes, decays nor
+    clips them (its optimizer takes only parameters that require grad)."""
+    position_enc = np.array([[pos / np.power(10000, 2 * (j // 2) / dim) for j in range(dim)] for pos in range(n_pos)])
+    out.requires_grad = False
+    with torch.no_grad():
+        out[:, 0::2] = torch.FloatTensor(np.sin(position_enc[:, 0::2]))
+        out[:, 1::2] = torch.FloatTensor(np.cos(position_enc[:, 1::2]))
+    out.detach_()
+
+
 class Embeddings(nn.Module):
     def __init__(self, c):
         super().__init__()
@@ -94,6 +109,8 @@ class Embeddings(nn.Module):
         self.word_embeddings = nn.Embedding(c["vocab_size"], c["hidden"], padding_idx=self.pad)
         self.position_embeddings = nn.Embedding(c["max_pos"], c["hidden"],
                                                 padding_idx=self.pad if fam in ("roberta", "mpnet") else None)
+        if fam == "distilbert" and c.get("sinusoidal"):
+            create_sinusoidal_embeddings(c["max_pos"], c["hidden"], self.position_embeddings.weight)
         if fam not in ("distilbert", "mpnet"):
             self.token_type_embeddings = nn.Embedding(c["type_vocab_size"], c["hidden"])
         self.LayerNorm = nn.LayerNorm(c["hidden"], eps=c["eps"])
