@@ -936,8 +936,10 @@ void suite_trainer(void)
     static const char *const runs[] = {
         "bert-classify", "bert-multi-label", "bert-regression", "bert-tokens", "bert-qa", "bert-embed-mean",
         "bert-embed-max", "bert-embed-cls", "bert-classify-frozen", "distilbert-classify", "distilbert-qa",
-        "distilbert-tokens", "distilbert-sinusoidal-classify", "roberta-classify", "roberta-tokens",
-        "roberta-multi-label", "mpnet-classify", "mpnet-tokens",
+        "distilbert-tokens", "distilbert-classify-pair", "distilbert-multi-label", "distilbert-regression",
+        "distilbert-embed-mean", "distilbert-sinusoidal-classify", "roberta-classify", "roberta-tokens",
+        "roberta-multi-label", "roberta-classify-pair", "roberta-regression", "roberta-qa", "roberta-embed-cls",
+        "mpnet-classify", "mpnet-tokens",
     };
     for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) golden_run(runs[i]);
     if (getenv("BERT_TEST_VERBOSE"))

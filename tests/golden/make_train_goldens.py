@@ -11,9 +11,11 @@ For each case (a family and a task), writes into tests/golden/train/CASE/:
   final/                           the weights after the run, as a checkpoint
 
 The run is tests/reference/train_reference.py's Trainer loop in float64 (its
-docstring says why), shuffle off, dropout 0.  One case is a DistilBERT
-with sinusoidal_pos_embds (fixed, frozen position embeddings).  Needs torch
-and numpy (Debian's python3-torch, python3-numpy):
+docstring says why), shuffle off, dropout 0.  The cases cover every task
+(classify single-label and pair, multi-label, regression, tokens, qa, embed)
+on BERT, DistilBERT and RoBERTa, a few on MPNet, and DistilBERT with
+sinusoidal_pos_embds (fixed, frozen position embeddings).  Needs torch and
+numpy (Debian's python3-torch, python3-numpy):
 
     /usr/bin/python3 tests/golden/make_train_goldens.py [CASE ...]
 """
@@ -47,11 +49,19 @@ CASES = [
     ("distilbert-classify", "distilbert", "classify", {"num_labels": 3}),
     ("distilbert-qa", "distilbert", "qa", {}),
     ("distilbert-tokens", "distilbert", "tokens", {"num_labels": 4}),
+    ("distilbert-classify-pair", "distilbert", "classify", {"num_labels": 2, "pair": True}),
+    ("distilbert-multi-label", "distilbert", "multi_label", {"num_labels": 3}),
+    ("distilbert-regression", "distilbert", "regression", {"num_labels": 1}),
+    ("distilbert-embed-mean", "distilbert", "embed", {"pooling": "mean", "columns": 3}),
     ("distilbert-sinusoidal-classify", "distilbert", "classify", {"num_labels": 3, "sinusoidal": True,
                                                                   "accumulate": 2}),
     ("roberta-classify", "roberta", "classify", {"num_labels": 3}),
     ("roberta-tokens", "roberta", "tokens", {"num_labels": 5}),
     ("roberta-multi-label", "roberta", "multi_label", {"num_labels": 3}),
+    ("roberta-classify-pair", "roberta", "classify", {"num_labels": 2, "pair": True}),
+    ("roberta-regression", "roberta", "regression", {"num_labels": 1}),
+    ("roberta-qa", "roberta", "qa", {}),
+    ("roberta-embed-cls", "roberta", "embed", {"pooling": "cls", "columns": 2}),
     ("mpnet-classify", "mpnet", "classify", {"num_labels": 3}),
     ("mpnet-tokens", "mpnet", "tokens", {"num_labels": 4}),
 ]
@@ -136,6 +146,16 @@ def make_batch(rng, fam, task, x, n):
         if length > 3 and i % 2 == 0:
             ids[i, length - 2] = pad            # a pad token inside the text
         types[i, length // 2:length] = 1
+        if x.get("pair") and length >= 5:
+            # The tokenizer's pair layout: DistilBERT [CLS] a [SEP] b [SEP]
+            # (ids 2 and 3 here), RoBERTa <s> a </s></s> b </s> (0 and 2).
+            cls, sep = (0, 2) if fam == "roberta" else (2, 3)
+            mid = length // 2
+            ids[i, 0] = cls
+            ids[i, mid - 1] = sep
+            if fam == "roberta":
+                ids[i, mid] = sep
+            ids[i, length - 1] = sep
     b = {"ids": ids.tolist(), "lengths": lengths}
     if fam == "bert":
         b["type_ids"] = types.tolist()
