@@ -16,6 +16,7 @@
  */
 #include "test.h"
 #include "golden_files.h"
+#include "../ext/tasks/answers.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -384,8 +385,74 @@ static void shape_mismatch(sqlite3 *db)
                           "classifier.weight", "[6, 96]", "5 labels", NULL);
 }
 
+/* ---- SQuAD 2.0's decision (answers.h's bert_qa_v2_*) against utils_qa.py ---- */
+
+typedef struct {
+    int lines, answered, unanswered, failures;
+} v2_tally;
+
+static void v2_line(void *ctx, const json_doc *d, sqlite3 *db)
+{
+    (void)db;
+    v2_tally *t = ctx;
+    const char *context = t_member_str(d, 0, "context"), *want = t_member_str(d, 0, "prediction");
+    int windows = bert_json_member(d, 0, "windows");
+    qa_v2 v = {0};
+    int ok = 1;
+    for (int w = d->nodes[windows].first_child; ok && w >= 0; w = d->nodes[w].next_sibling) {
+        int sn = bert_json_member(d, w, "start"), en = bert_json_member(d, w, "end");
+        int pn = bert_json_member(d, w, "pieces");
+        int n = bert_json_length(d, sn), n_ctx = bert_json_length(d, pn);
+        float *start = malloc((size_t)n * sizeof *start), *end = malloc((size_t)n * sizeof *end);
+        qa_piece *pieces = calloc((size_t)n_ctx + 1, sizeof *pieces);
+        ok = start && end && pieces;
+        for (int i = 0; ok && i < n; i++) {
+            start[i] = (float)bert_json_real(d, t_json_child(d, sn, i), NAN);
+            end[i] = (float)bert_json_real(d, t_json_child(d, en, i), NAN);
+        }
+        for (int i = 0; ok && i < n_ctx; i++) {
+            int p = t_json_child(d, pn, i);
+            pieces[i].start = bert_json_int(d, t_json_child(d, p, 0), 0);
+            pieces[i].end = bert_json_int(d, t_json_child(d, p, 1), 0);
+            pieces[i].byte_start = (size_t)pieces[i].start;   /* ASCII contexts */
+            pieces[i].byte_end = (size_t)pieces[i].end;
+            pieces[i].word = i;
+        }
+        if (ok)
+            ok = bert_qa_v2_window(start, end, n, (int)bert_json_int(d, bert_json_member(d, w, "ctx_first"), 0), pieces,
+                                   n_ctx, &v) == 0;
+        free(start);
+        free(end);
+        free(pieces);
+    }
+    size_t b0 = 0, b1 = 0;
+    int got = ok ? bert_qa_v2_decide(&v, 0.0, &b0, &b1) : -1;
+    bert_qa_v2_free(&v);
+    char pred[512] = "";
+    if (got == 1) snprintf(pred, sizeof pred, "%.*s", (int)(b1 - b0), context + b0);
+    if (got == 2) snprintf(pred, sizeof pred, "empty");
+    t->lines++;
+    if (*want) t->answered++;
+    else t->unanswered++;
+    if (got < 0 || strcmp(pred, want) != 0) {
+        if (t->failures++ < 5)
+            T_CHECK(0, "example %d: \"%s\", utils_qa.py's \"%s\" (context \"%s\")", t->lines, pred, want, context);
+    }
+}
+
+static void squad_v2_decision(void)
+{
+    t_case("SQuAD 2.0's answer or no answer as utils_qa.py decides it (tests/golden/qa_v2.jsonl)");
+    v2_tally t = {0};
+    t_each_golden_line(GOLDEN_DIR "qa_v2.jsonl", v2_line, &t, NULL);
+    T_CHECK(t.failures == 0 && t.answered > 0 && t.unanswered > 0,
+            "%d of %d examples differ (%d answered, %d not, by utils_qa.py)", t.failures, t.lines, t.answered,
+            t.unanswered);
+}
+
 void suite_ner_qa(void)
 {
+    squad_v2_decision();
     static span_models h;
     memset(&h, 0, sizeof h);
     sqlite3 *db = t_open();

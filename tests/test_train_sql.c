@@ -801,6 +801,30 @@ static void long_runs(void)
         bert_save_remove_tree(dir);
     }
 
+    t_case("bert_train: a qa eval_query with unanswerable rows is scored as SQuAD 2.0 (no answer can be right)");
+    if (temp_dir(dir, sizeof dir)) {
+        sqlite3 *db = t_open();
+        exec(db, fixtures);
+        snprintf(out, sizeof out, "%s/qa", dir);
+        /* Taught only that its one question has no answer, the model points
+         * every question at [CLS]: the null answer wins on all three rows,
+         * which is right on the unanswerable row alone (squad_v2: an empty
+         * prediction against an empty gold answer is exact). */
+        train(db, out, MODELS "qa-distil", "SELECT * FROM qa WHERE a IS NULL",
+              "{\"task\": \"qa\", \"max_steps\": 30, \"learning_rate\": 1e-3, \"dropout\": 0, "
+              "\"logging_steps\": 30, \"eval_query\": \"SELECT * FROM qa\"}", &full);
+        if (T_CHECK(full.rc == SQLITE_DONE && full.n >= 1 && full.eval[full.n - 1], "%s",
+                    full.error ? full.error : "no eval")) {
+            const char *ev = full.eval[full.n - 1];
+            T_CHECK(fabs(json_number(db, ev, "$.exact_match") - 100.0 / 3) < 1e-9 &&
+                        fabs(json_number(db, ev, "$.f1") - 100.0 / 3) < 1e-9,
+                    "eval %s, not one row of three right", ev);
+        }
+        rows_free(&full);
+        sqlite3_close(db);
+        bert_save_remove_tree(dir);
+    }
+
     t_case("bert_train: sqlite3_interrupt stops training and leaves the last checkpoint whole");
     if (temp_dir(dir, sizeof dir)) {
         sqlite3 *db = t_open();

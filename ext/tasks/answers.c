@@ -136,3 +136,108 @@ void bert_qa_answers_finish(qa_answers *a, int top_k)
     if (a->n > 1) qsort(a->items, a->n, sizeof *a->items, by_score);
     if (top_k >= 0 && a->n > (size_t)top_k) a->n = (size_t)top_k;
 }
+
+/* ---- SQuAD 2.0's decision (utils_qa.py's postprocess_qa_predictions) ---- */
+
+void bert_qa_v2_free(qa_v2 *v)
+{
+    if (!v) return;
+    free(v->items);
+    memset(v, 0, sizeof *v);
+}
+
+static int v2_push(qa_v2 *v, qa_v2_candidate c)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? 2 * v->cap : 64;
+        qa_v2_candidate *p = realloc(v->items, cap * sizeof *p);
+        if (!p) return -1;
+        v->items = p;
+        v->cap = cap;
+    }
+    v->items[v->n++] = c;
+    return 0;
+}
+
+/* np.argsort(logits)[-1 : -k - 1 : -1]: the k highest, highest first; of
+ * equal logits the later position first, as the reversed ascending order
+ * puts them. */
+static int top_positions(const float *logits, int n, int k, int *out)
+{
+    int got = 0;
+    for (int i = 0; i < n; i++) {
+        int at = got < k ? got++ : k;
+        if (at == k && !(logits[i] >= logits[out[k - 1]])) continue;
+        if (at == k) at = k - 1;
+        while (at > 0 && logits[i] >= logits[out[at - 1]]) {
+            out[at] = out[at - 1];
+            at--;
+        }
+        out[at] = i;
+    }
+    return got;
+}
+
+int bert_qa_v2_window(const float *start, const float *end, int n, int ctx_first, const qa_piece *pieces, int n_ctx,
+                      qa_v2 *v)
+{
+    const float null = start[0] + end[0];
+    if (v->windows == 0 || null < v->null.score) v->null = (qa_v2_candidate){null, start[0], end[0], 0, 0, 1};
+    v->windows++;
+    int ss[BERT_QA_V2_N_BEST], es[BERT_QA_V2_N_BEST];
+    int ns = top_positions(start, n, BERT_QA_V2_N_BEST, ss), ne = top_positions(end, n, BERT_QA_V2_N_BEST, es);
+    for (int a = 0; a < ns; a++)
+        for (int b = 0; b < ne; b++) {
+            int s = ss[a], e = es[b];
+            /* offset_mapping is None outside the context. */
+            if (s < ctx_first || s >= ctx_first + n_ctx || e < ctx_first || e >= ctx_first + n_ctx) continue;
+            if (e < s || e - s + 1 > BERT_QA_V2_MAX_ANSWER_LEN) continue;
+            qa_v2_candidate c = {start[s] + end[e], start[s], end[e], pieces[s - ctx_first].byte_start,
+                                 pieces[e - ctx_first].byte_end, 0};
+            if (v2_push(v, c) != 0) return -1;
+        }
+    return 0;
+}
+
+static int by_score_desc(const void *pa, const void *pb)
+{
+    const qa_v2_candidate *a = pa, *b = pb;
+    return (a->score < b->score) - (a->score > b->score);
+}
+
+/* Python's sorted is stable: equal scores keep the order they were found in. */
+static void stable_sort(qa_v2_candidate *c, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        qa_v2_candidate x = c[i];
+        size_t j = i;
+        while (j > 0 && by_score_desc(&c[j - 1], &x) > 0) {
+            c[j] = c[j - 1];
+            j--;
+        }
+        c[j] = x;
+    }
+}
+
+int bert_qa_v2_decide(qa_v2 *v, double threshold, size_t *byte_start, size_t *byte_end)
+{
+    *byte_start = *byte_end = 0;
+    if (v->windows == 0) return 0;
+    if (v2_push(v, v->null) != 0) return -1;
+    stable_sort(v->items, v->n);
+    size_t kept = v->n < BERT_QA_V2_N_BEST ? v->n : BERT_QA_V2_N_BEST;
+    /* The null answer's text is empty too, so whether it was added back
+     * after the n_best_size cut changes nothing below. */
+    for (size_t i = 0; i < kept; i++) {
+        const qa_v2_candidate *c = &v->items[i];
+        if (c->null || c->byte_end <= c->byte_start) continue;
+        float diff = v->null.score - c->start_logit - c->end_logit;
+        if (diff > threshold) return 0;
+        *byte_start = c->byte_start;
+        *byte_end = c->byte_end;
+        return 1;
+    }
+    /* No span with text: utils_qa puts a fake "empty" answer of logits 0 first. */
+    if (v->null.score > threshold) return 0;
+    return 2;
+}

@@ -48,4 +48,51 @@ int bert_qa_window_answers(const float *start, const float *end, int n, int ctx_
 /* The pipeline's last step: best first (stable), at most top_k. */
 void bert_qa_answers_finish(qa_answers *a, int top_k);
 
+/*
+ * SQuAD 2.0's decision, as transformers'
+ * examples/pytorch/question-answering/utils_qa.py (commit
+ * 31f57e9efd761882d1296f7f6ade11ee87a3900e) postprocess_qa_predictions does
+ * it with version_2_with_negative: in each window the null score is
+ * start[0] + end[0] ([CLS]), and the candidates are the spans among the
+ * n_best_size highest start and end logits that lie on context pieces, end
+ * not before start, at most max_answer_length pieces, scored by the sum of
+ * their two logits; over every window of one example the lowest null score
+ * is kept; the candidates and the null answer sorted, the best n_best_size
+ * kept (the null answer added back), the first whose text is not empty is
+ * the best span, and the example has no answer when null score minus that
+ * span's logits exceeds null_score_diff_threshold.  Logits, not
+ * probabilities, and spans are not widened to whole words.
+ */
+#define BERT_QA_V2_N_BEST 20
+#define BERT_QA_V2_MAX_ANSWER_LEN 30
+
+/* In float32, as numpy adds and subtracts the float32 logits there. */
+typedef struct {
+    float score;                  /* start logit + end logit */
+    float start_logit, end_logit;
+    size_t byte_start, byte_end;  /* the span's text in the context */
+    int null;                     /* the null answer ([CLS]) */
+} qa_v2_candidate;
+
+typedef struct {
+    qa_v2_candidate *items;
+    size_t n, cap;
+    qa_v2_candidate null;         /* the window's null answer of the lowest score so far */
+    int windows;
+} qa_v2;
+
+void bert_qa_v2_free(qa_v2 *v);
+
+/* Adds one window (laid out as bert_qa_window_answers takes it).  0, or -1
+ * when out of memory. */
+int bert_qa_v2_window(const float *start, const float *end, int n, int ctx_first, const qa_piece *pieces, int n_ctx,
+                      qa_v2 *v);
+
+/* The example's prediction after every window: 1 with the answer's bytes
+ * [*byte_start, *byte_end) of the context; 0 for no answer (the empty
+ * string); 2 when no span has text and the null answer loses to the
+ * placeholder utils_qa.py then puts first (the text "empty", logits 0);
+ * -1 when out of memory.  threshold: null_score_diff_threshold (0). */
+int bert_qa_v2_decide(qa_v2 *v, double threshold, size_t *byte_start, size_t *byte_end);
+
 #endif

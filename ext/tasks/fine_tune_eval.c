@@ -4,7 +4,9 @@
  * (bert_classify, bert_ner, bert_answer, bert_embed), so that the metrics
  * are those a user computes from the saved model, and scored as the
  * example scripts score them (accuracy and macro-F1; seqeval's entity F1 on
- * spans; SQuAD's exact match and F1; top-1 retrieval).
+ * spans; SQuAD's exact match and F1; top-1 retrieval).  Question answering
+ * with unanswerable rows is SQuAD 2.0's: run_qa.py's decision to answer or
+ * not (answers.h), which no pipeline function makes, and the squad_v2 metric.
  */
 #include "fine_tune.h"
 
@@ -264,21 +266,40 @@ static int eval_qa(bert_entry *e, const ft_rows *rows, char **json, bert_interru
                    char **err)
 {
     double em_sum = 0, f1_sum = 0;
+    /* Unanswerable rows make it SQuAD 2.0: run_qa.py's
+     * version_2_with_negative, where the model may answer nothing, and the
+     * squad_v2 metric, where an empty prediction is right on such a row. */
+    int v2 = 0;
+    for (size_t r = 0; r < rows->n_rows; r++) v2 |= cell(rows, r, 3)->type != FT_TEXT;
     for (size_t r = 0; r < rows->n_rows; r++) {
         const ft_value *q = cell(rows, r, 0), *c = cell(rows, r, 1), *g = cell(rows, r, 3);
-        qa_answers found;
-        if (bert_pipeline_answer(e, q->text, q->len, c->text, c->len, 1, &found, interrupted, ctx, err) != 0) return -1;
         const char *pred = "";
         size_t plen = 0;
-        if (found.n > 0) {
-            pred = c->text + found.items[0].byte_start;
-            plen = found.items[0].byte_end - found.items[0].byte_start;
+        if (v2) {
+            size_t b0 = 0, b1 = 0;
+            int got = bert_pipeline_answer_v2(e, q->text, q->len, c->text, c->len, &b0, &b1, interrupted, ctx, err);
+            if (got < 0) return -1;
+            if (got == 1) {
+                pred = c->text + b0;
+                plen = b1 - b0;
+            } else if (got == 2) {
+                pred = "empty";
+                plen = 5;
+            }
+        } else {
+            qa_answers found;
+            if (bert_pipeline_answer(e, q->text, q->len, c->text, c->len, 1, &found, interrupted, ctx, err) != 0)
+                return -1;
+            if (found.n > 0) {
+                pred = c->text + found.items[0].byte_start;
+                plen = found.items[0].byte_end - found.items[0].byte_start;
+            }
+            bert_qa_answers_free(&found);
         }
         double em, f1;
         squad_scores(pred, plen, g->type == FT_TEXT ? g->text : "", g->type == FT_TEXT ? g->len : 0, &em, &f1);
         em_sum += em;
         f1_sum += f1;
-        bert_qa_answers_free(&found);
     }
     const char *names[] = {"exact_match", "f1"};
     double v[] = {100 * em_sum / (double)rows->n_rows, 100 * f1_sum / (double)rows->n_rows};

@@ -121,6 +121,15 @@ int bert_pipeline_ner(bert_entry *e, const char *text, size_t len, ner_entities 
 int bert_pipeline_answer(bert_entry *e, const char *question, size_t qlen, const char *context, size_t clen,
                     int top_k, qa_answers *out, bert_interrupt_fn interrupted, void *ctx, char **err);
 
+/* SQuAD 2.0's prediction for one question on the windows bert_answer reads:
+ * answers.h's bert_qa_v2_decide (utils_qa.py's version_2_with_negative,
+ * null_score_diff_threshold 0) on the windows' logits.  Its return value
+ * (1 the bytes of the answer, 0 no answer, 2 utils_qa's placeholder
+ * "empty"), or -1 with *err. */
+int bert_pipeline_answer_v2(bert_entry *e, const char *question, size_t qlen, const char *context, size_t clen,
+                            size_t *byte_start, size_t *byte_end, bert_interrupt_fn interrupted, void *ctx,
+                            char **err);
+
 /* "sequence_classification", ..., or "none (a bare encoder)": for errors. */
 const char *bert_pipeline_task_phrase(const bert_entry *e);
 

@@ -263,7 +263,8 @@ typedef struct {
     int top_k;
     qa_piece *window_pieces;    /* [width] */
     float *start, *end;         /* [max_seq_len] */
-    qa_answers *out;
+    qa_answers *out;            /* the pipeline's spans, or */
+    qa_v2 *v2;                  /* SQuAD 2.0's decision (bert_pipeline_answer_v2) */
 } qa_job;
 
 static void qa_build(int w, void *arg, bert_ids *ids, bert_ids *types)
@@ -292,19 +293,20 @@ static int qa_window(bert_entry *e, int w, const float *hidden, int len, void *a
         const bert_token_span *o = &j->c->spans.at[i];
         j->window_pieces[i - a] = (qa_piece){o->start, o->end, (size_t)o->byte_start, (size_t)o->byte_end, o->word};
     }
-    if (bert_qa_window_answers(j->start, j->end, len, (int)j->q->ids.len + 1 + j->seps, j->window_pieces, (int)(b - a), j->top_k,
-                          BERT_QA_MAX_ANSWER_LEN, j->context, j->out) != 0) {
+    const int ctx_first = (int)j->q->ids.len + 1 + j->seps;
+    if (j->v2 ? bert_qa_v2_window(j->start, j->end, len, ctx_first, j->window_pieces, (int)(b - a), j->v2)
+              : bert_qa_window_answers(j->start, j->end, len, ctx_first, j->window_pieces, (int)(b - a), j->top_k,
+                                       BERT_QA_MAX_ANSWER_LEN, j->context, j->out) != 0) {
         *err = bert_errorf("out of memory decoding answer spans");
         return -1;
     }
     return 0;
 }
 
-int bert_pipeline_answer(bert_entry *e, const char *question, size_t qlen, const char *context, size_t clen,
-                    int top_k, qa_answers *out, bert_interrupt_fn interrupted, void *ctx, char **err)
+static int answer_run(bert_entry *e, const char *question, size_t qlen, const char *context, size_t clen, int top_k,
+                      qa_answers *out, qa_v2 *v2, bert_interrupt_fn interrupted, void *ctx, char **err)
 {
     *err = NULL;
-    memset(out, 0, sizeof *out);
     if (bert_entry_need_model(e, err) != 0) return -1;
     const bert_model *m = e->model;
     if (!bert_model_has_qa_head(m)) {
@@ -322,7 +324,7 @@ int bert_pipeline_answer(bert_entry *e, const char *question, size_t qlen, const
         return -1;
     }
     span_pieces q = {0}, c = {0};
-    qa_job j = {.context = context, .q = &q, .c = &c, .top_k = top_k, .out = out};
+    qa_job j = {.context = context, .q = &q, .c = &c, .top_k = top_k, .out = out, .v2 = v2};
     int rc = -1;
     const int max_seq_len = e->max_length < 384 ? e->max_length : 384;
     int got = tokenize_pieces(e, question, qlen, (size_t)max_seq_len, &q, err);
@@ -365,14 +367,38 @@ int bert_pipeline_answer(bert_entry *e, const char *question, size_t qlen, const
     }
     if (n_windows == 1) j.width = c.ids.len;
     if (run_windows(e, n_windows, max_seq_len, 1, qa_build, qa_window, &j, interrupted, ctx, err) != 0) goto done;
-    bert_qa_answers_finish(out, top_k);
     rc = 0;
 done:
-    if (rc != 0) bert_qa_answers_free(out);
     span_pieces_free(&q);
     span_pieces_free(&c);
     free(j.window_pieces);
     free(j.start);
     free(j.end);
+    return rc;
+}
+
+int bert_pipeline_answer(bert_entry *e, const char *question, size_t qlen, const char *context, size_t clen,
+                    int top_k, qa_answers *out, bert_interrupt_fn interrupted, void *ctx, char **err)
+{
+    memset(out, 0, sizeof *out);
+    if (answer_run(e, question, qlen, context, clen, top_k, out, NULL, interrupted, ctx, err) != 0) {
+        bert_qa_answers_free(out);
+        return -1;
+    }
+    bert_qa_answers_finish(out, top_k);
+    return 0;
+}
+
+int bert_pipeline_answer_v2(bert_entry *e, const char *question, size_t qlen, const char *context, size_t clen,
+                            size_t *byte_start, size_t *byte_end, bert_interrupt_fn interrupted, void *ctx,
+                            char **err)
+{
+    qa_v2 v2 = {0};
+    int rc = answer_run(e, question, qlen, context, clen, 1, NULL, &v2, interrupted, ctx, err);
+    if (rc == 0) {
+        rc = bert_qa_v2_decide(&v2, 0.0, byte_start, byte_end);
+        if (rc < 0) *err = bert_errorf("out of memory deciding an answer");
+    }
+    bert_qa_v2_free(&v2);
     return rc;
 }
