@@ -75,6 +75,20 @@ static void config_json(void)
         free(err);
         err = NULL;
     }
+    t_case("config: DistilBERT's sinusoidal_pos_embds (false when absent)");
+    static const struct { const char *json; int sinusoidal; } sinusoid[] = {
+        {"{\"model_type\": \"distilbert\"}", 0},
+        {"{\"model_type\": \"distilbert\", \"sinusoidal_pos_embds\": false}", 0},
+        {"{\"model_type\": \"distilbert\", \"sinusoidal_pos_embds\": true}", 1},
+    };
+    for (size_t i = 0; i < sizeof sinusoid / sizeof *sinusoid; i++) {
+        tm_write_text(dir, "config.json", sinusoid[i].json);
+        if (T_CHECK(bert_config_load(t_dir(dir), &cfg, &err) == 0, "%s rejected: %s", sinusoid[i].json, err ? err : "?"))
+            T_CHECK(cfg.family == BERT_FAMILY_DISTILBERT && cfg.sinusoidal_positions == sinusoid[i].sinusoidal,
+                    "%s: sinusoidal %d", sinusoid[i].json, cfg.sinusoidal_positions);
+        free(err);
+        err = NULL;
+    }
     T_CHECK(strcmp(bert_family_name(BERT_FAMILY_XLM_ROBERTA), "xlm-roberta") == 0, "family name");
     T_CHECK(strcmp(bert_family_name(BERT_FAMILY_JINA_BERT), "bert") == 0, "JinaBERT's model_type");
 
@@ -153,6 +167,7 @@ static void config_json(void)
         {"{\"model_type\": \"xlm-roberta\", \"pad_token_id\": 511, \"max_position_embeddings\": 512}",
          "pad_token_id"},
         {"{\"model_type\": \"mpnet\", \"relative_attention_num_buckets\": 16}", "relative_attention_num_buckets"},
+        {"{\"model_type\": \"distilbert\", \"sinusoidal_pos_embds\": 1}", "sinusoidal_pos_embds must be true or false"},
         {"{\"model_type\": \"bert\", \"position_embedding_type\": \"alibi\", \"feed_forward_type\": \"original\"}",
          "feed_forward_type"},
         {"{\"model_type\": 3}", "model_type"},
