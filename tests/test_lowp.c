@@ -176,6 +176,50 @@ done:
     free(q);
 }
 
+static void check_quantize_u7(void)
+{
+    t_case("unsigned 7-bit input quantization: levels span the row and 0, within half a step, NaN and zero rows");
+    enum { COLS = 77 };
+    uint32_t seed = 1717;
+    float *v = random_floats(COLS, 3.0f, &seed);
+    int8_t q[COLS];
+    if (!T_CHECK(v != NULL, "out of memory")) return;
+    /* Mixed signs, all positive, all negative, one value, zeros. */
+    for (int shape = 0; shape < 5; shape++) {
+        float row[COLS];
+        for (int c = 0; c < COLS; c++)
+            row[c] = shape == 0 ? v[c] : shape == 1 ? fabsf(v[c]) + 1.0f : shape == 2 ? -fabsf(v[c]) - 1.0f
+                     : shape == 3 ? (c == 5 ? 2.5f : 0.0f) : 0.0f;
+        int32_t zero = -1;
+        float step = bert_int8_quantize_input_u7(q, row, COLS, &zero);
+        if (shape == 4) {
+            int nonzero = 0;
+            for (int c = 0; c < COLS; c++) nonzero += q[c] != 0;
+            T_CHECK(step == 0.0f && zero == 0 && nonzero == 0, "zero row: step %g, zero %d, %d nonzero", step, zero,
+                    nonzero);
+            continue;
+        }
+        T_CHECK(zero >= 0 && zero <= 127 && step > 0, "shape %d: zero point %d, step %g", shape, zero, step);
+        int lo = 127, hi = 0;
+        for (int c = 0; c < COLS; c++) {
+            lo = q[c] < lo ? q[c] : lo;
+            hi = q[c] > hi ? q[c] : hi;
+            double back = ((double)q[c] - zero) * step;
+            T_CHECK(fabs(back - row[c]) <= 0.5 * step * (1 + 1e-5), "shape %d col %d: %g came back as %g", shape, c,
+                    row[c], back);
+        }
+        /* 0 is among the levels: a row of one sign spans from 0. */
+        T_CHECK(lo >= 0 && hi <= 127 && (shape == 2 || hi == 127) && (shape == 1 || lo == 0),
+                "shape %d: levels %d..%d, not the whole range", shape, lo, hi);
+    }
+    float odd[3] = {NAN, 1.0f, -1.0f};
+    int32_t zero;
+    float step = bert_int8_quantize_input_u7(q, odd, 3, &zero);
+    T_CHECK(q[0] == zero && q[1] == 127 && q[2] == 0 && step > 0, "NaN row: %d %d %d, zero %d", q[0], q[1], q[2],
+            zero);
+    free(v);
+}
+
 /* The product of the test's matrices in double: bfloat16 weights widened,
  * int8 with the input quantized as the contract says.  Returns the largest
  * error of out relative to the sum of the terms' magnitudes. */
@@ -425,6 +469,39 @@ done:
     bert_linear_scratch_free(&scratch);
 }
 
+/* What the int8 kernels on unsigned 7-bit input (bert_lowp_kernel_input_u7)
+ * give: the rows quantized by bert_int8_quantize_input_u7, the exact sums
+ * less the zero point times the weight row's sum, scaled as every int8
+ * kernel scales its sum.  0, or -1 when memory ran out. */
+static int u7_reference(float *ref, const float *in, const bert_matrix *m, const float *b, int n, int rows, int cols)
+{
+    int8_t *q = malloc((size_t)cols);
+    if (!q) return -1;
+    for (int i = 0; i < n; i++) {
+        int32_t zero;
+        float step = bert_int8_quantize_input_u7(q, in + (size_t)i * cols, cols, &zero);
+        for (int r = 0; r < rows; r++) {
+            int32_t sum = 0;
+            for (int c = 0; c < cols; c++) sum += q[c] * m->i8[(size_t)r * cols + c];
+            sum -= zero * m->row_sum[r];
+            float v = (float)sum * (step * m->scale[r]);
+            ref[(size_t)i * rows + r] = b ? v + b[r] : v;
+        }
+    }
+    free(q);
+    return 0;
+}
+
+/* The reference a kernel is held to: the portable kernel's product, or
+ * u7_reference for the kernels on unsigned 7-bit input. */
+static int reference_product(bert_lowp_kernel kernel, float *ref, const float *in, const bert_matrix *m,
+                             const float *b, int n, int rows, int cols)
+{
+    if (m->precision == BERT_PRECISION_INT8 && bert_lowp_kernel_input_u7(kernel))
+        return u7_reference(ref, in, m, b, n, rows, cols) == 0 ? 1 : -1;
+    return bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, ref, in, m, b, n, rows, cols);
+}
+
 /* Every vector kernel this CPU runs against the portable kernel, on shapes
  * that cover every remainder of the blocks (4 x 6 and 3 x 4) and of the
  * vectors (cols not a multiple of 64, 32, 16 or 8). */
@@ -481,8 +558,7 @@ static void check_kernels(void)
                         if (got == 0) continue; /* another precision's kernel, or not on this CPU */
                         ran++;
                         T_CHECK(got == 1, "%s failed", bert_lowp_kernel_name(kernel));
-                        T_CHECK(bert_linear_matrix_with(BERT_LOWP_PORTABLE, NULL, 1, ref, in, &m, bias, n, rows, cols) == 1,
-                                "portable failed");
+                        T_CHECK(reference_product(kernel, ref, in, &m, bias, n, rows, cols) == 1, "reference failed");
                         T_CHECK(out[(size_t)n * rows] == 12345.0f, "%s n=%d rows=%d cols=%d: wrote past the output",
                                 bert_lowp_kernel_name(kernel), n, rows, cols);
                         if (p == BERT_PRECISION_INT8) {
@@ -541,9 +617,17 @@ static void check_int8_extremes(void)
         for (int k = BERT_LOWP_PORTABLE + 1; k < BERT_LOWP_KERNELS; k++) {
             if (bert_linear_matrix_with((bert_lowp_kernel)k, NULL, 1, out, in, &m, NULL, N, ROWS, COLS) != 1) continue;
             ran++;
+            /* Unsigned 7-bit input: the row of +1 is 127 against +-127. */
+            static float own[N * ROWS];
+            const float *want = ref;
+            if (bert_lowp_kernel_input_u7((bert_lowp_kernel)k)) {
+                T_CHECK(reference_product((bert_lowp_kernel)k, own, in, &m, NULL, N, ROWS, COLS) == 1,
+                        "reference failed");
+                want = own;
+            }
             for (int i = 0; i < N * ROWS; i++)
-                T_CHECK(out[i] == ref[i], "%s%s: output %d is %g, portable %g",
-                        bert_lowp_kernel_name((bert_lowp_kernel)k), narrow ? " (7-bit W)" : "", i, out[i], ref[i]);
+                T_CHECK(out[i] == want[i], "%s%s: output %d is %g, reference %g",
+                        bert_lowp_kernel_name((bert_lowp_kernel)k), narrow ? " (7-bit W)" : "", i, out[i], want[i]);
         }
     }
     if (ran == 0) t_skip("this CPU has no int8 vector kernel");
@@ -746,6 +830,7 @@ void suite_lowp(void)
     check_names();
     check_bf16_conversion();
     check_quantize();
+    check_quantize_u7();
     check_products();
     check_against_float32();
     check_no_allocation();

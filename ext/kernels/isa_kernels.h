@@ -48,6 +48,7 @@ typedef struct {
     const float *b;           /* bias [rows], or NULL */
     float *out;               /* [n x rows] */
     int n, rows, cols;
+    const int32_t *x_zero;    /* int8 on unsigned 7-bit input: each row's zero point, or NULL */
 } bert_kernel_args;
 
 /* Input rows i0..i1 against weight rows r0..r1. */
@@ -218,6 +219,8 @@ void bert_int8_avxvnni(const bert_kernel_args *a, int i0, int i1, int r0, int r1
 void bert_int8_avx2_narrow(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_int8_packed_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_int8_packed_avx2_narrow(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_int8_packed_avx2_u7(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
+void bert_bf16_packed_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_f32_avx512(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_bf16_avx512(const bert_kernel_args *a, int i0, int i1, int r0, int r1);
 void bert_bf16_avx512bf16(const bert_kernel_args *a, int i0, int i1, int r0, int r1);

@@ -88,6 +88,8 @@ typedef enum {
     BERT_LOWP_INT8_PACKED_AVX2, /* vpmaddubsw with the sign trick on W laid out as tiles (bert_tiles_pack), panels of 16 rows */
     BERT_LOWP_INT8_AVX2_NARROW, /* vpmaddubsw on unsigned input against 7-bit weights, 256-bit */
     BERT_LOWP_INT8_PACKED_AVX2_NARROW, /* the same on W laid out as tiles */
+    BERT_LOWP_INT8_PACKED_AVX2_U7, /* vpmaddubsw on input quantized to unsigned 7 bits against 8-bit W as tiles */
+    BERT_LOWP_BF16_PACKED_AVX2, /* bfloat16 W as tiles widened in registers, FMA, panels of 16 rows, 256-bit */
     BERT_LOWP_KERNELS       /* how many there are */
 } bert_lowp_kernel;
 

@@ -23,6 +23,7 @@ typedef struct {
     int packed;                /* 1: reads W as packed at load (f32_packed, tiles) */
     bert_kernel_fn run;
     int narrow;                /* int8: 1 when it needs W held to 7 bits (bert_matrix.int8_narrow) */
+    int input_u7;              /* int8: 1 when it takes input quantized to unsigned 7 bits with a zero point */
 } bert_kernel;
 
 /* Every kernel this build has, fastest first within each precision; ends

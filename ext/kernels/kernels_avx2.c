@@ -15,6 +15,12 @@
  *   bert_int8_avx2_narrow, bert_int8_packed_avx2_narrow  the same two on W
  *                       held to 7 bits, without the sign trick: measured, not
  *                       adopted (kernel_types.h, BERT_INT8_NARROW_MAX)
+ *   bert_int8_packed_avx2_u7  the panel kernel on input quantized to unsigned
+ *                       7 bits with a zero point against 8-bit W, without the
+ *                       sign trick: measured, not adopted (kernels.c)
+ *   bert_bf16_packed_avx2  bfloat16 on W laid out as tiles at load, for 8
+ *                       rows or more: widened in registers by a shift, the
+ *                       float32 panel kernel's FMAs, see bf16_panel_block
  *
  * One block function and one walk for all four, as in kernels_avx512.c.
  * The sign trick (as llama.cpp's AVX2 dot products): vpmaddubsw multiplies
@@ -187,6 +193,27 @@ TARGET BERT_INLINE void walk(kind k, const bert_kernel_args *a, int i0, int i1, 
  * registers. */
 enum { PM = 6 };
 
+/* The sums of input rows i..i+rm against panel p (weight rows below r1),
+ * over a block of columns from k0, into out: set (bias added) at k0 = 0,
+ * else added to. */
+TARGET BERT_INLINE void panel_out(const int rm, const bert_kernel_args *a, __m256 acc[][2], int i, int p, int r1,
+                                  int k0)
+{
+    int r = p * BERT_PANEL, valid = r1 - r < BERT_PANEL ? r1 - r : BERT_PANEL;
+    float bias[BERT_PANEL] = {0}, row[BERT_PANEL] = {0};
+    if (k0 == 0 && a->b) memcpy(bias, a->b + r, (size_t)valid * sizeof *bias);
+    BERT_UNROLL for (int y = 0; y < rm; y++) {
+        float *o = a->out + (size_t)(i + y) * a->rows + r;
+        /* The last panel's rows past W's end are neither read nor written. */
+        float *at = valid == BERT_PANEL ? o : row;
+        if (k0 == 0) memcpy(at, bias, sizeof bias);
+        else if (at == row) memcpy(row, o, (size_t)valid * sizeof *row);
+        _mm256_storeu_ps(at, _mm256_add_ps(acc[y][0], _mm256_loadu_ps(at)));
+        _mm256_storeu_ps(at + 8, _mm256_add_ps(acc[y][1], _mm256_loadu_ps(at + 8)));
+        if (at == row) memcpy(o, row, (size_t)valid * sizeof *row);
+    }
+}
+
 /* out for the packed input rows i..i+rm (xp) and the weight rows of panel
  * p below r1, over columns k0..k1 of W: set (bias added) at k0 = 0, else
  * added to. */
@@ -206,19 +233,7 @@ TARGET BERT_INLINE void packed_block(const int rm, const bert_kernel_args *a, co
             acc[y][1] = _mm256_fmadd_ps(xb, w1, acc[y][1]);
         }
     }
-    int r = p * BERT_PANEL, valid = r1 - r < BERT_PANEL ? r1 - r : BERT_PANEL;
-    float bias[BERT_PANEL] = {0}, row[BERT_PANEL] = {0};
-    if (k0 == 0 && a->b) memcpy(bias, a->b + r, (size_t)valid * sizeof *bias);
-    BERT_UNROLL for (int y = 0; y < rm; y++) {
-        float *o = a->out + (size_t)(i + y) * a->rows + r;
-        /* The last panel's rows past W's end are neither read nor written. */
-        float *at = valid == BERT_PANEL ? o : row;
-        if (k0 == 0) memcpy(at, bias, sizeof bias);
-        else if (at == row) memcpy(row, o, (size_t)valid * sizeof *row);
-        _mm256_storeu_ps(at, _mm256_add_ps(acc[y][0], _mm256_loadu_ps(at)));
-        _mm256_storeu_ps(at + 8, _mm256_add_ps(acc[y][1], _mm256_loadu_ps(at + 8)));
-        if (at == row) memcpy(o, row, (size_t)valid * sizeof *row);
-    }
+    panel_out(rm, a, acc, i, p, r1, k0);
 }
 
 /* Input rows i..i+rm (packed in xp) through panels p0..p1, one at a time. */
@@ -247,6 +262,104 @@ TARGET void bert_f32_packed_avx2(const bert_kernel_args *a, int i0, int i1, int 
 {
     float xp[PACKED_COLS * PM] __attribute__((aligned(32)));
     bert_packed_walk(a, i0, i1, r0, r1, PM, xp, packed_rows);
+}
+
+/* ---- bfloat16 on W as tiles ----------------------------------------------- */
+
+/* A 4-byte group of a bfloat16 tile holds columns 2g and 2g + 1 of a weight
+ * row as the low and high halves of one 32-bit lane, so both widen without
+ * a shuffle: the even column is the lane shifted up 16 bits, the odd one
+ * the lane with its low half cleared.  The float32 panel kernel's block
+ * (5 rows here, see BPM) then runs on them as they are; the widening takes two integer
+ * instructions per 12 FMAs, and W is half the bytes of float32's panels,
+ * so a product of a few rows, which waits on W, gains, and one of many
+ * rows loses little.  (Widening each block of W once into a float32
+ * buffer for all rows was the alternative: it needs a buffer per thread
+ * and only wins back those two instructions.) */
+
+/* Input rows a block: 5 rows x one panel (two vectors) are 10
+ * accumulators; at 6, as float32 has, GCC kept one of the 12 on the stack,
+ * the even and odd vectors of a group needing registers at once. */
+enum { BPM = 5 };
+
+/* Input rows i..i+rm of x_bf16 (rows of `stride` values), columns k0..k1
+ * (whole groups of 8), widened to float32 in xp, a row every PACKED_COLS
+ * floats, as bert_pack_input copies float32 rows. */
+TARGET BERT_INLINE void bf16_widen_input(float *xp, const bert_kernel_args *a, int stride, int rm, int i, int k0,
+                                         int k1)
+{
+    for (int y = 0; y < rm; y++) {
+        const uint16_t *x = a->x_bf16 + (size_t)(i + y) * (size_t)stride + k0;
+        for (int c = 0; c < k1 - k0; c += 8) _mm256_storeu_ps(xp + (size_t)y * PACKED_COLS + c, widen(x + c));
+    }
+}
+
+/* out for input rows i..i+rm (widened in xp) and the weight rows of panel
+ * p below r1, over columns k0..k1 of W as bfloat16 tiles of `groups`
+ * groups a row. */
+TARGET BERT_INLINE void bf16_panel_block(const int rm, const bert_kernel_args *a, const float *xp, int groups, int i,
+                                         int p, int r1, int k0, int k1)
+{
+    const uint32_t *w = (const uint32_t *)a->w->tiles + ((size_t)p * (size_t)groups + (size_t)(k0 / 2)) * BERT_PANEL;
+    __m256 acc[BPM][2];
+    BERT_UNROLL for (int y = 0; y < rm; y++) acc[y][0] = acc[y][1] = _mm256_setzero_ps();
+    for (int g = 0; g < (k1 - k0) / 2; g++) {
+        const uint32_t *wg = w + (size_t)g * BERT_PANEL;
+        _mm_prefetch((const char *)(wg + PACKED_W_AHEAD * BERT_PANEL), _MM_HINT_T0);
+        __m256i lanes0 = _mm256_loadu_si256((const __m256i *)wg), lanes1 = _mm256_loadu_si256((const __m256i *)(wg + 8));
+        __m256 w0 = _mm256_castsi256_ps(_mm256_slli_epi32(lanes0, 16));
+        __m256 w1 = _mm256_castsi256_ps(_mm256_slli_epi32(lanes1, 16));
+        BERT_UNROLL for (int y = 0; y < rm; y++) {
+            __m256 xb = _mm256_broadcast_ss(xp + y * PACKED_COLS + 2 * g);
+            acc[y][0] = _mm256_fmadd_ps(xb, w0, acc[y][0]);
+            acc[y][1] = _mm256_fmadd_ps(xb, w1, acc[y][1]);
+        }
+        /* Shifted down and back up rather than masked: a mask would take
+         * the 16th register, and one accumulator went to the stack. */
+        w0 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_srli_epi32(lanes0, 16), 16));
+        w1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_srli_epi32(lanes1, 16), 16));
+        BERT_UNROLL for (int y = 0; y < rm; y++) {
+            __m256 xb = _mm256_broadcast_ss(xp + y * PACKED_COLS + 2 * g + 1);
+            acc[y][0] = _mm256_fmadd_ps(xb, w0, acc[y][0]);
+            acc[y][1] = _mm256_fmadd_ps(xb, w1, acc[y][1]);
+        }
+    }
+    panel_out(rm, a, acc, i, p, r1, k0);
+}
+
+TARGET BERT_INLINE void bf16_panels(const int rm, const bert_kernel_args *a, const float *xp, int groups, int i,
+                                    int p0, int p1, int r1, int k0, int k1)
+{
+    for (int p = p0; p < p1; p++) bf16_panel_block(rm, a, xp, groups, i, p, r1, k0, k1);
+}
+
+/* Weight rows r0..r1 (r0 a multiple of BERT_PANEL) against input rows
+ * i0..i1 (rows of bert_tile_cols values, zero past cols, as the tiles
+ * are), in bert_packed_walk's order: blocks of PACKED_COLS columns by
+ * PACKED_PANELS panels (512 KB of bfloat16), the input rows BPM at a time
+ * through each. */
+TARGET void bert_bf16_packed_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
+{
+    float xp[PACKED_COLS * BPM] __attribute__((aligned(32)));
+    const int stride = bert_tile_cols(a->cols, BERT_PRECISION_BFLOAT16), groups = stride / 2;
+    const int p0 = r0 / BERT_PANEL, p1 = (r1 + BERT_PANEL - 1) / BERT_PANEL;
+    for (int k0 = 0; k0 < stride; k0 += PACKED_COLS) {
+        const int k1 = stride - k0 < PACKED_COLS ? stride : k0 + PACKED_COLS;
+        for (int q0 = p0; q0 < p1; q0 += PACKED_PANELS) {
+            const int q1 = p1 - q0 < PACKED_PANELS ? p1 : q0 + PACKED_PANELS;
+            for (int i = i0; i < i1; i += BPM) {
+                const int rm = i1 - i < BPM ? i1 - i : BPM;
+                bf16_widen_input(xp, a, stride, rm, i, k0, k1);
+                switch (rm) {
+                case 1: bf16_panels(1, a, xp, groups, i, q0, q1, r1, k0, k1); break;
+                case 2: bf16_panels(2, a, xp, groups, i, q0, q1, r1, k0, k1); break;
+                case 3: bf16_panels(3, a, xp, groups, i, q0, q1, r1, k0, k1); break;
+                case 4: bf16_panels(4, a, xp, groups, i, q0, q1, r1, k0, k1); break;
+                default: bf16_panels(BPM, a, xp, groups, i, q0, q1, r1, k0, k1); break;
+                }
+            }
+        }
+    }
 }
 
 TARGET void bert_f32_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
@@ -287,7 +400,12 @@ enum { IPM = 4, ISLAB = 48 };
  * broadcast, times both vectors of the group, pairs summed by vpmaddubsw
  * and pairs of pairs by vpmaddwd.  No horizontal sums: each lane is one
  * weight row's sum. */
-TARGET BERT_INLINE void int8_panel_block(const int sign, const int rm, const bert_kernel_args *a, int stride,
+/* What the int8 panel kernel takes: 8-bit input and W by the sign trick,
+ * input + 128 against W held to 7 bits, or input quantized to unsigned 7
+ * bits (bert_int8_quantize_input_u7) against 8-bit W. */
+enum { SIGN_TRICK, NARROW_W, INPUT_U7 };
+
+TARGET BERT_INLINE void int8_panel_block(const int mode, const int rm, const bert_kernel_args *a, int stride,
                                          int groups, int i, int p, int r1)
 {
     const unsigned char *w = (const unsigned char *)a->w->tiles + (size_t)p * groups * 64;
@@ -303,16 +421,20 @@ TARGET BERT_INLINE void int8_panel_block(const int sign, const int rm, const ber
             int32_t four;
             memcpy(&four, x + (size_t)y * stride + 4 * (size_t)g, 4);
             __m256i xb = _mm256_set1_epi32(four);
-            /* 8-bit W: the sign trick (|x| against w carrying x's sign),
-             * the abs once a row for both vectors; 7-bit W: x + 128 as is. */
+            /* The sign trick: |x| against w carrying x's sign, the abs
+             * once a row for both vectors.  Otherwise one side is already
+             * unsigned and the pairs' sums fit int16 as they are
+             * (2 * 255 * 63 or 2 * 127 * 127 at most). */
+            const int sign = mode == SIGN_TRICK;
             __m256i xu = sign ? _mm256_abs_epi8(xb) : xb;
             __m256i v0 = sign ? _mm256_sign_epi8(w0, xb) : w0, v1 = sign ? _mm256_sign_epi8(w1, xb) : w1;
             acc[y][0] = _mm256_add_epi32(acc[y][0], _mm256_madd_epi16(_mm256_maddubs_epi16(xu, v0), ones));
             acc[y][1] = _mm256_add_epi32(acc[y][1], _mm256_madd_epi16(_mm256_maddubs_epi16(xu, v1), ones));
         }
     }
-    int r = p * BERT_PANEL, valid = r1 - r < BERT_PANEL ? r1 - r : BERT_PANEL, offset = sign ? 0 : 128;
+    int r = p * BERT_PANEL, valid = r1 - r < BERT_PANEL ? r1 - r : BERT_PANEL;
     BERT_UNROLL for (int y = 0; y < rm; y++) {
+        const int32_t offset = mode == SIGN_TRICK ? 0 : mode == NARROW_W ? 128 : a->x_zero[i + y];
         int32_t sums[BERT_PANEL];
         _mm256_storeu_si256((__m256i *)sums, acc[y][0]);
         _mm256_storeu_si256((__m256i *)(sums + 8), acc[y][1]);
@@ -327,7 +449,7 @@ TARGET BERT_INLINE void int8_panel_block(const int sign, const int rm, const ber
  * against weight rows r0..r1 (r0 a multiple of BERT_PANEL): slabs of ISLAB
  * input rows, each through every panel, a panel (12 KB at 768 columns)
  * staying in L1 while the slab's blocks of rows pass it. */
-TARGET BERT_INLINE void int8_packed(const int sign, const bert_kernel_args *a, int i0, int i1, int r0, int r1)
+TARGET BERT_INLINE void int8_packed(const int mode, const bert_kernel_args *a, int i0, int i1, int r0, int r1)
 {
     const int stride = bert_tile_cols(a->cols, BERT_PRECISION_INT8), groups = stride / 4;
     const int p0 = r0 / BERT_PANEL, p1 = (r1 + BERT_PANEL - 1) / BERT_PANEL;
@@ -335,11 +457,11 @@ TARGET BERT_INLINE void int8_packed(const int sign, const bert_kernel_args *a, i
         const int s1 = i1 - s < ISLAB ? i1 : s + ISLAB;
         for (int p = p0; p < p1; p++) {
             int i = s;
-            for (; i + IPM <= s1; i += IPM) int8_panel_block(sign, IPM, a, stride, groups, i, p, r1);
+            for (; i + IPM <= s1; i += IPM) int8_panel_block(mode, IPM, a, stride, groups, i, p, r1);
             switch (s1 - i) {
-            case 1: int8_panel_block(sign, 1, a, stride, groups, i, p, r1); break;
-            case 2: int8_panel_block(sign, 2, a, stride, groups, i, p, r1); break;
-            case 3: int8_panel_block(sign, 3, a, stride, groups, i, p, r1); break;
+            case 1: int8_panel_block(mode, 1, a, stride, groups, i, p, r1); break;
+            case 2: int8_panel_block(mode, 2, a, stride, groups, i, p, r1); break;
+            case 3: int8_panel_block(mode, 3, a, stride, groups, i, p, r1); break;
             default: break;
             }
         }
@@ -348,12 +470,17 @@ TARGET BERT_INLINE void int8_packed(const int sign, const bert_kernel_args *a, i
 
 TARGET void bert_int8_packed_avx2(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
 {
-    int8_packed(1, a, i0, i1, r0, r1);
+    int8_packed(SIGN_TRICK, a, i0, i1, r0, r1);
+}
+
+TARGET void bert_int8_packed_avx2_u7(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
+{
+    int8_packed(INPUT_U7, a, i0, i1, r0, r1);
 }
 
 TARGET void bert_int8_packed_avx2_narrow(const bert_kernel_args *a, int i0, int i1, int r0, int r1)
 {
-    int8_packed(0, a, i0, i1, r0, r1);
+    int8_packed(NARROW_W, a, i0, i1, r0, r1);
 }
 
 #endif

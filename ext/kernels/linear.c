@@ -108,7 +108,7 @@ int bert_f32_panel_product(bert_isa isa, float *out, const float *in, const floa
     if (!e) return 0;
     if (n < 1 || rows < 1 || cols < 1) return 1;
     bert_matrix w = {BERT_PRECISION_FLOAT32, NULL, NULL, NULL, NULL, NULL, packed, NULL, 0};
-    bert_kernel_args args = {&w, in, NULL, NULL, NULL, NULL, out, n, rows, cols};
+    bert_kernel_args args = {&w, in, NULL, NULL, NULL, NULL, out, n, rows, cols, NULL};
     e->run(&args, 0, n, 0, rows);
     return 1;
 }
@@ -128,7 +128,7 @@ typedef struct {
 static void few_rows(const linear_job *j, int i0, int i1, int r0, int r1)
 {
     bert_matrix w = {BERT_PRECISION_FLOAT32, j->w, NULL, NULL, NULL, NULL, j->packed, NULL, 0};
-    bert_kernel_args args = {&w, j->in, NULL, NULL, NULL, j->b, j->out, j->n, j->rows, j->cols};
+    bert_kernel_args args = {&w, j->in, NULL, NULL, NULL, j->b, j->out, j->n, j->rows, j->cols, NULL};
     /* The panel kernels take slabs of their own. */
     if (is_packed(j->kernel)) {
         j->few_rows(&args, i0, i1, r0, r1);

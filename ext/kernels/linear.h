@@ -159,6 +159,23 @@ void bert_int8_quantize_rows_narrow(int8_t *q, float *scale, int32_t *row_sum, c
  * AMX).  bert-base: 85 MB more. */
 int bert_int8_avx2_tiles(bert_isa isa, unsigned ext);
 
+/* The same for bfloat16: where AVX2's FMA on bfloat16 widened in registers
+ * is the best bfloat16 product (SQLITE_BERT_ISA=avx2, or a CPU without
+ * AVX-512), for its panel kernel (bert_bf16_packed_avx2) on products of 8
+ * rows or more.  bert-base: 170 MB more. */
+int bert_bf16_avx2_tiles(bert_isa isa, unsigned ext);
+
+/* An input row quantized to unsigned 7 bits, for the int8 kernels that
+ * take it so (bert_lowp_kernel_input_u7): q = round(v / step) + zero
+ * within [0, 127], the levels spanning the row's least and greatest values
+ * and 0; returns the step (0 for a row that quantizes to zeros: all zero,
+ * or not finite) and the zero point in *zero, so that v ~ (q - zero) *
+ * step.  For the tests, which check those kernels against it. */
+float bert_int8_quantize_input_u7(int8_t *q, const float *v, int cols, int32_t *zero);
+
+/* 1 when kernel k quantizes its input rows with bert_int8_quantize_input_u7. */
+int bert_lowp_kernel_input_u7(bert_lowp_kernel k);
+
 /* ---- int8 and bfloat16 weights as AMX tiles ----------------------------------
  *
  * W laid out as the AMX kernels read it (kernel_types.h, BERT_TILE_BYTES). */

@@ -104,6 +104,50 @@ void bert_int8_quantize_rows_narrow(int8_t *q, float *scale, int32_t *row_sum, c
                                    (float)BERT_INT8_NARROW_MAX);
 }
 
+/* One value as an unsigned 7-bit level: v * inverse rounded to even, plus
+ * the zero point, within [0, 127]; a NaN is the zero point (0).  The
+ * vector quantizer below computes exactly this. */
+static inline int8_t quantize_u7_one(float v, float inverse, float zero)
+{
+    float r = nearbyintf(v * inverse) + zero;
+    r = r > 127.0f ? 127.0f : r < 0.0f ? 0.0f : r;
+    return r == r ? (int8_t)r : (int8_t)zero;
+}
+
+/* The levels of a row of least value lo and greatest hi (0 among them, so
+ * that 0 is a level and an all-positive or all-negative row keeps every
+ * level): 1 / step in *inverse and the zero point in *zero, the step
+ * returned; 0 for a row that quantizes to zeros (all zero, or not
+ * finite). */
+static float u7_levels(float lo, float hi, float *inverse, float *zero)
+{
+    lo = lo < 0.0f ? lo : 0.0f;
+    hi = hi > 0.0f ? hi : 0.0f;
+    float range = hi - lo;
+    if (!(range > 0.0f) || !isfinite(range)) return 0.0f;
+    *inverse = 127.0f / range;
+    *zero = nearbyintf(-lo * *inverse);
+    return range / 127.0f;
+}
+
+float bert_int8_quantize_input_u7(int8_t *q, const float *v, int cols, int32_t *zero)
+{
+    float lo = 0.0f, hi = 0.0f, inverse = 0.0f, z = 0.0f;
+    for (int c = 0; c < cols; c++) {
+        /* NaNs fail both comparisons and are left out. */
+        if (v[c] < lo) lo = v[c];
+        if (v[c] > hi) hi = v[c];
+    }
+    float step = u7_levels(lo, hi, &inverse, &z);
+    *zero = (int32_t)z;
+    if (step == 0.0f) {
+        memset(q, 0, (size_t)cols);
+        return 0.0f;
+    }
+    for (int c = 0; c < cols; c++) q[c] = quantize_u7_one(v[c], inverse, z);
+    return step;
+}
+
 /* Where vpmaddubsw (AVX2) is this CPU's best int8 product: no VNNI of
  * either width, no AMX. */
 int bert_int8_avx2_tiles(bert_isa isa, unsigned ext)
@@ -114,6 +158,17 @@ int bert_int8_avx2_tiles(bert_isa isa, unsigned ext)
     return isa >= BERT_ISA_AVX2 && !(ext & vnni);
 #else
     (void)isa, (void)ext;
+    return 0;
+#endif
+}
+
+int bert_bf16_avx2_tiles(bert_isa isa, unsigned ext)
+{
+    (void)ext;
+#ifdef BERT_X86_KERNELS
+    return isa == BERT_ISA_AVX2;
+#else
+    (void)isa;
     return 0;
 #endif
 }
@@ -251,7 +306,7 @@ int bert_bf16_tiles_product(float *out, const uint16_t *x, const void *tiles, in
 {
 #ifdef BERT_X86_KERNELS
     bert_matrix w = {BERT_PRECISION_BFLOAT16, NULL, NULL, NULL, NULL, NULL, NULL, tiles, 0};
-    bert_kernel_args args = {&w, NULL, x, NULL, NULL, NULL, out, n, rows, cols};
+    bert_kernel_args args = {&w, NULL, x, NULL, NULL, NULL, out, n, rows, cols, NULL};
     bert_bf16_amx(&args, 0, n, 0, rows);
     return 1;
 #else
@@ -328,6 +383,52 @@ BERT_TARGET_AVX2 static float quantize256(int8_t *q, const float *v, int cols, i
     for (int c = body; c < cols; c++) q[c] = (int8_t)(quantize_one(v[c], inverse) ^ flip);
     return top / 127.0f;
 }
+
+/* bert_int8_quantize_input_u7, 8 columns at a time: the same levels,
+ * products, rounding and clamping, so the same bytes. */
+BERT_TARGET_AVX2 static float quantize_u7_256(int8_t *q, const float *v, int cols, int32_t *zero)
+{
+    /* min_ps and max_ps return their second operand when the first is NaN. */
+    __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+    int body = cols - cols % 8;
+    for (int c = 0; c < body; c += 8) {
+        __m256 x = _mm256_loadu_ps(v + c);
+        lo = _mm256_min_ps(x, lo);
+        hi = _mm256_max_ps(x, hi);
+    }
+    float los[8], his[8], l = 0.0f, h = 0.0f, inverse = 0.0f, z = 0.0f;
+    _mm256_storeu_ps(los, lo);
+    _mm256_storeu_ps(his, hi);
+    for (int e = 0; e < 8; e++) {
+        if (los[e] < l) l = los[e];
+        if (his[e] > h) h = his[e];
+    }
+    for (int c = body; c < cols; c++) {
+        if (v[c] < l) l = v[c];
+        if (v[c] > h) h = v[c];
+    }
+    float step = u7_levels(l, h, &inverse, &z);
+    *zero = (int32_t)z;
+    if (step == 0.0f) {
+        memset(q, 0, (size_t)cols);
+        return 0.0f;
+    }
+    const __m256 inv = _mm256_set1_ps(inverse), zp = _mm256_set1_ps(z), top = _mm256_set1_ps(127.0f),
+                 bottom = _mm256_setzero_ps();
+    const __m256i zq = _mm256_set1_epi32((int)z);
+    for (int c = 0; c < body; c += 8) {
+        __m256 r = _mm256_add_ps(_mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(v + c), inv),
+                                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                                 zp);
+        __m256 number = _mm256_cmp_ps(r, r, _CMP_ORD_Q);
+        r = _mm256_min_ps(_mm256_max_ps(r, bottom), top);
+        __m256i qi = _mm256_blendv_epi8(zq, _mm256_cvtps_epi32(r), _mm256_castps_si256(number));
+        __m128i q16 = _mm_packs_epi32(_mm256_castsi256_si128(qi), _mm256_extracti128_si256(qi, 1));
+        _mm_storel_epi64((__m128i *)(q + c), _mm_packs_epi16(q16, q16));
+    }
+    for (int c = body; c < cols; c++) q[c] = quantize_u7_one(v[c], inverse, z);
+    return step;
+}
 #endif
 
 /* ---- choosing and running ------------------------------------------------- */
@@ -355,11 +456,12 @@ static const bert_kernel *kernel_for(bert_precision p, bert_isa isa, unsigned ex
     /* Without W, as a model loaded under this plan holds it: as tiles
      * where AMX or AVX2's int8 panel kernel reads them. */
     const int tiles = n >= AMX_ROWS_MIN && (w ? w->tiles != NULL
-                                              : p == BERT_PRECISION_INT8 && bert_int8_avx2_tiles(isa, ext));
+                                              : (p == BERT_PRECISION_INT8 && bert_int8_avx2_tiles(isa, ext)) ||
+                                                    (p == BERT_PRECISION_BFLOAT16 && bert_bf16_avx2_tiles(isa, ext)));
     const int narrow = w && w->int8_narrow;
     for (const bert_kernel *e = bert_kernels_table; e->run; e++)
         if (e->precision == p && e->id != BERT_LOWP_AUTO && bert_kernel_runs(e, isa, ext) && (!e->packed || tiles) &&
-            (!e->narrow || narrow))
+            (!e->narrow || narrow) && !e->input_u7) /* unsigned 7-bit input: measured, not adopted (kernels.c) */
             return e;
     return NULL; /* not reached: the portable kernels run anywhere */
 }
@@ -402,14 +504,15 @@ static void *scratch_get(bert_linear_scratch *s, size_t bytes, void **owned)
 /* quantize_row for an input row, with the vector instructions of
  * kernel k's instruction set; shifted by 128, to unsigned bytes, for the
  * kernels that take it so (vpdpbusd). */
-static float quantize_input(const bert_kernel *k, int8_t *q, const float *v, int cols)
+static float quantize_input(const bert_kernel *k, int8_t *q, const float *v, int cols, int32_t *zero)
 {
 #ifdef BERT_X86_KERNELS
+    if (k->input_u7) return quantize_u7_256(q, v, cols, zero);
     const int8_t flip = k->input_offset ? (int8_t)-128 : 0;
     if (k->isa == BERT_ISA_AVX512) return quantize512(q, v, cols, flip);
     if (k->isa == BERT_ISA_AVX2) return quantize256(q, v, cols, flip);
 #else
-    (void)k;
+    if (k->input_u7) return bert_int8_quantize_input_u7(q, v, cols, zero);
 #endif
     return quantize_row(q, v, cols, NULL);
 }
@@ -428,6 +531,7 @@ typedef struct {
     const float *in;
     int8_t *x_i8;
     float *x_scale;
+    int32_t *x_zero; /* unsigned 7-bit input: the rows' zero points */
     uint16_t *x_bf16;
     int n, cols, stride;
 } prepare_job;
@@ -440,7 +544,7 @@ static void prepare_rows(void *ctx, int chunk, int chunks)
         const float *src = j->in + (size_t)i * j->cols;
         if (j->x_i8) {
             int8_t *row = j->x_i8 + (size_t)i * j->stride;
-            j->x_scale[i] = quantize_input(j->kernel, row, src, j->cols);
+            j->x_scale[i] = quantize_input(j->kernel, row, src, j->cols, j->x_zero ? j->x_zero + i : NULL);
             memset(row + j->cols, 0, (size_t)(j->stride - j->cols));
         } else {
             uint16_t *row = j->x_bf16 + (size_t)i * j->stride;
@@ -460,19 +564,23 @@ static void prepare_rows(void *ctx, int chunk, int chunks)
 static int matrix_run(const bert_kernel *kernel, bert_workers *workers, int threads, bert_linear_scratch *scratch,
                       float *out, const float *in, const bert_matrix *w, const float *b, int n, int rows, int cols)
 {
-    lowp_job job = {kernel->run, {w, NULL, NULL, NULL, NULL, b, out, n, rows, cols}};
+    lowp_job job = {kernel->run, {w, NULL, NULL, NULL, NULL, b, out, n, rows, cols, NULL}};
     void *owned = NULL;
     /* The AMX kernels' rows: whole tiles long, and rows past the last for
      * their last block (zero, so that nothing reads undefined bytes). */
     const int tiles = kernel->packed;
     const int stride = tiles ? bert_tile_cols(cols, w->precision) : cols, stored = tiles ? n + BERT_AMX_ROWS_PAST : n;
-    prepare_job prep = {kernel, in, NULL, NULL, NULL, n, cols, stride};
+    prepare_job prep = {kernel, in, NULL, NULL, NULL, NULL, n, cols, stride};
     if (w->precision == BERT_PRECISION_INT8) {
-        /* The scales first, so that they stay aligned for floats. */
-        float *xscale = scratch_get(scratch, (size_t)n * sizeof(float) + (size_t)stored * stride, &owned);
+        /* The scales (and zero points) first, so that they stay aligned. */
+        const size_t zeros = kernel->input_u7 ? (size_t)n : 0;
+        float *xscale = scratch_get(scratch, (size_t)n * sizeof(float) + zeros * sizeof(int32_t) + (size_t)stored * stride,
+                                    &owned);
         if (!xscale) return -1;
         prep.x_scale = xscale;
-        prep.x_i8 = (int8_t *)(xscale + n);
+        prep.x_zero = zeros ? (int32_t *)(xscale + n) : NULL;
+        prep.x_i8 = (int8_t *)(xscale + n) + zeros * sizeof(int32_t);
+        job.args.x_zero = prep.x_zero;
         memset(prep.x_i8 + (size_t)n * stride, 0, (size_t)(stored - n) * stride);
         job.args.x_i8 = prep.x_i8;
         job.args.x_scale = xscale;
@@ -508,6 +616,13 @@ const char *bert_linear_kernel_chosen(const bert_linear_plan *plan, bert_precisi
 {
     if (p == BERT_PRECISION_FLOAT32) return bert_linear_f32_kernel_name(plan, n, cols, 0);
     return kernel_for(p, plan->isa, plan->extensions, NULL, n)->name;
+}
+
+int bert_lowp_kernel_input_u7(bert_lowp_kernel kernel)
+{
+    for (const bert_kernel *e = bert_kernels_table; e->run; e++)
+        if (e->id == kernel) return e->input_u7;
+    return 0;
 }
 
 const char *bert_lowp_kernel_name(bert_lowp_kernel kernel)

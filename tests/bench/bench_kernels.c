@@ -180,11 +180,12 @@ int main(int argc, char **argv)
     cols_all[ncol++] = (column){"f32-blas", 1, BERT_LINEAR_BLAS, 0, 0, 0};
     /* "auto": bert_linear_matrix's choice for the shape. */
     static const bert_lowp_kernel lowp[] = {BERT_LOWP_AUTO, BERT_LOWP_BF16_AMX, BERT_LOWP_BF16_DP512, BERT_LOWP_BF16_AVX512,
-                                            BERT_LOWP_BF16_AVX2, BERT_LOWP_AUTO, BERT_LOWP_INT8_AMX, BERT_LOWP_INT8_VNNI512,
-                                            BERT_LOWP_INT8_AVXVNNI, BERT_LOWP_INT8_PACKED_AVX2, BERT_LOWP_INT8_AVX2};
+                                            BERT_LOWP_BF16_PACKED_AVX2, BERT_LOWP_BF16_AVX2, BERT_LOWP_AUTO,
+                                            BERT_LOWP_INT8_AMX, BERT_LOWP_INT8_VNNI512, BERT_LOWP_INT8_AVXVNNI,
+                                            BERT_LOWP_INT8_PACKED_AVX2_U7, BERT_LOWP_INT8_PACKED_AVX2, BERT_LOWP_INT8_AVX2};
     int f32_only = argc > 2 && strcmp(argv[2], "float32") == 0;
     for (size_t k = 0; !f32_only && k < sizeof lowp / sizeof *lowp; k++) {
-        bert_precision p = k < 5 ? BERT_PRECISION_BFLOAT16 : BERT_PRECISION_INT8;
+        bert_precision p = k < 6 ? BERT_PRECISION_BFLOAT16 : BERT_PRECISION_INT8;
         const char *name = lowp[k] != BERT_LOWP_AUTO ? bert_lowp_kernel_name(lowp[k])
                            : p == BERT_PRECISION_INT8 ? "int8-auto" : "bf16-auto";
         cols_all[ncol++] = (column){name, 0, 0, lowp[k], p, 0};
