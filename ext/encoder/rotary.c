@@ -36,3 +36,28 @@ void bert_rotary_row(float *row, int heads, int dh, const float *cos_p, const fl
         }
     }
 }
+
+/* restrict: without it the vectorized loop checks its four rows for overlap
+ * at every head, and took three times the scalar turn's time. */
+BERT_INLINE void rotary_body(float *restrict out, const float *restrict in, int heads, int dh,
+                             const float *restrict cos_p, const float *restrict sin_p)
+{
+    const int half = dh / 2;
+    for (int h = 0; h < heads; h++) {
+        const float *x1 = in + (long)h * dh, *x2 = x1 + half;
+        float *y1 = out + (long)h * dh, *y2 = y1 + half;
+        for (int i = 0; i < half; i++) {
+            float a = x1[i], b = x2[i];
+            y1[i] = a * cos_p[i] - b * sin_p[i];
+            y2[i] = b * cos_p[i] + a * sin_p[i];
+        }
+    }
+}
+BERT_MULTIVERSION(rotary, (float *out, const float *in, int heads, int dh, const float *cos_p, const float *sin_p),
+                  (out, in, heads, dh, cos_p, sin_p))
+
+void bert_rotary_row_isa(bert_isa isa, float *out, const float *in, int heads, int dh, const float *cos_p,
+                         const float *sin_p)
+{
+    rotary(isa, out, in, heads, dh, cos_p, sin_p);
+}
