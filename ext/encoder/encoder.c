@@ -808,9 +808,12 @@ static void qkv_chunk(void *p, int chunk, int chunks)
         const float *in = j->qkv + (size_t)r * 3 * H;
         const size_t pos = (size_t)j->positions[r];
         const float *cos_p = j->cos_tab + pos * half, *sin_p = j->sin_tab + pos * half;
-        bert_rotary_row_isa(j->isa, j->q + (size_t)r * H, in, j->heads, j->dh, cos_p, sin_p);
-        bert_rotary_row_isa(j->isa, j->k + (size_t)r * H, in + H, j->heads, j->dh, cos_p, sin_p);
+        float *q = j->q + (size_t)r * H, *k = j->k + (size_t)r * H;
+        memcpy(q, in, H * sizeof(float));
+        memcpy(k, in + H, H * sizeof(float));
         memcpy(j->v + (size_t)r * H, in + 2 * H, H * sizeof(float));
+        bert_rotary_row_isa(j->isa, q, j->heads, j->dh, cos_p, sin_p);
+        bert_rotary_row_isa(j->isa, k, j->heads, j->dh, cos_p, sin_p);
     }
 }
 

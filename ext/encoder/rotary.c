@@ -37,27 +37,27 @@ void bert_rotary_row(float *row, int heads, int dh, const float *cos_p, const fl
     }
 }
 
-/* restrict: without it the vectorized loop checks its four rows for overlap
- * at every head, and took three times the scalar turn's time. */
-BERT_INLINE void rotary_body(float *restrict out, const float *restrict in, int heads, int dh,
-                             const float *restrict cos_p, const float *restrict sin_p)
+/* In place, as the portable turn: writing the turned rows straight from the
+ * fused projection into cold query and key rows stalled on those stores,
+ * several times the time of copying them first (memcpy) and turning them
+ * where they lie.  restrict: the tables are apart from the row. */
+BERT_INLINE void rotary_body(float *restrict row, int heads, int dh, const float *restrict cos_p,
+                             const float *restrict sin_p)
 {
     const int half = dh / 2;
     for (int h = 0; h < heads; h++) {
-        const float *x1 = in + (long)h * dh, *x2 = x1 + half;
-        float *y1 = out + (long)h * dh, *y2 = y1 + half;
+        float *x1 = row + (long)h * dh, *x2 = x1 + half;
         for (int i = 0; i < half; i++) {
             float a = x1[i], b = x2[i];
-            y1[i] = a * cos_p[i] - b * sin_p[i];
-            y2[i] = b * cos_p[i] + a * sin_p[i];
+            x1[i] = a * cos_p[i] - b * sin_p[i];
+            x2[i] = b * cos_p[i] + a * sin_p[i];
         }
     }
 }
-BERT_MULTIVERSION(rotary, (float *out, const float *in, int heads, int dh, const float *cos_p, const float *sin_p),
-                  (out, in, heads, dh, cos_p, sin_p))
+BERT_MULTIVERSION(rotary, (float *row, int heads, int dh, const float *cos_p, const float *sin_p),
+                  (row, heads, dh, cos_p, sin_p))
 
-void bert_rotary_row_isa(bert_isa isa, float *out, const float *in, int heads, int dh, const float *cos_p,
-                         const float *sin_p)
+void bert_rotary_row_isa(bert_isa isa, float *row, int heads, int dh, const float *cos_p, const float *sin_p)
 {
-    rotary(isa, out, in, heads, dh, cos_p, sin_p);
+    rotary(isa, row, heads, dh, cos_p, sin_p);
 }

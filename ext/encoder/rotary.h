@@ -19,10 +19,8 @@ void bert_rotary_tables(float *cos_tab, float *sin_tab, int positions, int dh, d
  * (apply_rotary_pos_emb with rotate_half), in place. */
 void bert_rotary_row(float *row, int heads, int dh, const float *cos_p, const float *sin_p);
 
-/* bert_rotary_row from `in` into `out`, which must not overlap (the
- * encoder turns a fused projection's queries and keys as it splits them),
- * compiled for the instruction set `isa` (bert_cpu_isa()). */
-void bert_rotary_row_isa(bert_isa isa, float *out, const float *in, int heads, int dh, const float *cos_p,
-                         const float *sin_p);
+/* bert_rotary_row compiled for the instruction set `isa` (bert_cpu_isa()),
+ * so that its loop is vectorised for it; the same results. */
+void bert_rotary_row_isa(bert_isa isa, float *row, int heads, int dh, const float *cos_p, const float *sin_p);
 
 #endif
