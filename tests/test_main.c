@@ -80,6 +80,7 @@ void t_fail_allocation(long number)
     X(sparse) \
     X(colbert) \
     X(kernels) \
+    X(steps) \
     X(kernel_choice) \
     X(lowp) \
     X(sql) \

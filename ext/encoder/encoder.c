@@ -16,6 +16,7 @@
 #include "../kernels/linear.h"
 #include "../base/workers.h"
 #include "rotary.h"
+#include "steps.h"
 
 #include <assert.h>
 #include <cblas.h>
@@ -126,40 +127,9 @@ BERT_MULTIVERSION(add_layer_norm,
                    int n, int dim, float eps),
                   (out, in, res, w, b, n, dim, eps))
 
-/* GELU was a tenth of the encoder's time while its loop was scalar.  The
- * arguments of erf are clamped a block at a time in a loop of their own
- * (fast_math.h, erf_rational_clamped), the same values as erf_rational's,
- * so that the AVX2 loops vectorize too. */
-BERT_INLINE void gelu_erf_body(float *x, size_t n)
-{
-    enum { BLOCK = 256 };
-    float arg[BLOCK];
-    for (size_t i0 = 0; i0 < n; i0 += BLOCK) {
-        const size_t m = n - i0 < BLOCK ? n - i0 : BLOCK;
-        float *v = x + i0;
-        for (size_t i = 0; i < m; i++) arg[i] = erf_clamp(v[i] * (float)M_SQRT1_2);
-        for (size_t i = 0; i < m; i++) v[i] = 0.5f * v[i] * (1.0f + erf_rational_clamped(arg[i]));
-    }
-}
-BERT_MULTIVERSION(gelu_erf, (float *x, size_t n), (x, n))
-
-static void activate(bert_isa isa, float *x, size_t n, bert_activation act)
-{
-    switch (act) {
-    case BERT_ACT_GELU:
-        gelu_erf(isa, x, n);
-        break;
-    case BERT_ACT_GELU_TANH:
-        for (size_t i = 0; i < n; i++) {
-            float v = x[i];
-            x[i] = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
-        }
-        break;
-    case BERT_ACT_RELU:
-        for (size_t i = 0; i < n; i++) x[i] = x[i] > 0 ? x[i] : 0;
-        break;
-    }
-}
+/* The activations: steps.c's vector loops (GELU was a tenth of the
+ * encoder's time while its loop was scalar). */
+static void activate(bert_isa isa, float *x, size_t n, bert_activation act) { bert_step_activate(isa, x, n, act); }
 
 /* Sixteen floats as one value, for the running max and sum of a softmax
  * row: GCC and clang compile these to the vector registers of whichever
@@ -313,13 +283,57 @@ static void relative_bias_table(const bert_model *m, int longest, float *out)
  * keys and values once, measured the same at 64, 72 and 96 rows.) */
 #define QUERY_BLOCK 64
 
-/* Adds MPNet's relative position bias of head h (relative_bias_table) to
- * the scores of query rows q0..q1 against a sequence of len tokens. */
-static void add_relative_bias(float *scores, int ld, const float *rel, int h, int longest, int q0, int q1, int len)
+/* What attention adds to a head's scores besides the queries' products
+ * with the keys, and their scale: a bias by distance (MPNet's buckets,
+ * JinaBERT's ALiBi: relative_bias_table), or DeBERTa's disentangled terms,
+ * the products of the queries with the relative embeddings' keys (c2p) and
+ * of the keys with their queries (p2c), gathered by relative position. */
+typedef struct {
+    float scale;          /* of every product: 1 / sqrt(dh), DeBERTa's 1 / sqrt(dh (1 + terms)) */
+    const float *rel;     /* the bias by distance, or NULL */
+    int longest;          /* rel and rows reach sequences of up to this many tokens */
+    /* DeBERTa: the layer's key (c2p) and query (p2c) projections of the
+     * relative embeddings [R x H], NULL for a term not taken; rows, the
+     * embedding that query i and key j share at longest - 1 - i + j. */
+    const float *pos_k, *pos_q;
+    const int32_t *rows;
+    int R;
+} score_terms;
+
+/* A chunk's memory for DeBERTa's terms: a block's c2p products [QUERY_BLOCK
+ * x R] and a head's p2c products [longest x R], scaled. */
+typedef struct {
+    float *c2p, *p2c;
+} terms_buffers;
+
+/* Floats of a chunk's terms_buffers for R relative embeddings and
+ * sequences of up to `longest` tokens. */
+static size_t terms_floats(int longest, int R) { return ((size_t)QUERY_BLOCK + (size_t)longest) * (size_t)R; }
+
+/* Head h's p2c products for a sequence's keys k [len x H], scaled, into b. */
+static void p2c_products(const score_terms *t, const terms_buffers *b, const float *k, int len, int H, int dh, int h)
 {
-    const float *centre = rel + (size_t)h * (2 * longest - 1) + (longest - 1);
-    for (int i = q0; i < q1; i++)
-        for (int j = 0; j < len; j++) scores[(size_t)(i - q0) * ld + j] += centre[j - i];
+    if (t->pos_q)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, len, t->R, dh, t->scale, k + (size_t)h * dh, H,
+                    t->pos_q + (size_t)h * dh, H, 0.0f, b->p2c, t->R);
+}
+
+/* Adds t's terms to the scores of head h's query rows q0..q0+m against len
+ * keys (leading dimension ld).  queries: the block's query rows (leading
+ * dimension q_ld), which times alpha are the scaled queries; the head's
+ * p2c products are in b already (p2c_products). */
+static void add_terms(bert_isa isa, const score_terms *t, const terms_buffers *b, float *scores, int ld, int H,
+                      int dh, int h, int q0, int m, int len, const float *queries, int q_ld, float alpha)
+{
+    if (t->rel)
+        bert_step_add_by_distance(isa, scores, ld, t->rel + (size_t)h * (2 * t->longest - 1) + (t->longest - 1), q0, m,
+                                  len);
+    if (!t->rows) return;
+    if (t->pos_k)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, t->R, dh, alpha, queries, q_ld,
+                    t->pos_k + (size_t)h * dh, H, 0.0f, b->c2p, t->R);
+    bert_step_add_disentangled(isa, scores, ld, m, len, t->pos_k ? b->c2p : NULL, t->pos_q ? b->p2c : NULL, t->R,
+                               t->rows + (t->longest - 1) - q0);
 }
 
 /* Self-attention of one sequence of `len` tokens, one head, query rows
@@ -327,25 +341,26 @@ static void add_relative_bias(float *scores, int ld, const float *rel, int h, in
  * matrices; head h is columns h*dh .. h*dh+dh-1, read in place through the
  * leading dimension H.  Only the first `keys` (1..len) positions are
  * attended to: the rest get probability 0, as transformers' attention mask
- * gives them (its large negative score underflows to 0).  scores holds (q1 - q0) x softmax_width(len).  rel (or NULL) is the
- * relative position bias of relative_bias_table for sequences up to
- * `longest` tokens. */
+ * gives them (its large negative score underflows to 0).  scores holds
+ * (q1 - q0) x softmax_width(len).  t: the scale and the terms added to the
+ * scores, for sequences of up to t->longest tokens. */
 static void attention_block(bert_isa isa, float *ctx, const float *q, const float *k, const float *v,
                             float *scores, int len, int keys, int H, int dh, int h, int q0, int q1,
-                            const float *rel, int longest)
+                            const score_terms *t, const terms_buffers *tb)
 {
     /* The block's query rows lie in the sequence, the head's columns in the
-     * row, and a sequence is never longer than the bias table was made for. */
+     * row, and a sequence is never longer than the terms were made for. */
     assert(0 <= q0 && q0 < q1 && q1 <= len);
     assert(0 <= h && dh > 0 && (h + 1) * dh <= H);
-    assert(!rel || len <= longest);
+    assert(!(t->rel || t->rows) || len <= t->longest);
     assert(q1 - q0 <= QUERY_BLOCK);
     assert(0 < keys && keys <= len);
-    float scale = 1.0f / sqrtf((float)dh), inv_sum[QUERY_BLOCK];
+    float inv_sum[QUERY_BLOCK];
     int m = q1 - q0, ld = softmax_width(len);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, keys, dh,
-                scale, q + (size_t)q0 * H + h * dh, H, k + h * dh, H, 0.0f, scores, ld);
-    if (rel) add_relative_bias(scores, ld, rel, h, longest, q0, q1, keys);
+    const float *queries = q + (size_t)q0 * H + h * dh;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, keys, dh, t->scale, queries, H, k + h * dh, H, 0.0f,
+                scores, ld);
+    add_terms(isa, t, tb, scores, ld, H, dh, h, q0, m, keys, queries, H, t->scale);
     softmax_numerators(isa, scores, ld, keys, NULL, 0, inv_sum, m);
     float *out = ctx + (size_t)q0 * H + h * dh;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh, keys, 1.0f, scores, ld, v + h * dh, H, 0.0f, out,
@@ -353,29 +368,43 @@ static void attention_block(bert_isa isa, float *ctx, const float *q, const floa
     scale_rows(out, H, inv_sum, m, dh);
 }
 
-/* attention_block for a local layer of ModernBERT: query i sees only the
- * keys j with |i - j| <= half (its sliding window), and no key at or past
- * `keys`.  Only the keys some row of the block can see enter the products,
- * so a long text costs the window, not its length; the rest of that range
- * gets score -inf, which the softmax turns into nothing (e^-87). */
-static void attention_block_local(bert_isa isa, float *ctx, const float *q, const float *k, const float *v,
-                                  float *scores, int keys, int H, int dh, int h, int q0, int q1, int half)
+/* A local layer's band (ModernBERT): the keys k0..k1 that some query row
+ * of q0..q1 sees, |i - j| <= half, and none at or past `keys`. */
+static void local_band(int q0, int q1, int keys, int half, int *k0, int *k1)
 {
-    assert(0 <= q0 && q0 < q1 && q1 - q0 <= QUERY_BLOCK && half >= 0);
-    int k0 = q0 - half > 0 ? q0 - half : 0;
-    if (k0 > keys - 1) k0 = keys - 1;   /* a block past the attended keys still sees the last one's range */
-    const int k1 = q1 + half < keys ? q1 + half : keys;   /* the last row sees up to q1 - 1 + half */
-    assert(k0 < k1);
-    float scale = 1.0f / sqrtf((float)dh), inv_sum[QUERY_BLOCK];
-    int m = q1 - q0, n = k1 - k0, ld = softmax_width(n);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, dh, scale, q + (size_t)q0 * H + h * dh, H,
-                k + (size_t)k0 * H + h * dh, H, 0.0f, scores, ld);
+    *k0 = q0 - half > 0 ? q0 - half : 0;
+    if (*k0 > keys - 1) *k0 = keys - 1;   /* a block past the attended keys still sees the last one's range */
+    *k1 = q1 + half < keys ? q1 + half : keys;   /* the last row sees up to q1 - 1 + half */
+}
+
+/* Scores outside each row's window (columns from key k0 on) to -inf,
+ * which the softmax turns into nothing (e^-87). */
+static void mask_band(float *scores, int ld, int m, int n, int q0, int k0, int half)
+{
     for (int i = 0; i < m; i++) {
         int lo = q0 + i - half - k0, hi = q0 + i + half - k0;   /* the row's window, in columns */
         float *r = scores + (size_t)i * ld;
         for (int j = 0; j < lo && j < n; j++) r[j] = -INFINITY;
         for (int j = hi + 1 > 0 ? hi + 1 : 0; j < n; j++) r[j] = -INFINITY;
     }
+}
+
+/* attention_block for a local layer of ModernBERT: query i sees only the
+ * keys j with |i - j| <= half (its sliding window), and no key at or past
+ * `keys`.  Only the keys some row of the block can see enter the products,
+ * so a long text costs the window, not its length. */
+static void attention_block_local(bert_isa isa, float *ctx, const float *q, const float *k, const float *v,
+                                  float *scores, int keys, int H, int dh, int h, int q0, int q1, int half)
+{
+    assert(0 <= q0 && q0 < q1 && q1 - q0 <= QUERY_BLOCK && half >= 0);
+    int k0, k1;
+    local_band(q0, q1, keys, half, &k0, &k1);
+    assert(k0 < k1);
+    float scale = 1.0f / sqrtf((float)dh), inv_sum[QUERY_BLOCK];
+    int m = q1 - q0, n = k1 - k0, ld = softmax_width(n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, dh, scale, q + (size_t)q0 * H + h * dh, H,
+                k + (size_t)k0 * H + h * dh, H, 0.0f, scores, ld);
+    mask_band(scores, ld, m, n, q0, k0, half);
     softmax_numerators(isa, scores, ld, n, NULL, 0, inv_sum, m);
     float *out = ctx + (size_t)q0 * H + h * dh;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh, n, 1.0f, scores, ld, v + (size_t)k0 * H + h * dh,
@@ -431,18 +460,20 @@ static size_t tile_buffers_at(unsigned char *at, int longest, int dh, tile_buffe
 /* attention_block with both products on AMX tiles, in bfloat16 with
  * float32 sums, the head's keys and values already laid out in b. */
 static void attention_block_tiles(bert_isa isa, float *ctx, const float *q, const tile_buffers *b, float *scores,
-                                  int len, int H, int dh, int h, int q0, int q1, const float *rel, int longest)
+                                  int len, int H, int dh, int h, int q0, int q1, const score_terms *t,
+                                  const terms_buffers *tb)
 {
     assert(0 <= q0 && q0 < q1 && q1 <= len && q1 - q0 <= QUERY_BLOCK);
     assert(0 <= h && dh > 0 && (h + 1) * dh <= H);
-    assert(!rel || len <= longest);
+    assert(!(t->rel || t->rows) || len <= t->longest);
     int m = q1 - q0, ld = softmax_width(len), probs_ld = bert_tile_cols(len, BERT_PRECISION_BFLOAT16);
-    bert_bf16_tile_rows(b->queries, q + (size_t)q0 * H + h * dh, H, m, dh, 1.0f / sqrtf((float)dh));
+    const float *queries = q + (size_t)q0 * H + h * dh;
+    bert_bf16_tile_rows(b->queries, queries, H, m, dh, t->scale);
     /* Keys up to ld: the tiles hold whole panels of 16, zero past len. */
     int ran = bert_bf16_tiles_product(scores, b->queries, b->keys, m, ld, dh);
     assert(ran);
     (void)ran;
-    if (rel) add_relative_bias(scores, ld, rel, h, longest, q0, q1, len);
+    add_terms(isa, t, tb, scores, ld, H, dh, h, q0, m, len, queries, H, t->scale);
     float inv_sum[QUERY_BLOCK];
     softmax_numerators(isa, scores, ld, len, b->probs, probs_ld, inv_sum, m);
     /* The probabilities as bert_bf16_tile_rows would lay them out. */
@@ -480,24 +511,60 @@ static size_t panel_buffers_at(float *at, int longest, int dh, panel_buffers *b)
     return total;
 }
 
+/* The block's query rows of head h (q at the sequence's first row), times
+ * scale, as the panel kernel reads its input: [m x dh]. */
+static void scaled_queries(float *out, const float *q, int H, int dh, int h, int q0, int m, float scale)
+{
+    for (int i = 0; i < m; i++)
+        for (int c = 0; c < dh; c++) out[(size_t)i * dh + c] = q[(size_t)(q0 + i) * H + h * dh + c] * scale;
+}
+
 /* attention_block with both products by the panel kernel of isa, the
  * head's keys and values already packed in b: keys as the rows of W,
  * values transposed, both zero past len up to softmax_width(len). */
 static void attention_block_panels(bert_isa isa, float *ctx, const float *q, const panel_buffers *b, float *scores,
-                                   int len, int H, int dh, int h, int q0, int q1, const float *rel, int longest)
+                                   int len, int H, int dh, int h, int q0, int q1, const score_terms *t,
+                                   const terms_buffers *tb)
 {
     assert(0 <= q0 && q0 < q1 && q1 <= len && q1 - q0 <= QUERY_BLOCK);
     assert(0 <= h && dh > 0 && (h + 1) * dh <= H);
-    assert(!rel || len <= longest);
+    assert(!(t->rel || t->rows) || len <= t->longest);
     int m = q1 - q0, ld = softmax_width(len), ran;
-    float scale = 1.0f / sqrtf((float)dh), inv_sum[QUERY_BLOCK];
-    for (int i = 0; i < m; i++)
-        for (int c = 0; c < dh; c++) b->queries[(size_t)i * dh + c] = q[(size_t)(q0 + i) * H + h * dh + c] * scale;
+    float inv_sum[QUERY_BLOCK];
+    scaled_queries(b->queries, q, H, dh, h, q0, m, t->scale);
     ran = bert_f32_panel_product(isa, scores, b->queries, b->keys, m, ld, dh);
     assert(ran);
-    if (rel) add_relative_bias(scores, ld, rel, h, longest, q0, q1, len);
+    add_terms(isa, t, tb, scores, ld, H, dh, h, q0, m, len, b->queries, dh, 1.0f);
     softmax_numerators(isa, scores, ld, len, NULL, 0, inv_sum, m);
     /* The columns past len hold e^-87 (softmax_numerators) against values of zero. */
+    ran = bert_f32_panel_product(isa, b->context, scores, b->values, m, dh, ld);
+    assert(ran);
+    (void)ran;
+    context_rows(ctx, H, dh, h, q0, m, b->context, inv_sum);
+}
+
+/* attention_block_local by the panel kernel: the head's keys packed whole
+ * in b (a band starts at the panel holding its first key), the band's
+ * values packed for the block, since a run of a panel's columns is not a
+ * packed matrix of its own. */
+static void attention_block_local_panels(bert_isa isa, float *ctx, const float *q, const float *v,
+                                         const panel_buffers *b, float *scores, int len, int H, int dh, int h, int q0,
+                                         int q1, int half)
+{
+    assert(0 <= q0 && q0 < q1 && q1 <= len && q1 - q0 <= QUERY_BLOCK && half >= 0);
+    int k0, k1, ran;
+    local_band(q0, q1, len, half, &k0, &k1);
+    k0 -= k0 % BERT_PANEL;
+    const int m = q1 - q0, n = k1 - k0, ld = softmax_width(n);
+    /* k0 + ld <= softmax_width(len): the band's panels are among the head's. */
+    assert(k0 < k1 && k0 + ld <= softmax_width(len));
+    float inv_sum[QUERY_BLOCK];
+    scaled_queries(b->queries, q, H, dh, h, q0, m, 1.0f / sqrtf((float)dh));
+    ran = bert_f32_panel_product(isa, scores, b->queries, b->keys + (size_t)k0 * dh, m, ld, dh);
+    assert(ran);
+    mask_band(scores, ld, m, n, q0, k0, half);
+    softmax_numerators(isa, scores, ld, n, NULL, 0, inv_sum, m);
+    bert_f32_pack_strided(b->values, v + (size_t)k0 * H + (size_t)h * dh, 1, (size_t)H, dh, n, ld);
     ran = bert_f32_panel_product(isa, b->context, scores, b->values, m, dh, ld);
     assert(ran);
     (void)ran;
@@ -518,7 +585,7 @@ typedef struct {
     const int *keys;    /* positions each sequence attends to (bert_encode_keys), or NULL: all */
     int n_seqs, H, heads;
     int items;     /* all sequences' */
-    const float *rel;   /* MPNet's relative position bias or JinaBERT's ALiBi (relative_bias_table), or NULL */
+    score_terms terms;  /* the scale, and MPNet's, JinaBERT's or DeBERTa's terms */
     int longest;
     /* At a reduced precision on a CPU with AMX-BF16: each chunk's
      * tile_buffers, tiles_size bytes a chunk from tiles; else NULL. */
@@ -528,6 +595,8 @@ typedef struct {
      * panels_size floats a chunk from panels; else NULL (OpenBLAS). */
     float *panels;
     size_t panels_size;
+    /* DeBERTa: each chunk's terms_buffers (terms_floats), else NULL. */
+    float *terms_work;
     int window;         /* ModernBERT's local layers: the keys a query sees each side; -1: all */
 } attention_job;
 
@@ -543,6 +612,11 @@ static void attention_chunk(void *p, int chunk, int chunks)
     if (j->tiles) tile_buffers_at(j->tiles + (size_t)chunk * j->tiles_size, j->longest, dh, &tb);
     panel_buffers pb = {NULL, NULL, NULL, NULL};
     if (j->panels) panel_buffers_at(j->panels + (size_t)chunk * j->panels_size, j->longest, dh, &pb);
+    terms_buffers terms = {NULL, NULL};
+    if (j->terms_work) {
+        terms.c2p = j->terms_work + (size_t)chunk * terms_floats(j->terms.longest, j->terms.R);
+        terms.p2c = terms.c2p + (size_t)QUERY_BLOCK * (size_t)j->terms.R;
+    }
     size_t t0 = 0;
     int item = 0; /* the first item of sequence s */
     for (int s = 0; s < j->n_seqs && item < last; t0 += (size_t)j->lengths[s], s++) {
@@ -555,11 +629,17 @@ static void attention_chunk(void *p, int chunk, int chunks)
         size_t off = t0 * (size_t)j->H;
         int from = first > item ? first - item : 0, to = last - item < count ? last - item : count;
         int laid_out = -1; /* the head whose keys and values the tiles or panels hold */
+        int terms_of = -1; /* the head whose p2c products terms holds */
         for (int it = from; it < to; it++) {
             int h = it / blocks, q0 = it % blocks * QUERY_BLOCK;
             int q1 = q0 + QUERY_BLOCK < len ? q0 + QUERY_BLOCK : len;
+            if (j->terms_work && h != terms_of) {
+                p2c_products(&j->terms, &terms, j->k + off, len, j->H, dh, h);
+                terms_of = h;
+            }
             /* A local layer's window, where it leaves keys out. */
-            if (j->window >= 0 && len - 1 > j->window) {
+            const int local = j->window >= 0 && len - 1 > j->window;
+            if (local && (!j->panels || attended < len)) {
                 attention_block_local(j->isa, j->ctx + off, j->q + off, j->k + off, j->v + off, scores, attended,
                                       j->H, dh, h, q0, q1, j->window);
                 continue;
@@ -569,18 +649,23 @@ static void attention_chunk(void *p, int chunk, int chunks)
              * plain products. */
             if (attended < len || (!j->panels && (!j->tiles || len < TILES_ATTENTION_MIN))) {
                 attention_block(j->isa, j->ctx + off, j->q + off, j->k + off, j->v + off, scores, len, attended, j->H,
-                                dh, h, q0, q1, j->rel, j->longest);
+                                dh, h, q0, q1, &j->terms, &terms);
                 continue;
             }
             if (j->panels) {
                 if (h != laid_out) {
                     const float *keys = j->k + off + (size_t)h * dh, *values = j->v + off + (size_t)h * dh;
                     bert_f32_pack_strided(pb.keys, keys, (size_t)j->H, 1, len, dh, dh);
-                    bert_f32_pack_strided(pb.values, values, 1, (size_t)j->H, dh, len, softmax_width(len));
+                    /* A local layer packs each block's band of values instead. */
+                    if (!local) bert_f32_pack_strided(pb.values, values, 1, (size_t)j->H, dh, len, softmax_width(len));
                     laid_out = h;
                 }
-                attention_block_panels(j->isa, j->ctx + off, j->q + off, &pb, scores, len, j->H, dh, h, q0, q1,
-                                       j->rel, j->longest);
+                if (local)
+                    attention_block_local_panels(j->isa, j->ctx + off, j->q + off, j->v + off, &pb, scores, len, j->H,
+                                                 dh, h, q0, q1, j->window);
+                else
+                    attention_block_panels(j->isa, j->ctx + off, j->q + off, &pb, scores, len, j->H, dh, h, q0, q1,
+                                           &j->terms, &terms);
                 continue;
             }
             if (h != laid_out) {
@@ -588,8 +673,8 @@ static void attention_chunk(void *p, int chunk, int chunks)
                 bert_bf16_tiles_from_columns(tb.values, j->v + off + (size_t)h * dh, j->H, dh, len);
                 laid_out = h;
             }
-            attention_block_tiles(j->isa, j->ctx + off, j->q + off, &tb, scores, len, j->H, dh, h, q0, q1, j->rel,
-                                  j->longest);
+            attention_block_tiles(j->isa, j->ctx + off, j->q + off, &tb, scores, len, j->H, dh, h, q0, q1, &j->terms,
+                                  &terms);
         }
         item += count;
     }
@@ -620,24 +705,12 @@ static void rows_chunk(void *p, int chunk, int chunks)
         return;
     }
     if (j->step == ROWS_GEGLU) {
-        /* ModernBertMLP: Wi's output [rows x 2 dim] is the input half then
-         * the gate half of each row; out = act(input) * gate [rows x dim]. */
-        const size_t dim = (size_t)j->dim;
-        for (int r = r0; r < r1; r++)
-            memcpy(j->out + (size_t)r * dim, j->in + (size_t)r * 2 * dim, dim * sizeof(float));
-        activate(j->isa, j->out + at, (size_t)(r1 - r0) * dim, j->act);
-        for (int r = r0; r < r1; r++) {
-            float *y = j->out + (size_t)r * dim;
-            const float *gate = j->in + (size_t)r * 2 * dim + dim;
-            for (size_t c = 0; c < dim; c++) y[c] *= gate[c];
-        }
+        bert_step_gated(j->isa, j->out + at, j->in + 2 * at, r1 - r0, j->dim, j->act);
         return;
     }
     if (j->step == ROWS_ADD) {
         /* A pre-LayerNorm residual: out += in. */
-        float *y = j->out + at;
-        const float *x = j->in + at;
-        for (size_t c = 0, n = (size_t)(r1 - r0) * j->dim; c < n; c++) y[c] += x[c];
+        bert_step_add(j->isa, j->out + at, j->in + at, (size_t)(r1 - r0) * j->dim);
         return;
     }
     add_layer_norm(j->isa, j->out + at, j->in + at, j->res ? j->res + at : NULL, j->w, j->b, r1 - r0, j->dim,
@@ -714,80 +787,10 @@ static int deberta_row(const bert_family_settings *f, int rel)
     return r < 0 ? 0 : r > 2 * f->att_span - 1 ? 2 * f->att_span - 1 : r;
 }
 
-/* DeBERTa's disentangled attention as work items, one per sequence and
- * head: scores q_i.k_j + q_i.pos_k[row(i, j)] (c2p) + k_j.pos_q[row(i, j)]
- * (p2c), each divided by sqrt(head size x (1 + terms)).  pos_k and pos_q
- * are the layer's key and query projections of the relative embeddings'
- * rows lo .. lo + rows - 1, the only ones the call's lengths reach. */
-typedef struct {
-    bert_isa isa;
-    float *ctx;
-    const float *q, *k, *v, *pos_k, *pos_q;
-    const float *row_of;  /* [2 longest - 1]: row(i, j) - lo at (i - j) + longest - 1 */
-    int rows, longest, c2p, p2c;
-    float inv_scale;
-    const int *lengths;
-    int n_seqs, H, heads, items;
-    float *work;          /* per chunk: work_size floats */
-    size_t work_size;
-} deberta_job;
-
-/* Floats of a chunk's work: a block's scores and c2p products, a head's p2c products. */
-static size_t deberta_work(int longest, int rows)
-{
-    return (size_t)QUERY_BLOCK * (size_t)softmax_width(longest) + (size_t)QUERY_BLOCK * (size_t)rows +
-           (size_t)longest * (size_t)rows;
-}
-
-static void deberta_chunk(void *p, int chunk, int chunks)
-{
-    const deberta_job *j = p;
-    const int first = (int)((long long)j->items * chunk / chunks), last = (int)((long long)j->items * (chunk + 1) / chunks);
-    const int dh = j->H / j->heads, R = j->rows;
-    float *scores = j->work + (size_t)chunk * j->work_size;
-    float *qr = scores + (size_t)QUERY_BLOCK * (size_t)softmax_width(j->longest), *kr = qr + (size_t)QUERY_BLOCK * R;
-    float inv_sum[QUERY_BLOCK];
-    const float *centre = j->row_of + (j->longest - 1);
-    size_t t0 = 0;
-    for (int s = 0, item = 0; s < j->n_seqs; t0 += (size_t)j->lengths[s], s++) {
-        const int len = j->lengths[s], ld = softmax_width(len);
-        for (int h = 0; h < j->heads; h++, item++) {
-            if (item < first || item >= last) continue;
-            const size_t off = t0 * (size_t)j->H + (size_t)h * dh;
-            const float *q = j->q + off, *k = j->k + off, *v = j->v + off;
-            if (j->p2c)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, len, R, dh, 1.0f, k, j->H, j->pos_q + (size_t)h * dh,
-                            j->H, 0.0f, kr, R);
-            for (int q0 = 0; q0 < len; q0 += QUERY_BLOCK) {
-                const int m = q0 + QUERY_BLOCK < len ? QUERY_BLOCK : len - q0;
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, len, dh, 1.0f, q + (size_t)q0 * j->H, j->H, k,
-                            j->H, 0.0f, scores, ld);
-                if (j->c2p)
-                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, R, dh, 1.0f, q + (size_t)q0 * j->H, j->H,
-                                j->pos_k + (size_t)h * dh, j->H, 0.0f, qr, R);
-                for (int i = 0; i < m; i++) {
-                    float *row = scores + (size_t)i * ld;
-                    for (int c = 0; c < len; c++) {
-                        const int r = (int)centre[q0 + i - c];
-                        float sum = row[c];
-                        if (j->c2p) sum += qr[(size_t)i * R + r];
-                        if (j->p2c) sum += kr[(size_t)c * R + r];
-                        row[c] = sum * j->inv_scale;
-                    }
-                }
-                softmax_numerators(j->isa, scores, ld, len, NULL, 0, inv_sum, m);
-                float *out = j->ctx + off + (size_t)q0 * j->H;
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh, len, 1.0f, scores, ld, v, j->H, 0.0f,
-                            out, j->H);
-                scale_rows(out, j->H, inv_sum, m, dh);
-            }
-        }
-    }
-}
-
 /* ModernBERT's fused Wqkv output [T x 3H] split into q, k and v [T x H],
  * the queries and keys turned by their position in their sequence. */
 typedef struct {
+    bert_isa isa;
     const float *qkv;
     float *q, *k, *v;
     const float *positions;          /* [T]: each row's position in its sequence */
@@ -803,13 +806,14 @@ static void qkv_chunk(void *p, int chunk, int chunks)
     const size_t H = (size_t)j->H, half = (size_t)j->dh / 2;
     for (int r = r0; r < r1; r++) {
         const float *in = j->qkv + (size_t)r * 3 * H;
+        const size_t pos = (size_t)j->positions[r];
+        const float *cos_p = j->cos_tab + pos * half, *sin_p = j->sin_tab + pos * half;
         float *q = j->q + (size_t)r * H, *k = j->k + (size_t)r * H;
         memcpy(q, in, H * sizeof(float));
         memcpy(k, in + H, H * sizeof(float));
         memcpy(j->v + (size_t)r * H, in + 2 * H, H * sizeof(float));
-        size_t pos = (size_t)j->positions[r];
-        bert_rotary_row(q, j->heads, j->dh, j->cos_tab + pos * half, j->sin_tab + pos * half);
-        bert_rotary_row(k, j->heads, j->dh, j->cos_tab + pos * half, j->sin_tab + pos * half);
+        bert_rotary_row_isa(j->isa, q, j->heads, j->dh, cos_p, sin_p);
+        bert_rotary_row_isa(j->isa, k, j->heads, j->dh, cos_p, sin_p);
     }
 }
 
@@ -1025,7 +1029,7 @@ static const float *modern_layers(const bert_model *m, const bert_linear_plan *p
             in = b->a;
         }
         if (bert_linear_matrix(plan, b->f, in, &w->q_w, w->q_b, T, 3 * H, H)) return projection_out_of_memory(m, T, err);
-        qkv_job split = {b->f, b->q, b->k, b->v, positions, global ? cos_global : cos_local,
+        qkv_job split = {plan->isa, b->f, b->q, b->k, b->v, positions, global ? cos_global : cos_local,
                          global ? sin_global : sin_local, T, H, heads, dh};
         int chunks = plan->threads > 1 && (long long)T * H >= 2 * ROWS_MIN_WORK ? 4 * plan->threads : 1;
         if (chunks > T) chunks = T;
@@ -1114,7 +1118,7 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
      * (normalised, then each layer's keys and queries of them), their
      * index by distance, and each chunk's work. */
     const int deberta = c->family == BERT_FAMILY_DEBERTA_V2 && m->rel_emb;
-    int rel_lo = 0, rel_rows = 0, deb_chunks = 1;
+    int rel_lo = 0, rel_rows = 0;
     if (deberta) {
         int lo = deberta_row(&c->fam, 0), hi = lo;
         for (int d = -(longest - 1); d <= longest - 1; d++) {
@@ -1124,10 +1128,8 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
         }
         rel_lo = lo;
         rel_rows = hi - lo + 1;
-        int items = n_seqs * c->num_heads;
-        deb_chunks = plan->threads > 1 ? (items < 4 * plan->threads ? items : 4 * plan->threads) : 1;
     }
-    const size_t deb_floats = deberta ? (size_t)deb_chunks * deberta_work(longest, rel_rows) +
+    const size_t deb_floats = deberta ? (size_t)att_chunks * terms_floats(longest, rel_rows) +
                                             3 * (size_t)rel_rows * (size_t)H + 2 * (size_t)longest
                                       : 0;
     size_t need = 5 * th + total * f_cols + (size_t)att_chunks * (sq + panel_floats) + rel_size + tiles_floats +
@@ -1143,12 +1145,13 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
     if (rel) relative_bias_table(m, longest, rel);
     unsigned char *tiles = tiled ? (unsigned char *)(scores + (size_t)att_chunks * sq + rel_size) : NULL;
     float *panels = paneled ? scores + (size_t)att_chunks * sq + rel_size + tiles_floats : NULL;
-    attention_job att = {s->plan.isa, a, q, k, v, scores, sq, lengths, keys, n_seqs, H, c->num_heads, att_items, rel,
+    score_terms terms = {1.0f / sqrtf((float)dh), rel, longest, NULL, NULL, NULL, 0};
+    attention_job att = {s->plan.isa, a, q, k, v, scores, sq, lengths, keys, n_seqs, H, c->num_heads, att_items, terms,
                          longest, tiles, (tiles_bytes + sizeof(float) - 1) / sizeof(float) * sizeof(float),
-                         panels, panel_floats, -1};
+                         panels, panel_floats, NULL, -1};
     float *g = scores + (size_t)att_chunks * (sq + panel_floats) + rel_size + tiles_floats;
     float *rotary = g + g_floats, *emb = rotary + rotary_floats, *deb = emb + emb_floats;
-    deberta_job dj = {0};
+    float *pos_k = NULL, *pos_q = NULL;
     if (deberta) {
         if (seen && seen->observer->attention) {
             *err = bert_errorf("bert_attention does not show DeBERTa's disentangled attention");
@@ -1160,18 +1163,22 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
                                    "their first positions (ColBERT's query expansion) are not supported");
                 return NULL;
             }
-        float *rel_x = deb, *pos_k = rel_x + (size_t)rel_rows * H, *pos_q = pos_k + (size_t)rel_rows * H;
-        float *row_of = pos_q + (size_t)rel_rows * H, *work = row_of + 2 * (size_t)longest;
+        float *rel_x = deb;
+        pos_k = rel_x + (size_t)rel_rows * H;
+        pos_q = pos_k + (size_t)rel_rows * H;
+        /* The row of query i and key j at longest - 1 - i + j: a row of
+         * scores reads its rows in order, as gathers by column. */
+        int32_t *rows_by_offset = (int32_t *)(pos_q + (size_t)rel_rows * H);
         for (int d = -(longest - 1); d <= longest - 1; d++)
-            row_of[d + longest - 1] = (float)(deberta_row(&c->fam, d) - rel_lo);
+            rows_by_offset[longest - 1 - d] = deberta_row(&c->fam, d) - rel_lo;
         /* get_rel_embedding: LayerNorm of the rows (norm_rel_ebd), row by row. */
         const float *rows = m->rel_emb + (size_t)rel_lo * H;
         if (m->rel_ln_w) layer_norm_rows(plan, rel_x, rows, NULL, m->rel_ln_w, m->rel_ln_b, rel_rows, H, c->layer_norm_eps);
         else memcpy(rel_x, rows, (size_t)rel_rows * H * sizeof *rel_x);
-        const int terms = 1 + c->fam.c2p + c->fam.p2c;
-        dj = (deberta_job){s->plan.isa, a, q, k, v, pos_k, pos_q, row_of, rel_rows, longest, c->fam.c2p, c->fam.p2c,
-                           1.0f / sqrtf((float)dh * (float)terms), lengths, n_seqs, H, c->num_heads,
-                           n_seqs * c->num_heads, work, deberta_work(longest, rel_rows)};
+        const int n_terms = 1 + c->fam.c2p + c->fam.p2c;
+        att.terms = (score_terms){1.0f / sqrtf((float)dh * (float)n_terms), NULL, longest,
+                                  c->fam.c2p ? pos_k : NULL, c->fam.p2c ? pos_q : NULL, rows_by_offset, rel_rows};
+        att.terms_work = (float *)(rows_by_offset + 2 * (size_t)longest);
     }
 
     embed(m, plan, m->emb_proj_w ? emb : NULL, x, ids, type_ids, lengths, n_seqs);
@@ -1197,12 +1204,11 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
             /* The layer's own key_proj and query_proj on the relative
              * embeddings (share_att_key). */
             const float *rel_x = deb;
-            if (bert_linear_matrix(plan, (float *)dj.pos_k, rel_x, &w->k_w, w->k_b, rel_rows, H, H) ||
-                bert_linear_matrix(plan, (float *)dj.pos_q, rel_x, &w->q_w, w->q_b, rel_rows, H, H))
+            if ((c->fam.c2p && bert_linear_matrix(plan, pos_k, rel_x, &w->k_w, w->k_b, rel_rows, H, H)) ||
+                (c->fam.p2c && bert_linear_matrix(plan, pos_q, rel_x, &w->q_w, w->q_b, rel_rows, H, H)))
                 return projection_out_of_memory(m, rel_rows, err);
-            if (deb_chunks > 1) bert_workers_run(plan->workers, plan->threads, deb_chunks, deberta_chunk, &dj);
-            else deberta_chunk(&dj, 0, 1);
-        } else if (att_chunks > 1) bert_workers_run(plan->workers, plan->threads, att_chunks, attention_chunk, &att);
+        }
+        if (att_chunks > 1) bert_workers_run(plan->workers, plan->threads, att_chunks, attention_chunk, &att);
         else attention_chunk(&att, 0, 1);
         if (bert_linear_matrix(plan, q, a, &w->out_w, w->out_b, T, H, H))
             return projection_out_of_memory(m, T, err);

@@ -23,7 +23,7 @@
 
 #include <stddef.h>
 
-typedef enum { BERT_ACT_GELU, BERT_ACT_GELU_TANH, BERT_ACT_RELU } bert_activation;
+typedef enum { BERT_ACT_GELU, BERT_ACT_GELU_TANH, BERT_ACT_RELU, BERT_ACT_SILU } bert_activation;
 
 /* config.json's model_type. */
 typedef enum {

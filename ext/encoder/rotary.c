@@ -36,3 +36,28 @@ void bert_rotary_row(float *row, int heads, int dh, const float *cos_p, const fl
         }
     }
 }
+
+/* In place, as the portable turn: writing the turned rows straight from the
+ * fused projection into cold query and key rows stalled on those stores,
+ * several times the time of copying them first (memcpy) and turning them
+ * where they lie.  restrict: the tables are apart from the row. */
+BERT_INLINE void rotary_body(float *restrict row, int heads, int dh, const float *restrict cos_p,
+                             const float *restrict sin_p)
+{
+    const int half = dh / 2;
+    for (int h = 0; h < heads; h++) {
+        float *x1 = row + (long)h * dh, *x2 = x1 + half;
+        for (int i = 0; i < half; i++) {
+            float a = x1[i], b = x2[i];
+            x1[i] = a * cos_p[i] - b * sin_p[i];
+            x2[i] = b * cos_p[i] + a * sin_p[i];
+        }
+    }
+}
+BERT_MULTIVERSION(rotary, (float *row, int heads, int dh, const float *cos_p, const float *sin_p),
+                  (row, heads, dh, cos_p, sin_p))
+
+void bert_rotary_row_isa(bert_isa isa, float *row, int heads, int dh, const float *cos_p, const float *sin_p)
+{
+    rotary(isa, row, heads, dh, cos_p, sin_p);
+}

@@ -5,6 +5,8 @@
 #ifndef BERT_ROTARY_H
 #define BERT_ROTARY_H
 
+#include "../kernels/cpu.h"
+
 /* cos_tab and sin_tab [positions x dh/2]: row p holds cos and sin of p
  * times each inverse frequency 1 / theta^(2i / dh), every step in float32
  * as ModernBertRotaryEmbedding takes it, so that long positions turn by the
@@ -16,5 +18,9 @@ void bert_rotary_tables(float *cos_tab, float *sin_tab, int positions, int dh, d
  * second half x2 become x1 cos - x2 sin and x2 cos + x1 sin
  * (apply_rotary_pos_emb with rotate_half), in place. */
 void bert_rotary_row(float *row, int heads, int dh, const float *cos_p, const float *sin_p);
+
+/* bert_rotary_row compiled for the instruction set `isa` (bert_cpu_isa()),
+ * so that its loop is vectorised for it; the same results. */
+void bert_rotary_row_isa(bert_isa isa, float *row, int heads, int dh, const float *cos_p, const float *sin_p);
 
 #endif

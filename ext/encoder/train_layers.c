@@ -135,6 +135,7 @@ static void activate_span(treal *y, const treal *x, size_t n, bert_activation ac
             y[i] = (treal)0.5 * v * ((treal)1 + tanh((treal)SQRT_2_PI * (v + (treal)0.044715 * v * v * v)));
             break;
         case BERT_ACT_RELU: y[i] = v > 0 ? v : 0; break;
+        case BERT_ACT_SILU: y[i] = v / ((treal)1 + exp(-v)); break;
         }
     }
 }
@@ -154,6 +155,11 @@ static void activate_back_span(treal *dx, const treal *dy, const treal *x, size_
             break;
         }
         case BERT_ACT_RELU: d = v > 0 ? 1 : 0; break;
+        case BERT_ACT_SILU: {
+            treal sig = (treal)1 / ((treal)1 + exp(-v));
+            d = sig * ((treal)1 + v * ((treal)1 - sig));
+            break;
+        }
         }
         dx[i] = dy[i] * d;
     }
