@@ -57,7 +57,8 @@ typedef struct {
 static const char *family_name(bert_family f)
 {
     return f == BERT_FAMILY_BERT ? "bert" : f == BERT_FAMILY_DISTILBERT ? "distilbert"
-         : f == BERT_FAMILY_MPNET ? "mpnet" : "roberta";
+         : f == BERT_FAMILY_MPNET ? "mpnet" : f == BERT_FAMILY_ELECTRA ? "electra (embedding_size 6 < hidden_size 8)"
+                                      : "roberta";
 }
 
 static const char *task_name(bert_train_task t)
@@ -73,6 +74,8 @@ static int fd_setup(fd_case *k, bert_family fam, bert_train_task task, bert_pool
     c->family = fam;
     c->vocab = 17;
     c->H = 8;
+    /* ELECTRA's embeddings narrower than its layers: embeddings_project is in the net. */
+    c->E = fam == BERT_FAMILY_ELECTRA ? 6 : 8;
     c->layers = 2;
     c->heads = 2;
     c->FF = 12;
@@ -88,7 +91,7 @@ static int fd_setup(fd_case *k, bert_family fam, bert_train_task task, bert_pool
     c->outputs = task == BERT_TRAIN_REGRESSION ? 1 : task == BERT_TRAIN_QA ? 2 : task == BERT_TRAIN_EMBED ? 0
                : task == BERT_TRAIN_MULTI_LABEL ? 4 : 3;
     c->seq_head = task <= BERT_TRAIN_REGRESSION;
-    c->dense_in_dropout = c->seq_head && positions_past_pad;
+    c->dense_in_dropout = c->seq_head && (positions_past_pad || fam == BERT_FAMILY_ELECTRA);
     c->p_hidden = c->p_attention = c->p_head = dropout;
     c->pooling = pooling;
     c->scale = 5;
@@ -115,7 +118,7 @@ static int fd_setup(fd_case *k, bert_family fam, bert_train_task task, bert_pool
     k->b.n = n;
     k->b.max_len = L;
     k->b.ids = k->ids;
-    k->b.type_ids = fam == BERT_FAMILY_BERT ? k->types : NULL;
+    k->b.type_ids = fam == BERT_FAMILY_BERT || fam == BERT_FAMILY_ELECTRA ? k->types : NULL;
     k->b.lengths = k->lengths;
     k->b.labels = k->labels;
     k->b.targets = k->targets;
@@ -257,13 +260,16 @@ static int model_spans(const bert_model *m, span *out, int max)
 {
     const bert_config *c = &m->cfg;
     const size_t H = (size_t)c->hidden_size, F = (size_t)c->intermediate_size;
+    const size_t E = c->family == BERT_FAMILY_ELECTRA ? (size_t)c->fam.embedding_size : H;
     int k = 0;
 #define ADD(ptr, count) do { if (k < max) { out[k].p = (ptr); out[k].n = (ptr) ? (count) : 0; } k++; } while (0)
-    ADD(m->word_emb, (size_t)c->vocab_size * H);
-    ADD(m->pos_emb, (size_t)c->max_position_embeddings * H);
-    ADD(m->type_emb, (size_t)c->type_vocab_size * H);
-    ADD(m->emb_ln_w, H);
-    ADD(m->emb_ln_b, H);
+    ADD(m->word_emb, (size_t)c->vocab_size * E);
+    ADD(m->pos_emb, (size_t)c->max_position_embeddings * E);
+    ADD(m->type_emb, (size_t)c->type_vocab_size * E);
+    ADD(m->emb_ln_w, E);
+    ADD(m->emb_ln_b, E);
+    ADD(m->emb_proj_w, H * E);
+    ADD(m->emb_proj_b, H);
     ADD(m->rel_bias, (size_t)c->relative_buckets * c->num_heads);
     for (int l = 0; l < c->num_layers; l++) {
         const bert_layer_weights *w = &m->layers[l];
@@ -869,7 +875,7 @@ static void test_errors(void)
     }
     bert_model_free(bf16);
     /* The newer encoders' layers are not the network's: refused by name. */
-    static const char *const newer[][2] = {{"build/models/electra-base", "ELECTRA"},
+    static const char *const newer[][2] = {{"build/models/modernbert-cls", "ModernBERT"},
                                            {"build/models/deberta-cls", "DeBERTa"},
                                            {"build/models/jina-cls", "JinaBERT"}};
     for (int i = 0; i < 3; i++) {
@@ -921,8 +927,8 @@ static void test_out_of_memory(void)
 void suite_trainer(void)
 {
     static const bert_family families[] = {BERT_FAMILY_BERT, BERT_FAMILY_DISTILBERT, BERT_FAMILY_ROBERTA,
-                                           BERT_FAMILY_MPNET};
-    for (int f = 0; f < 4; f++) {
+                                           BERT_FAMILY_MPNET, BERT_FAMILY_ELECTRA};
+    for (int f = 0; f < 5; f++) {
         for (int task = BERT_TRAIN_CLASSIFY; task <= BERT_TRAIN_QA; task++)
             fd_check(families[f], (bert_train_task)task, BERT_POOL_MEAN, 0);
         fd_check(families[f], BERT_TRAIN_EMBED, BERT_POOL_MEAN, 0);
@@ -939,7 +945,7 @@ void suite_trainer(void)
         "distilbert-tokens", "distilbert-classify-pair", "distilbert-multi-label", "distilbert-regression",
         "distilbert-embed-mean", "distilbert-sinusoidal-classify", "roberta-classify", "roberta-tokens",
         "roberta-multi-label", "roberta-classify-pair", "roberta-regression", "roberta-qa", "roberta-embed-cls",
-        "mpnet-classify", "mpnet-tokens",
+        "mpnet-classify", "mpnet-tokens", "electra-classify", "electra-tokens", "electra-qa", "electra-embed-mean",
     };
     for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) golden_run(runs[i]);
     if (getenv("BERT_TEST_VERBOSE"))
@@ -957,6 +963,9 @@ void suite_trainer(void)
     inference_matches("build/models/roberta-ner", BERT_TRAIN_TOKENS);
     inference_matches("build/models/mpnet-cls", BERT_TRAIN_CLASSIFY);
     inference_matches("build/models/mpnet-ner", BERT_TRAIN_TOKENS);
+    /* ELECTRA: embeddings_project and the gelu classification head. */
+    inference_matches("electra-classify", BERT_TRAIN_CLASSIFY);
+    inference_matches("electra-tokens", BERT_TRAIN_TOKENS);
     test_interrupt();
     test_threads();
     test_new_head();

@@ -51,8 +51,9 @@ static int finite_loss(double loss, char **err)
 }
 
 /* A head that runs on the first token of every sequence: dense ->
- * activation (tanh; DistilBERT's ReLU) -> dropout -> output, RoBERTa's with
- * a dropout before the dense layer too. */
+ * activation (tanh; DistilBERT's ReLU; ELECTRA's gelu) -> dropout ->
+ * output, RoBERTa's, MPNet's and ELECTRA's with a dropout before the dense
+ * layer too. */
 static int sequence_head(const tn_config *c, const tn_tensor *t, const treal *w, treal *g, const tn_threads *th,
                          tn_rng *rng, const bert_train_batch *b, const treal *hidden, treal *dhidden, treal *work,
                          uint8_t *keep, double scale, int train, double *loss, treal *out, char **err)
@@ -60,13 +61,18 @@ static int sequence_head(const tn_config *c, const tn_tensor *t, const treal *w,
     const int n = b->n, L = b->max_len, H = c->H, O = c->outputs, dw = TN_HEAD_DENSE_W(c->layers);
     const size_t nH = (size_t)n * H;
     const int relu = c->family == BERT_FAMILY_DISTILBERT;
+    /* ElectraClassificationHead calls get_activation("gelu"), the erf form,
+     * whatever hidden_act says. */
+    const int gelu = c->family == BERT_FAMILY_ELECTRA;
     treal *in = work, *z = in + nH, *act = z + nH, *drop = act + nH, *logits = drop + nH, *dlog = logits + (size_t)n * O;
     treal *dact = dlog + (size_t)n * O, *din = dact + nH;
     const float p = train ? c->p_head : 0;
     for (int i = 0; i < n; i++) memcpy(in + (size_t)i * H, hidden + (size_t)i * L * H, (size_t)H * sizeof *in);
     if (c->dense_in_dropout && p > 0) TN(tn_dropout)(rng, in, keep + nH, nH, p);
     TN(tn_linear)(th, z, in, w + t[dw].off, w + t[dw + 1].off, n, H, H);
-    for (size_t e = 0; e < nH; e++) act[e] = relu ? (z[e] > 0 ? z[e] : 0) : tanh(z[e]);
+    if (gelu) TN(tn_activate)(th, act, z, nH, BERT_ACT_GELU);
+    else
+        for (size_t e = 0; e < nH; e++) act[e] = relu ? (z[e] > 0 ? z[e] : 0) : tanh(z[e]);
     memcpy(drop, act, nH * sizeof *drop);
     if (p > 0) TN(tn_dropout)(rng, drop, keep, nH, p);
     TN(tn_linear)(th, logits, drop, w + t[dw + 2].off, w + t[dw + 3].off, n, O, H);
@@ -116,7 +122,9 @@ static int sequence_head(const tn_config *c, const tn_tensor *t, const treal *w,
 
     TN(tn_linear_back)(th, dlog, drop, w + t[dw + 2].off, g + t[dw + 2].off, g + t[dw + 3].off, dact, 0, n, O, H);
     if (p > 0) TN(tn_dropout_back)(dact, keep, nH, p);
-    for (size_t e = 0; e < nH; e++) dact[e] *= relu ? (z[e] > 0 ? 1 : 0) : 1 - act[e] * act[e];
+    if (gelu) TN(tn_activate_back)(th, dact, dact, z, nH, BERT_ACT_GELU);
+    else
+        for (size_t e = 0; e < nH; e++) dact[e] *= relu ? (z[e] > 0 ? 1 : 0) : 1 - act[e] * act[e];
     TN(tn_linear_back)(th, dact, in, w + t[dw].off, g + t[dw].off, g + t[dw + 1].off, din, 0, n, H, H);
     if (c->dense_in_dropout && p > 0) TN(tn_dropout_back)(din, keep + nH, nH, p);
     memset(dhidden, 0, (size_t)n * L * H * sizeof *dhidden);
@@ -126,7 +134,8 @@ static int sequence_head(const tn_config *c, const tn_tensor *t, const treal *w,
 
 /* Token classification (dropout -> classifier on every position) and
  * question answering (qa_outputs on every position, DistilBERT's after a
- * dropout): start and end logits over all max_len positions. */
+ * dropout; ELECTRA's as BERT's): start and end logits over all max_len
+ * positions. */
 static int token_head(const tn_config *c, const tn_tensor *t, const treal *w, treal *g, const tn_threads *th,
                       tn_rng *rng, const bert_train_batch *b, const treal *hidden, treal *dhidden, treal *work,
                       uint8_t *keep, double scale, int train, double *loss, treal *out, char **err)

@@ -26,19 +26,28 @@ static size_t put(tn_tensor *t, size_t off, int rows, int cols, int decay, int h
     return off + (size_t)rows * (size_t)(cols > 0 ? cols : 1);
 }
 
+static int emb_width(const tn_config *c) { return c->E > 0 ? c->E : c->H; }
+
+/* BERT and ELECTRA add the segment embeddings of the batch's type_ids;
+ * RoBERTa's single row is added to every token. */
+static int reads_segments(const tn_config *c)
+{
+    return c->family == BERT_FAMILY_BERT || c->family == BERT_FAMILY_ELECTRA;
+}
+
 size_t TN(tn_layout)(const tn_config *c, tn_tensor *t)
 {
-    const int H = c->H, FF = c->FF;
+    const int H = c->H, FF = c->FF, E = emb_width(c);
     size_t off = 0;
     /* transformers' Trainer decays every weight but biases and LayerNorm
      * weights (get_decay_parameter_names); embeddings are weights. */
-    off = put(&t[TN_WORD], off, c->vocab, H, 1, 0, c->word_pad);
-    off = put(&t[TN_POS], off, c->max_pos, H, 1, 0, c->pos_pad);
+    off = put(&t[TN_WORD], off, c->vocab, E, 1, 0, c->word_pad);
+    off = put(&t[TN_POS], off, c->max_pos, E, 1, 0, c->pos_pad);
     t[TN_POS].frozen = c->fixed_positions;
     const int no_types = c->family == BERT_FAMILY_DISTILBERT || c->family == BERT_FAMILY_MPNET;
-    off = put(&t[TN_TYPE], off, no_types ? 0 : c->type_vocab, H, 1, 0, -1);
-    off = put(&t[TN_EMB_LN_W], off, H, 0, 0, 0, -1);
-    off = put(&t[TN_EMB_LN_B], off, H, 0, 0, 0, -1);
+    off = put(&t[TN_TYPE], off, no_types ? 0 : c->type_vocab, E, 1, 0, -1);
+    off = put(&t[TN_EMB_LN_W], off, E, 0, 0, 0, -1);
+    off = put(&t[TN_EMB_LN_B], off, E, 0, 0, 0, -1);
     static const struct { int out_ff, in_ff, is_matrix, is_norm; } shape[TN_PER_LAYER] = {
         {0, 0, 1, 0}, {0, 0, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 0}, {0, 0, 1, 0},
         {0, 0, 0, 0}, {0, 0, 0, 1}, {0, 0, 0, 1}, {1, 0, 1, 0}, {1, 0, 0, 0}, {0, 1, 1, 0}, {0, 0, 0, 0},
@@ -58,6 +67,9 @@ size_t TN(tn_layout)(const tn_config *c, tn_tensor *t)
     /* An nn.Embedding, but named relative_attention_bias: Trainer's "bias"
      * rule keeps it from weight decay. */
     off = put(&t[TN_REL(c->layers)], off, c->rel_buckets, c->heads, 0, 0, -1);
+    const int project = E != H;
+    off = put(&t[TN_PROJ_W(c->layers)], off, project ? H : 0, E, 1, 0, -1);
+    off = put(&t[TN_PROJ_B(c->layers)], off, project ? H : 0, 0, 0, 0, -1);
     return off;
 }
 
@@ -139,7 +151,7 @@ static int check_batch(const tn_config *c, const bert_train_batch *b, int target
                                (int)b->ids[e], e / b->max_len, e % b->max_len, c->vocab - 1);
             return -1;
         }
-        if (b->type_ids && c->family == BERT_FAMILY_BERT && (b->type_ids[e] < 0 || b->type_ids[e] >= c->type_vocab)) {
+        if (b->type_ids && reads_segments(c) && (b->type_ids[e] < 0 || b->type_ids[e] >= c->type_vocab)) {
             *err = bert_errorf("segment id %d (sequence %zu) is not below the model's type_vocab_size %d",
                                (int)b->type_ids[e], e / b->max_len, c->type_vocab);
             return -1;
@@ -197,8 +209,9 @@ static int check_batch(const tn_config *c, const bert_train_batch *b, int target
 /* Where one batch's activations lie in the work block. */
 typedef struct {
     int n, L, T;
-    size_t TH, TF;
+    size_t TH, TF, TE;
     treal *emb_xhat, *emb_rstd;
+    treal *emb_sum, *emb_out;  /* ELECTRA's projection: the embeddings' sum, and the projection's input [T x E] */
     treal *X;               /* layers + 1 hidden states [T x H] */
     treal *layer;           /* per layer: layer_floats */
     size_t layer_floats;
@@ -242,13 +255,15 @@ static int plan_batch(tn_net *net, int n, int L, plan *p, char **err)
     p->n = n; p->L = L; p->T = n * L;
     p->TH = (size_t)p->T * c->H;
     p->TF = (size_t)p->T * c->FF;
+    p->TE = (size_t)p->T * emb_width(c);
+    const size_t proj = emb_width(c) != c->H ? 2 * p->TE : 0;
     p->layer_floats = 7 * p->TH + 2 * p->TF + 2 * (size_t)p->T;
     p->layer_bytes = 2 * p->TH;
     tn_attention a = {&net->th, n, L, c->H, c->heads, NULL, 0, 0, c->rel_buckets ? net->w : NULL, NULL};
     size_t attn = TN(tn_attention_scratch)(&a), head = TN(tn_head_floats)(c, n, L);
-    size_t floats = p->TH + p->T + (size_t)(c->layers + 1) * p->TH + (size_t)c->layers * p->layer_floats +
+    size_t floats = p->TE + p->T + proj + (size_t)(c->layers + 1) * p->TH + (size_t)c->layers * p->layer_floats +
                     8 * p->TH + p->TF + attn + head;
-    size_t bytes = p->TH + (size_t)c->layers * p->layer_bytes + TN(tn_head_keep)(c, n, L);
+    size_t bytes = p->TE + (size_t)c->layers * p->layer_bytes + TN(tn_head_keep)(c, n, L);
     if (floats > net->work_floats) {
         free(net->work);
         net->work = malloc(floats * sizeof(treal));
@@ -265,8 +280,12 @@ static int plan_batch(tn_net *net, int n, int L, plan *p, char **err)
         return -1;
     }
     treal *at = net->work;
-    p->emb_xhat = at; at += p->TH;
+    p->emb_xhat = at; at += p->TE;
     p->emb_rstd = at; at += p->T;
+    if (proj) {
+        p->emb_sum = at; at += p->TE;
+        p->emb_out = at; at += p->TE;
+    }
     p->X = at; at += (size_t)(c->layers + 1) * p->TH;
     p->layer = at; at += (size_t)c->layers * p->layer_floats;
     p->dx = at; p->dh = at + p->TH; p->tmp = at + 2 * p->TH; p->da = at + 3 * p->TH; p->dctx = at + 4 * p->TH;
@@ -275,7 +294,7 @@ static int plan_batch(tn_net *net, int n, int L, plan *p, char **err)
     p->attn = at; at += attn;
     p->head = at;
     p->emb_keep = net->keep;
-    p->layer_keep = net->keep + p->TH;
+    p->layer_keep = net->keep + p->TE;
     p->head_keep = p->layer_keep + (size_t)c->layers * p->layer_bytes;
     return 0;
 }
@@ -299,22 +318,27 @@ static int forward(tn_net *net, const bert_train_batch *b, const plan *p, int tr
     const tn_config *c = &net->c;
     const int H = c->H, T = p->T, L = p->L, distil = c->family == BERT_FAMILY_DISTILBERT;
     const float ph = train ? c->p_hidden : 0, pa = train ? c->p_attention : 0;
-    const int types = net->t[TN_TYPE].rows > 0;
-    treal *e = p->tmp;
+    const int types = net->t[TN_TYPE].rows > 0, E = emb_width(c);
+    /* ElectraModel: the embeddings (E wide) with their LayerNorm and
+     * dropout, then embeddings_project to H. */
+    treal *e = p->emb_sum ? p->emb_sum : p->tmp, *emb = p->emb_out ? p->emb_out : p->X;
     for (int s = 0; s < p->n; s++) {
         int counted = 0;
         const int32_t *ids = b->ids + (size_t)s * L;
         for (int q = 0; q < L; q++) {
-            const treal *we = W(net, TN_WORD) + (size_t)ids[q] * H;
-            const treal *pe = W(net, TN_POS) + (size_t)embedding_position(c, ids, q, &counted) * H;
-            int type = b->type_ids && c->family == BERT_FAMILY_BERT ? b->type_ids[(size_t)s * L + q] : 0;
-            const treal *te = types ? W(net, TN_TYPE) + (size_t)type * H : NULL;
-            treal *row = e + ((size_t)s * L + q) * H;
-            for (int j = 0; j < H; j++) row[j] = we[j] + pe[j] + (te ? te[j] : 0);
+            const treal *we = W(net, TN_WORD) + (size_t)ids[q] * E;
+            const treal *pe = W(net, TN_POS) + (size_t)embedding_position(c, ids, q, &counted) * E;
+            int type = b->type_ids && reads_segments(c) ? b->type_ids[(size_t)s * L + q] : 0;
+            const treal *te = types ? W(net, TN_TYPE) + (size_t)type * E : NULL;
+            treal *row = e + ((size_t)s * L + q) * E;
+            for (int j = 0; j < E; j++) row[j] = we[j] + pe[j] + (te ? te[j] : 0);
         }
     }
-    TN(tn_layer_norm)(p->X, p->emb_xhat, p->emb_rstd, e, W(net, TN_EMB_LN_W), W(net, TN_EMB_LN_B), T, H, c->eps);
-    if (ph > 0) TN(tn_dropout)(&net->rng, p->X, p->emb_keep, p->TH, ph);
+    TN(tn_layer_norm)(emb, p->emb_xhat, p->emb_rstd, e, W(net, TN_EMB_LN_W), W(net, TN_EMB_LN_B), T, E, c->eps);
+    if (ph > 0) TN(tn_dropout)(&net->rng, emb, p->emb_keep, p->TE, ph);
+    if (p->emb_out)
+        TN(tn_linear)(&net->th, p->X, p->emb_out, W(net, TN_PROJ_W(c->layers)), W(net, TN_PROJ_B(c->layers)), T, H,
+                      E);
 
     const int rel = TN_REL(c->layers);
     tn_attention att = {&net->th, p->n, L, H, c->heads, b->lengths, pa, 0, c->rel_buckets ? W(net, rel) : NULL, NULL};
@@ -394,23 +418,31 @@ static int backward(tn_net *net, const bert_train_batch *b, const plan *p, bert_
         TN(tn_linear_back)(th, p->dv, x, W(net, LW(l, TN_V_W)), G(net, LW(l, TN_V_W)), G(net, LW(l, TN_V_B)), p->dx, 1,
                            T, H, H);
     }
-    /* The embeddings: dropout, LayerNorm, then each row's sum. */
-    if (ph > 0) TN(tn_dropout_back)(p->dx, p->emb_keep, p->TH, ph);
-    TN(tn_layer_norm_back)(p->tmp, p->dx, p->emb_xhat, p->emb_rstd, W(net, TN_EMB_LN_W), G(net, TN_EMB_LN_W),
-                           G(net, TN_EMB_LN_B), T, H);
+    /* The embeddings: the projection, dropout, LayerNorm, then each row's sum. */
+    const int E = emb_width(c);
+    treal *demb = p->dx, *dsum = p->tmp;
+    if (p->emb_out) {
+        demb = p->emb_sum;   /* the sum is not needed again: LayerNorm kept xhat */
+        dsum = p->emb_sum;
+        TN(tn_linear_back)(th, p->dx, p->emb_out, W(net, TN_PROJ_W(c->layers)), G(net, TN_PROJ_W(c->layers)),
+                           G(net, TN_PROJ_B(c->layers)), demb, 0, T, H, E);
+    }
+    if (ph > 0) TN(tn_dropout_back)(demb, p->emb_keep, p->TE, ph);
+    TN(tn_layer_norm_back)(dsum, demb, p->emb_xhat, p->emb_rstd, W(net, TN_EMB_LN_W), G(net, TN_EMB_LN_W),
+                           G(net, TN_EMB_LN_B), T, E);
     const int types = net->t[TN_TYPE].rows > 0;
     for (int s = 0; s < p->n; s++) {
         int counted = 0;
         const int32_t *ids = b->ids + (size_t)s * L;
         for (int q = 0; q < L; q++) {
-            const treal *d = p->tmp + ((size_t)s * L + q) * H;
+            const treal *d = dsum + ((size_t)s * L + q) * E;
             int pos = embedding_position(c, ids, q, &counted);
-            int type = b->type_ids && c->family == BERT_FAMILY_BERT ? b->type_ids[(size_t)s * L + q] : 0;
+            int type = b->type_ids && reads_segments(c) ? b->type_ids[(size_t)s * L + q] : 0;
             /* nn.Embedding(padding_idx=...): that row never gets a gradient. */
-            treal *gw = ids[q] == net->t[TN_WORD].pad_row ? NULL : G(net, TN_WORD) + (size_t)ids[q] * H;
-            treal *gp = pos == net->t[TN_POS].pad_row || net->t[TN_POS].frozen ? NULL : G(net, TN_POS) + (size_t)pos * H;
-            treal *gt = types ? G(net, TN_TYPE) + (size_t)type * H : NULL;
-            for (int j = 0; j < H; j++) {
+            treal *gw = ids[q] == net->t[TN_WORD].pad_row ? NULL : G(net, TN_WORD) + (size_t)ids[q] * E;
+            treal *gp = pos == net->t[TN_POS].pad_row || net->t[TN_POS].frozen ? NULL : G(net, TN_POS) + (size_t)pos * E;
+            treal *gt = types ? G(net, TN_TYPE) + (size_t)type * E : NULL;
+            for (int j = 0; j < E; j++) {
                 if (gw) gw[j] += d[j];
                 if (gp) gp[j] += d[j];
                 if (gt) gt[j] += d[j];

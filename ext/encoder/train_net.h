@@ -45,7 +45,10 @@ enum {
 #define TN_HEAD_DENSE_W(layers) (TN_LAYER0 + TN_PER_LAYER * (layers))
 /* MPNet's relative position bias [buckets x heads], after the head. */
 #define TN_REL(layers) (TN_HEAD_DENSE_W(layers) + 4)
-#define TN_TENSORS(layers) (TN_HEAD_DENSE_W(layers) + 5)
+/* ELECTRA's embeddings_project [H x E] and its bias [H], when E != H. */
+#define TN_PROJ_W(layers) (TN_HEAD_DENSE_W(layers) + 5)
+#define TN_PROJ_B(layers) (TN_HEAD_DENSE_W(layers) + 6)
+#define TN_TENSORS(layers) (TN_HEAD_DENSE_W(layers) + 7)
 
 typedef struct {
     size_t off;          /* floats from the block's start */
@@ -60,6 +63,7 @@ typedef struct {
 typedef struct {
     bert_family family;
     int vocab, H, layers, heads, FF, max_pos, type_vocab;
+    int E;                   /* the embeddings' width: ELECTRA's embedding_size, projected to H when it differs; else H */
     float eps;
     bert_activation act;
     int word_pad;            /* word embeddings' padding_idx */
@@ -68,7 +72,7 @@ typedef struct {
     bert_train_task task;
     int outputs;             /* the head's output rows: labels, 1 (regression), 2 (QA), 0 (EMBED) */
     int seq_head;            /* CLASSIFY, MULTI_LABEL, REGRESSION: the head on the first token */
-    int dense_in_dropout;    /* RoBERTa's sequence head: dropout before its dense layer too */
+    int dense_in_dropout;    /* RoBERTa's, MPNet's and ELECTRA's sequence heads: dropout before the dense layer too */
     float p_hidden, p_attention, p_head;
     bert_pooling pooling;    /* EMBED */
     float scale;             /* EMBED */

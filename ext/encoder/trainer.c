@@ -68,6 +68,8 @@ static const float *model_tensor(const bert_model *m, const tn_config *c, int k)
     }
     const int hd = TN_HEAD_DENSE_W(c->layers), bert = c->family == BERT_FAMILY_BERT;
     if (k == TN_REL(c->layers)) return m->rel_bias;
+    if (k == TN_PROJ_W(c->layers)) return m->emb_proj_w;
+    if (k == TN_PROJ_B(c->layers)) return m->emb_proj_b;
     if (k < hd) {
         if (!m->layers) return NULL;
         const bert_layer_weights *w = &m->layers[(k - TN_LAYER0) / TN_PER_LAYER];
@@ -123,6 +125,8 @@ static void view_bind(bert_model *v, const bert_trainer *tr, const float *block,
     v->emb_ln_w = AT(TN_EMB_LN_W);
     v->emb_ln_b = AT(TN_EMB_LN_B);
     v->rel_bias = AT(TN_REL(c->layers));
+    v->emb_proj_w = AT(TN_PROJ_W(c->layers));
+    v->emb_proj_b = AT(TN_PROJ_B(c->layers));
     for (int l = 0; l < c->layers; l++) {
         bert_layer_weights *w = &v->layers[l];
         const int k = TN_LAYER0 + TN_PER_LAYER * l;
@@ -211,16 +215,20 @@ static int check_base(const bert_model *m, char **err)
     if (!m) { *err = bert_errorf("bert_trainer_new: no model"); return -1; }
     const bert_family f = m->cfg.family;
     /* The network (train_net.c) is BERT's post-LayerNorm encoder with its
-     * families' embeddings and heads; the newer encoders differ in their
-     * layers themselves. */
-    if (f == BERT_FAMILY_ELECTRA || f == BERT_FAMILY_MODERNBERT || f == BERT_FAMILY_DEBERTA_V2 ||
-        f == BERT_FAMILY_JINA_BERT) {
-        *err = bert_errorf("fine-tuning takes BERT, DistilBERT, RoBERTa, XLM-RoBERTa and MPNet models; this one is %s, "
-                           "which bert_train does not train yet: fine-tune it in PyTorch and load the result",
-                           f == BERT_FAMILY_ELECTRA      ? "ELECTRA"
-                           : f == BERT_FAMILY_MODERNBERT ? "ModernBERT"
+     * families' embeddings and heads (ELECTRA's is BERT's, its embeddings
+     * projected); the newer encoders differ in their layers themselves. */
+    if (f == BERT_FAMILY_MODERNBERT || f == BERT_FAMILY_DEBERTA_V2 || f == BERT_FAMILY_JINA_BERT) {
+        *err = bert_errorf("fine-tuning takes BERT, DistilBERT, RoBERTa, XLM-RoBERTa, MPNet and ELECTRA models; this "
+                           "one is %s, which bert_train does not train yet: fine-tune it in PyTorch and load the result",
+                           f == BERT_FAMILY_MODERNBERT   ? "ModernBERT"
                            : f == BERT_FAMILY_DEBERTA_V2 ? "DeBERTa-v2"
                                                          : "JinaBERT (ALiBi, gated MLP)");
+        return -1;
+    }
+    if (f == BERT_FAMILY_ELECTRA && m->cfg.fam.embedding_size != m->cfg.hidden_size &&
+        (!m->emb_proj_w || !m->emb_proj_b)) {
+        *err = bert_errorf("the ELECTRA model has no embeddings_project, which its embedding_size %d (not "
+                           "hidden_size %d) needs", m->cfg.fam.embedding_size, m->cfg.hidden_size);
         return -1;
     }
     if (f == BERT_FAMILY_MPNET && (!m->rel_bias || m->cfg.relative_buckets < BERT_MPNET_BUCKETS)) {
@@ -252,6 +260,7 @@ static tn_config net_config(const bert_model *m, const bert_train_settings *s)
     c.family = mc->family == BERT_FAMILY_XLM_ROBERTA ? BERT_FAMILY_ROBERTA : mc->family;
     c.vocab = mc->vocab_size;
     c.H = mc->hidden_size;
+    c.E = mc->family == BERT_FAMILY_ELECTRA ? mc->fam.embedding_size : mc->hidden_size;
     c.layers = mc->num_layers;
     c.heads = mc->num_heads;
     c.FF = mc->intermediate_size;
@@ -266,8 +275,10 @@ static tn_config net_config(const bert_model *m, const bert_train_settings *s)
     c.outputs = s->task == BERT_TRAIN_REGRESSION ? 1 : s->task == BERT_TRAIN_QA ? 2
               : s->task == BERT_TRAIN_EMBED ? 0 : s->num_labels;
     c.seq_head = s->task == BERT_TRAIN_CLASSIFY || s->task == BERT_TRAIN_MULTI_LABEL || s->task == BERT_TRAIN_REGRESSION;
-    /* RobertaClassificationHead and MPNetClassificationHead drop their input too. */
-    c.dense_in_dropout = c.seq_head && (c.family == BERT_FAMILY_ROBERTA || c.family == BERT_FAMILY_MPNET);
+    /* RobertaClassificationHead, MPNetClassificationHead and
+     * ElectraClassificationHead drop their input too. */
+    c.dense_in_dropout = c.seq_head && (c.family == BERT_FAMILY_ROBERTA || c.family == BERT_FAMILY_MPNET ||
+                                        c.family == BERT_FAMILY_ELECTRA);
     const int over = s->dropout >= 0;
     c.p_hidden = over ? s->dropout : mc->hidden_dropout;
     c.p_attention = over ? s->dropout : mc->attention_dropout;
@@ -634,6 +645,7 @@ static int same_shape(const bert_trainer *t, const bert_model *m, const char *wh
     if (a->vocab_size != b->vocab_size || a->hidden_size != b->hidden_size || a->num_layers != b->num_layers ||
         a->intermediate_size != b->intermediate_size || a->max_position_embeddings != b->max_position_embeddings ||
         a->num_heads != b->num_heads || (t->t[TN_TYPE].rows && a->type_vocab_size != b->type_vocab_size) ||
+        (t->c.family == BERT_FAMILY_ELECTRA && a->fam.embedding_size != b->fam.embedding_size) ||
         (t->c.rel_buckets && a->relative_buckets != b->relative_buckets)) {
         *err = bert_errorf("the saved %s do not have the model's shape (sizes in config.json differ)", what);
         return -1;

@@ -65,13 +65,14 @@ static const char *family_prefix(bert_family f)
     case BERT_FAMILY_ROBERTA:
     case BERT_FAMILY_XLM_ROBERTA: return "roberta.";
     case BERT_FAMILY_MPNET: return "mpnet.";
+    case BERT_FAMILY_ELECTRA: return "electra.";
     default: return "bert.";
     }
 }
 
 const char *bert_save_arch_name(bert_family family, bert_save_arch arch)
 {
-    static const char *const names[5][4] = {
+    static const char *const names[6][4] = {
         {"BertModel", "BertForSequenceClassification", "BertForTokenClassification", "BertForQuestionAnswering"},
         {"DistilBertModel", "DistilBertForSequenceClassification", "DistilBertForTokenClassification",
          "DistilBertForQuestionAnswering"},
@@ -80,9 +81,12 @@ const char *bert_save_arch_name(bert_family family, bert_save_arch arch)
         {"XLMRobertaModel", "XLMRobertaForSequenceClassification", "XLMRobertaForTokenClassification",
          "XLMRobertaForQuestionAnswering"},
         {"MPNetModel", "MPNetForSequenceClassification", "MPNetForTokenClassification", "MPNetForQuestionAnswering"},
+        {"ElectraModel", "ElectraForSequenceClassification", "ElectraForTokenClassification",
+         "ElectraForQuestionAnswering"},
     };
     int f = family == BERT_FAMILY_DISTILBERT ? 1 : family == BERT_FAMILY_ROBERTA ? 2
-          : family == BERT_FAMILY_XLM_ROBERTA ? 3 : family == BERT_FAMILY_MPNET ? 4 : 0;
+          : family == BERT_FAMILY_XLM_ROBERTA ? 3 : family == BERT_FAMILY_MPNET ? 4
+          : family == BERT_FAMILY_ELECTRA ? 5 : 0;
     return names[f][arch];
 }
 
@@ -100,15 +104,22 @@ static void list_tensors(const bert_model *m, bert_save_arch arch, tensor_list *
     const int H = c->hidden_size, I = c->intermediate_size;
     const bert_family f = c->family;
     const int distil = f == BERT_FAMILY_DISTILBERT, mpnet = f == BERT_FAMILY_MPNET;
-    const int bert = f == BERT_FAMILY_BERT;
+    const int bert = f == BERT_FAMILY_BERT, electra = f == BERT_FAMILY_ELECTRA;
     const char *p = arch == BERT_SAVE_BARE ? "" : family_prefix(f);
     const int L = m->head.num_labels;
+    /* ElectraEmbeddings are embedding_size wide, projected to hidden_size
+     * by embeddings_project when the two differ. */
+    const int E = electra ? c->fam.embedding_size : H;
 
-    add(l, p, "embeddings.word_embeddings.weight", m->word_emb, c->vocab_size, H);
-    add(l, p, "embeddings.position_embeddings.weight", m->pos_emb, c->max_position_embeddings, H);
-    if (!distil && !mpnet) add(l, p, "embeddings.token_type_embeddings.weight", m->type_emb, c->type_vocab_size, H);
-    add(l, p, "embeddings.LayerNorm.weight", m->emb_ln_w, H, 0);
-    add(l, p, "embeddings.LayerNorm.bias", m->emb_ln_b, H, 0);
+    add(l, p, "embeddings.word_embeddings.weight", m->word_emb, c->vocab_size, E);
+    add(l, p, "embeddings.position_embeddings.weight", m->pos_emb, c->max_position_embeddings, E);
+    if (!distil && !mpnet) add(l, p, "embeddings.token_type_embeddings.weight", m->type_emb, c->type_vocab_size, E);
+    add(l, p, "embeddings.LayerNorm.weight", m->emb_ln_w, E, 0);
+    add(l, p, "embeddings.LayerNorm.bias", m->emb_ln_b, E, 0);
+    if (E != H) {
+        add(l, p, "embeddings_project.weight", m->emb_proj_w, H, E);
+        add(l, p, "embeddings_project.bias", m->emb_proj_b, H, 0);
+    }
     if (mpnet)
         add(l, p, "encoder.relative_attention_bias.weight", m->rel_bias, c->relative_buckets, c->num_heads);
     const char *const *names = distil ? bert_distil_layer_names : mpnet ? bert_mpnet_layer_names : bert_layer_names;

@@ -13,7 +13,8 @@ For each case (a family and a task), writes into tests/golden/train/CASE/:
 The run is tests/reference/train_reference.py's Trainer loop in float64 (its
 docstring says why), shuffle off, dropout 0.  The cases cover every task
 (classify single-label and pair, multi-label, regression, tokens, qa, embed)
-on BERT, DistilBERT and RoBERTa, a few on MPNet, and DistilBERT with
+on BERT, DistilBERT and RoBERTa, a few on MPNet and ELECTRA (embedding_size
+below hidden_size, so that embeddings_project trains), and DistilBERT with
 sinusoidal_pos_embds (fixed, frozen position embeddings).  Needs torch and
 numpy (Debian's python3-torch, python3-numpy):
 
@@ -64,12 +65,19 @@ CASES = [
     ("roberta-embed-cls", "roberta", "embed", {"pooling": "cls", "columns": 2}),
     ("mpnet-classify", "mpnet", "classify", {"num_labels": 3}),
     ("mpnet-tokens", "mpnet", "tokens", {"num_labels": 4}),
+    ("electra-classify", "electra", "classify", {"num_labels": 3, "accumulate": 2}),
+    ("electra-tokens", "electra", "tokens", {"num_labels": 4}),
+    ("electra-qa", "electra", "qa", {}),
+    ("electra-embed-mean", "electra", "embed", {"pooling": "mean", "columns": 3}),
 ]
+# ELECTRA's embeddings are narrower than its layers, as in the small
+# checkpoints: embeddings_project is trained.
+ELECTRA_EMBEDDING = 8
 
 ARCH = {"classify": "ForSequenceClassification", "multi_label": "ForSequenceClassification",
         "regression": "ForSequenceClassification", "tokens": "ForTokenClassification",
         "qa": "ForQuestionAnswering", "embed": "Model"}
-CLASS = {"bert": "Bert", "distilbert": "DistilBert", "roberta": "Roberta", "mpnet": "MPNet"}
+CLASS = {"bert": "Bert", "distilbert": "DistilBert", "roberta": "Roberta", "mpnet": "MPNet", "electra": "Electra"}
 PROBLEM = {"classify": "single_label_classification", "multi_label": "multi_label_classification",
            "regression": "regression"}
 
@@ -93,6 +101,8 @@ def config_json(fam, task, x):
         if fam == "mpnet":
             c["relative_attention_num_buckets"] = 32
         else:
+            if fam == "electra":
+                c["embedding_size"] = ELECTRA_EMBEDDING
             c["type_vocab_size"] = 1 if fam == "roberta" else 2
     if labels and task != "qa":
         c["id2label"] = {str(i): f"LABEL_{i}" for i in range(labels)}
@@ -110,7 +120,8 @@ def model_config(fam, task, x):
             "max_pos": 14 if pad else 12, "type_vocab_size": 1 if fam == "roberta" else 2,
             "eps": 1e-12, "act": x.get("act", "gelu"), "pad_token_id": pad,
             "p_hidden": 0.0, "p_attention": 0.0, "p_head": 0.0,
-            "pooling": x.get("pooling", "mean"), "scale": 20.0, "sinusoidal": x.get("sinusoidal", False)}
+            "pooling": x.get("pooling", "mean"), "scale": 20.0, "sinusoidal": x.get("sinusoidal", False),
+            "embedding_size": ELECTRA_EMBEDDING if fam == "electra" else HIDDEN}
 
 
 def random_weights(model, rng):
@@ -126,7 +137,7 @@ def random_weights(model, rng):
             v = 1 + 0.1 * rng.standard_normal(shape) if name.endswith("weight") else 0.1 * rng.standard_normal(shape)
         elif name.endswith("bias"):
             v = 0.1 * rng.standard_normal(shape)
-        elif "embeddings" in name:
+        elif "embeddings." in name:   # not embeddings_project, a Linear
             v = 0.5 * rng.standard_normal(shape)
         else:
             v = rng.standard_normal(shape) / np.sqrt(shape[1])
@@ -157,7 +168,7 @@ def make_batch(rng, fam, task, x, n):
                 ids[i, mid] = sep
             ids[i, length - 1] = sep
     b = {"ids": ids.tolist(), "lengths": lengths}
-    if fam == "bert":
+    if fam in ("bert", "electra"):
         b["type_ids"] = types.tolist()
     labels = x.get("num_labels", 0)
     if task == "classify":

@@ -44,6 +44,16 @@ state_dict's:
     from family_reference.py's relative_position_bucket, added to the scaled
     scores before the mask), MPNetAttention (LayerNorm(dropout(o) + x)),
     MPNetClassificationHead (as RoBERTa's);
+  * src/transformers/models/electra/modeling_electra.py (commit
+    014873b4dfa2482fa4f8e79e6e4fb955461f4373): ElectraEmbeddings (BERT's,
+    embedding_size wide: word, position and token type embeddings,
+    LayerNorm, dropout), ElectraModel (embeddings_project, a Linear from
+    embedding_size to hidden_size when the two differ, after the
+    embeddings' dropout; no pooler), BERT's layers,
+    ElectraClassificationHead (dropout, dense, gelu in its erf form
+    whatever hidden_act says, dropout, out_proj on the first token),
+    ElectraForTokenClassification (dropout, classifier) and
+    ElectraForQuestionAnswering (qa_outputs, no dropout);
   * src/transformers/trainer.py (commit
     2cda12cbf6e476183e68ec476551fa7e3717394a; get_decay_parameter_names:
     every parameter but those of LayerNorm modules and those whose full name
@@ -106,14 +116,15 @@ class Embeddings(nn.Module):
         fam = c["family"]
         self.family = fam
         self.pad = c["pad_token_id"]
-        self.word_embeddings = nn.Embedding(c["vocab_size"], c["hidden"], padding_idx=self.pad)
-        self.position_embeddings = nn.Embedding(c["max_pos"], c["hidden"],
+        width = c.get("embedding_size") or c["hidden"]
+        self.word_embeddings = nn.Embedding(c["vocab_size"], width, padding_idx=self.pad)
+        self.position_embeddings = nn.Embedding(c["max_pos"], width,
                                                 padding_idx=self.pad if fam in ("roberta", "mpnet") else None)
         if fam == "distilbert" and c.get("sinusoidal"):
-            create_sinusoidal_embeddings(c["max_pos"], c["hidden"], self.position_embeddings.weight)
+            create_sinusoidal_embeddings(c["max_pos"], width, self.position_embeddings.weight)
         if fam not in ("distilbert", "mpnet"):
-            self.token_type_embeddings = nn.Embedding(c["type_vocab_size"], c["hidden"])
-        self.LayerNorm = nn.LayerNorm(c["hidden"], eps=c["eps"])
+            self.token_type_embeddings = nn.Embedding(c["type_vocab_size"], width)
+        self.LayerNorm = nn.LayerNorm(width, eps=c["eps"])
         self.dropout = Dropout(c["p_hidden"])
 
     def forward(self, ids, types):
@@ -326,6 +337,9 @@ class Base(nn.Module):
         super().__init__()
         self.c = c
         self.embeddings = Embeddings(c)
+        width = c.get("embedding_size") or c["hidden"]
+        if width != c["hidden"]:
+            self.embeddings_project = Linear(width, c["hidden"])
         if c["family"] == "distilbert":
             self.transformer = Encoder(c)
         else:
@@ -335,6 +349,8 @@ class Base(nn.Module):
 
     def forward(self, ids, types, mask):
         x = self.embeddings(ids, types)
+        if hasattr(self, "embeddings_project"):
+            x = self.embeddings_project(x)
         if self.c["family"] == "distilbert":
             for layer in self.transformer.layer:
                 x = layer(x, mask)
@@ -364,7 +380,14 @@ class RobertaHead(nn.Module):
         return self.out_proj(self.dropout(x))
 
 
-PREFIX = {"bert": "bert", "distilbert": "distilbert", "roberta": "roberta", "mpnet": "mpnet"}
+class ElectraHead(RobertaHead):
+    def forward(self, x):
+        x = self.dropout(x[:, 0, :])
+        x = nn.functional.gelu(self.dense(x))
+        return self.out_proj(self.dropout(x))
+
+
+PREFIX = {"bert": "bert", "distilbert": "distilbert", "roberta": "roberta", "mpnet": "mpnet", "electra": "electra"}
 
 
 class Model(nn.Module):
@@ -392,6 +415,8 @@ class Model(nn.Module):
         if task in ("classify", "multi_label", "regression"):
             if fam in ("roberta", "mpnet"):
                 self.classifier = RobertaHead(c, labels)
+            elif fam == "electra":
+                self.classifier = ElectraHead(c, labels)
             else:
                 if fam == "distilbert":
                     self.pre_classifier = Linear(c["hidden"], c["hidden"])
