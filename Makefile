@@ -178,6 +178,7 @@ $(BUILD)/run_tests: $(TEST_OBJ) $(TRAIN64_OBJ)
 # an independent PyTorch implementation computes from the very same bytes.
 $(MODELS): tests/tools/gen_model.c tests/tools/make_test_models.sh tests/fixtures/bert-base-uncased/vocab.txt \
            tests/fixtures/bpe-bytelevel/tokenizer.json tests/fixtures/unigram-xlmr/tokenizer.json \
+           tests/fixtures/deberta-v3/tokenizer.json \
            tests/golden/make_encoder_models.py | build-deps
 	sh tests/tools/make_test_models.sh build/models
 	@touch $@

@@ -8,7 +8,12 @@ Throughput counts real tokens only ([CLS] and [SEP] included, padding not).
 GFLOP/s is the encoder's useful work over the wall time, the same count for
 every engine: per layer 2*n*(4*H*H + 2*H*I) for the projections and the
 feed-forward network plus 2*2*n*n*H for the attention products, n being a
-sentence's real tokens.  It leaves out the embeddings, LayerNorm, softmax
+sentence's real tokens.  ModernBERT's gated feed-forward network counts
+2*n*3*H*I (Wi to 2*I, Wo from I) and its local layers' attention
+2*2*n*min(n, window + 1)*H; DeBERTa's disentangled attention adds, per
+layer, its c2p and p2c products against the 2*span relative positions,
+2*2*n*(2*span)*H, and the relative embeddings through query_proj and
+key_proj, 2*2*(2*span)*H*H.  It leaves out the embeddings, LayerNorm, softmax
 and pooling, and the work the padded engines spend on padding.
 llama.cpp (engine=llama, tests/bench/llama_bench.js) runs row by row only: its
 F32 rows join the peers' table, its Q8_0 rows the reduced-precision one, and
@@ -53,7 +58,22 @@ def encoder_flops(model_dir, lengths):
     with open(os.path.join(model_dir, "config.json"), encoding="utf-8") as f:
         c = json.load(f)
     H, I, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
-    return sum(L * (2 * n * (4 * H * H + 2 * H * I) + 4 * n * n * H) for n in lengths), (L, H, I)
+    family = c.get("model_type")
+    if family == "modernbert":
+        every, window = c.get("global_attn_every_n_layers", 3), c.get("local_attention", 128)
+        total = 0
+        for n in lengths:
+            for layer in range(L):
+                seen = n if layer % every == 0 else min(n, window + 1)
+                total += 2 * n * (4 * H * H + 3 * H * I) + 4 * n * seen * H
+        return total, (L, H, I)
+    total = sum(L * (2 * n * (4 * H * H + 2 * H * I) + 4 * n * n * H) for n in lengths)
+    if family == "deberta-v2" and c.get("relative_attention"):
+        buckets, max_rel = c.get("position_buckets", -1), c.get("max_relative_positions", -1)
+        span = buckets if buckets > 0 else (max_rel if max_rel > 0 else c["max_position_embeddings"])
+        terms = sum(t in (c.get("pos_att_type") or []) for t in ("c2p", "p2c"))
+        total += sum(L * terms * (2 * n * (2 * span) * H + 2 * (2 * span) * H * H) for n in lengths)
+    return total, (L, H, I)
 
 
 def precision_table(results, reduced, checks, memory):

@@ -8,14 +8,16 @@
 # Environment:
 #   BENCH_THREADS     threads for every engine (default: all cores)
 #   BENCH_SENTENCES   use only the first N sentences (default: all)
-#   BENCH_MODELS      which models, among "bert-base minilm" (default: both)
+#   BENCH_MODELS      which models, among "bert-base minilm modernbert-base deberta-v3-base"
+#                     (default: all four)
 #   BENCH_ORT_VERSION onnxruntime-node version to install (default 1.30.0)
 #   BENCH_QUERY_ROWS  stored vectors for the query-constant rows (default 100000)
 #   BENCH_PRECISIONS  reduced precisions of ours beside float32 (default "bfloat16 int8")
 #   BENCH_TORCH       0: PyTorch only exports the ONNX file, untimed (default 1)
 #   BENCH_EXTRA       0: leaves out the rows of ours alone and the reranking (default 1)
-#   BENCH_LONG        texts of about 450 tokens for bert-base (label bert-base-long): the
-#                     number of texts (default 12; 0 leaves the workload out)
+#   BENCH_LONG        texts of about 450 tokens for bert-base, modernbert-base and
+#                     deberta-v3-base (labels NAME-long): the number of texts (default 12;
+#                     0 leaves the workload out)
 #   BENCH_AVX2        1 (the default on a CPU with AVX-512): ours also held to AVX2
 #                     (SQLITE_BERT_ISA=avx2, OPENBLAS_CORETYPE=Haswell), labels NAME@avx2
 #   BENCH_LLAMA       0: leaves llama.cpp out (default 1)
@@ -58,10 +60,15 @@
 #     against bert_similarity(embedding, bert_embed('text')) over
 #     BENCH_QUERY_ROWS stored vectors of the demo model's width.
 #
-# Writes into build/bench/: the two models (made by tests/tools/gen_model.c:
-# bert-base size, 12 layers x 768, and MiniLM size, 6 layers x 384), the
-# peers' installation (node_modules), raw.txt (every measurement) and
-# results.txt (the table it prints at the end).
+# Writes into build/bench/: the models (made by tests/tools/gen_model.c:
+# bert-base size, 12 layers x 768, and MiniLM size, 6 layers x 384; by
+# tests/bench/make_bench_encoders.py: ModernBERT-base and DeBERTa-v3-base
+# sizes, which PyTorch runs through tests/reference/encoder_reference.py and
+# ONNX Runtime as that module's export; ModernBERT's needs ModernBERT-large's
+# tokenizer files in ../shared/models or MODERNBERT_DIR, and is skipped
+# without them), the peers' installation (node_modules), raw.txt (every
+# measurement) and results.txt (the table it prints at the end).  llama.cpp
+# runs on the BERT models only.
 #
 # Peers: Debian's python3-torch (installed with apt-get when run as root;
 # otherwise: sudo apt-get install python3-torch python3-numpy) and
@@ -78,7 +85,8 @@ out=build/bench
 here=tests/bench
 threads=${BENCH_THREADS:-$(nproc)}
 limit=${BENCH_SENTENCES:-0}
-models=${BENCH_MODELS:-bert-base minilm}
+models=${BENCH_MODELS:-bert-base minilm modernbert-base deberta-v3-base}
+modernbert_dir=${MODERNBERT_DIR:-$root/../shared/models/answerdotai__ModernBERT-large}
 precisions=${BENCH_PRECISIONS:-bfloat16 int8}
 long_texts=${BENCH_LONG:-12}
 torch_timing=${BENCH_TORCH:-1}
@@ -164,6 +172,20 @@ make_model bert-base --seed 101 --layers 12 --hidden 768 --heads 12 --intermedia
 # Shaped like all-MiniLM-L6-v2: mean pooling and Normalize.
 make_model minilm --seed 102 --layers 6 --hidden 384 --heads 12 --intermediate 1536 \
     --st-pooling mean --normalize --max-seq-length 256
+# Today's encoders at base size: numpy's generator, made again when it changes.
+for name in modernbert-base deberta-v3-base; do
+    case " $models " in *" $name "*) ;; *) continue ;; esac
+    dir=$out/models/$name
+    stamp="$(cksum < $here/make_bench_encoders.py) $(cksum < tests/golden/make_encoder_models.py) $(cksum < "$vocab")"
+    [ -f "$dir/.made" ] && [ "$(cat "$dir/.made")" = "$stamp" ] && continue
+    rm -rf "$dir"
+    if $python "$here/make_bench_encoders.py" "$out/models" "$name" "$vocab" "$modernbert_dir" >> "$log" 2>&1; then
+        echo "$stamp" > "$dir/.made"
+    else
+        rm -rf "$dir"
+        echo "note: $name not made (numpy, or for ModernBERT its tokenizer files at $modernbert_dir; see $log): skipped"
+    fi
+done
 
 # ---- the peers
 have_torch=0
@@ -266,15 +288,20 @@ workloads=""
 for name in $models; do
     workloads="$workloads $name:$name:$here/sentences.txt"
 done
-case " $models " in
-    *" bert-base "*) [ "$long_texts" -gt 0 ] && workloads="$workloads bert-base-long:bert-base:$out/long.txt" ;;
-esac
+for name in bert-base modernbert-base deberta-v3-base; do
+    case " $models " in
+        *" $name "*) [ "$long_texts" -gt 0 ] && workloads="$workloads $name-long:$name:$out/long.txt" ;;
+    esac
+done
 args=""
 for spec in $workloads; do
     label=${spec%%:*}; rest=${spec#*:}; name=${rest%%:*}; texts=${rest#*:}
     dir=$out/models/$name
     if [ ! -d "$dir" ]; then
-        echo "run.sh: unknown model '$name' in BENCH_MODELS (bert-base, minilm)" >&2
+        case $name in
+            modernbert-base|deberta-v3-base) continue ;;     # not made: noted above
+        esac
+        echo "run.sh: unknown model '$name' in BENCH_MODELS (bert-base, minilm, modernbert-base, deberta-v3-base)" >&2
         exit 2
     fi
     args="$args $label=$dir"
@@ -306,7 +333,9 @@ for spec in $workloads; do
         fi
         rm -f "$out/$label.onnx" "$out/$label.int8.onnx"
     fi
-    if [ $have_llama = 1 ]; then
+    llama_here=$have_llama
+    case $name in bert-base|minilm) ;; *) llama_here=0 ;; esac     # gguf_write.py writes BERT alone
+    if [ $llama_here = 1 ]; then
         for type in f32 q8_0; do
             gguf=$(make_gguf "$name" $type)
             if [ -z "$gguf" ]; then

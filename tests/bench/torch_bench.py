@@ -3,7 +3,11 @@
 forward pass written as an ordinary float32 torch.nn.Module (the layers and
 the eager attention of transformers' modeling_bert.py, which is not
 installed here), followed by sentence-transformers' mean pooling and, when
-the model has a Normalize module, L2 normalization.
+the model has a Normalize module, L2 normalization.  ModernBERT and
+DeBERTa-v2/v3 checkpoints (tests/bench/make_bench_encoders.py) run instead
+through tests/reference/encoder_reference.py in float32, the project's
+transcription of modeling_modernbert.py and modeling_deberta_v2.py, with the
+same mean pooling.
 
     torch_bench.py MODEL_DIR IDS_JSON LABEL --threads N [--ours OURS_F32] [--onnx OUT.onnx]
 
@@ -29,6 +33,8 @@ import time
 import numpy as np
 import torch
 from torch import nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
 
 
 def read_f32_safetensors(path):
@@ -120,6 +126,27 @@ class BertEmbedder(nn.Module):
         return nn.functional.normalize(pooled, p=2, dim=1) if self.normalize else pooled
 
 
+class ReferenceEmbedder(nn.Module):
+    """ModernBERT and DeBERTa-v2: encoder_reference.encode in float32, mean
+    pooling over the attention mask.  Its weights are the reference's tensors,
+    which the ONNX export takes as constants."""
+
+    def __init__(self, model_dir, normalize):
+        super().__init__()
+        import encoder_reference
+        self.ref = encoder_reference
+        self.m = encoder_reference.Model(model_dir)
+        for name in list(self.m.w):
+            self.m.w[name] = self.m.w[name].float()
+        self.normalize = normalize
+
+    def forward(self, input_ids, attention_mask):
+        x = self.ref.encode(self.m, input_ids, attention_mask, compute=torch.float32)[0]
+        m = attention_mask.to(x.dtype)[:, :, None]
+        pooled = (x * m).sum(1) / torch.clamp(m.sum(1), min=1e-9)
+        return nn.functional.normalize(pooled, p=2, dim=1) if self.normalize else pooled
+
+
 def has_normalize(model_dir):
     path = os.path.join(model_dir, "modules.json")
     if not os.path.exists(path):
@@ -165,8 +192,11 @@ def main():
     torch.set_num_threads(a.threads)
     with open(os.path.join(a.model_dir, "config.json"), encoding="utf-8") as f:
         config = json.load(f)
-    model = BertEmbedder(config, has_normalize(a.model_dir))
-    model.load_hf(read_f32_safetensors(os.path.join(a.model_dir, "model.safetensors")))
+    if config.get("model_type") in ("modernbert", "deberta-v2"):
+        model = ReferenceEmbedder(a.model_dir, has_normalize(a.model_dir))
+    else:
+        model = BertEmbedder(config, has_normalize(a.model_dir))
+        model.load_hf(read_f32_safetensors(os.path.join(a.model_dir, "model.safetensors")))
     model.eval()
     with open(a.ids_json, encoding="utf-8") as f:
         ids = json.load(f)
@@ -188,6 +218,9 @@ def main():
                       f"max_abs_diff={(emb - ours).abs().max().item():.3g}", flush=True)
 
     if a.onnx:
+        # encoder_reference's sliding window uses logical_not, which this
+        # exporter has no symbolic for at opset 14; ONNX's Not is the same.
+        torch.onnx.register_custom_op_symbolic("aten::logical_not", lambda g, x: g.op("Not", x), 14)
         example = next(batches(ids[:2], 2))
         with torch.no_grad():
             torch.onnx.export(model, example, a.onnx, input_names=["input_ids", "attention_mask"],

@@ -9,7 +9,9 @@ independent references only:
               models, which carry its vocab.txt (as google/electra-* do;
               DeBERTa's are tests of the encoder, whichever tokenizer the
               directory has); each
-              ModernBERT model's own tokenizer.json (ModernBERT-large's).
+              ModernBERT model's own tokenizer.json (ModernBERT-large's), and
+              deberta-v3-spm's (the DeBERTa-v3-shaped SentencePiece Unigram of
+              tests/fixtures/deberta-v3, which it carries).
   numbers     tests/reference/encoder_reference.py (PyTorch, float64),
               transcribed from modeling_electra.py, modeling_modernbert.py and
               modeling_deberta_v2.py
@@ -63,12 +65,14 @@ REGISTRATIONS = {
     "deberta-qa": ("deberta-qa", None),
     "deberta-mlm": ("deberta-mlm", None),
     "deberta-mlm-legacy": ("deberta-mlm-legacy", None),
+    "deberta-v3-spm": ("deberta-v3-spm", None),
     "jina-mlm": ("jina-mlm", None),
     "jina-embed": ("jina-embed", None),
     "jina-cls": ("jina-cls", None),
 }
-EMBED = ["electra-disc", "electra-base", "modernbert-mlm", "modernbert-cls", "deberta-cls", "jina-embed", "jina-mlm"]
-MLM = ["electra-mlm", "modernbert-mlm", "deberta-mlm", "deberta-mlm-legacy", "jina-mlm"]
+EMBED = ["electra-disc", "electra-base", "modernbert-mlm", "modernbert-cls", "deberta-cls", "deberta-v3-spm",
+         "jina-embed", "jina-mlm"]
+MLM = ["electra-mlm", "modernbert-mlm", "deberta-mlm", "deberta-mlm-legacy", "deberta-v3-spm", "jina-mlm"]
 CLASSIFY = ["electra-cls-f16", "modernbert-cls", "modernbert-cls-first", "deberta-cls", "jina-cls"]
 NER = ["electra-ner", "electra-ner-none", "modernbert-ner", "modernbert-ner-none", "deberta-ner"]
 QA = ["electra-qa", "modernbert-qa", "deberta-qa"]
@@ -156,6 +160,9 @@ def main():
     for name in MLM:
         m = models[name]
         mask_id = 50284 if m.modern else 103
+        if name == "deberta-v3-spm":      # its SentencePiece vocabulary's [MASK], after the pieces
+            with open(tokenizer_of(name), encoding="utf-8") as f:
+                mask_id = next(a["id"] for a in json.load(f)["added_tokens"] if a["content"] == "[MASK]")
         decode_requests, model_lines = [], []
         for r in inputs["fill_mask"][:30]:
             text = r["text"]

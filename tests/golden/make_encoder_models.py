@@ -139,8 +139,17 @@ def electra(out, name, vocab_txt, seed, arch, E, H, layers, heads, inter, positi
 
 def deberta(out, name, vocab_txt, seed, arch, E=128, H=128, layers=2, heads=2, inter=256, positions=512,
             buckets=16, max_rel=64, biased=False, types=0, rel_norm="layer_norm", att=("p2c", "c2p"), labels=None,
-            mlm=None):
-    V = sum(1 for _ in open(vocab_txt, encoding="utf-8"))
+            mlm=None, tokenizer_dir=None, vocab_size=None):
+    """tokenizer_dir: a SentencePiece tokenizer.json with its tokenizer_config.json and
+    special_tokens_map.json, as deberta-v3 checkpoints carry them, in place of
+    vocab_txt.  vocab_size: the rows of the word embeddings, when more than the
+    vocabulary's (deberta-v3-base: 128100 for 128001 tokens)."""
+    if tokenizer_dir:
+        tok = json.load(open(os.path.join(tokenizer_dir, "tokenizer.json"), encoding="utf-8"))
+        V = max([len(tok["model"]["vocab"])] + [a["id"] + 1 for a in tok["added_tokens"]])
+    else:
+        V = sum(1 for _ in open(vocab_txt, encoding="utf-8"))
+    V = max(V, vocab_size or 0)
     w = Weights(seed)
     p = "deberta."
     w.normal(p + "embeddings.word_embeddings.weight", (V, E), 0.5)
@@ -195,6 +204,10 @@ def deberta(out, name, vocab_txt, seed, arch, E=128, H=128, layers=2, heads=2, i
     os.makedirs(d, exist_ok=True)
     write_config(d, config)
     write_safetensors(os.path.join(d, "model.safetensors"), w.t, "F32")
+    if tokenizer_dir:
+        for f in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+            shutil.copyfile(os.path.join(tokenizer_dir, f), os.path.join(d, f))
+        return
     shutil.copyfile(vocab_txt, os.path.join(d, "vocab.txt"))
     with open(os.path.join(d, "tokenizer_config.json"), "w", encoding="utf-8") as f:
         json.dump({"do_lower_case": True, "model_max_length": 512}, f)
@@ -323,6 +336,10 @@ def main():
     deberta(out, "deberta-mlm", vocab, 304, "DebertaV2ForMaskedLM", mlm="current")
     deberta(out, "deberta-mlm-legacy", vocab, 305, "DebertaV2ForMaskedLM", E=64, biased=True, buckets=256, max_rel=-1,
             mlm="legacy")
+    # deberta-v3's own kind of tokenizer: the SentencePiece Unigram that
+    # tests/tokenizer/make_family_fixtures.py generated, [MASK] its last id.
+    deberta(out, "deberta-v3-spm", None, 306, "DebertaV2ForMaskedLM", mlm="current",
+            tokenizer_dir=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "deberta-v3"))
     jina_dir = sys.argv[4] if len(sys.argv) == 5 else ""
     if jina_dir and os.path.exists(os.path.join(jina_dir, "tokenizer.json")):
         # MLM under "bert." with 4 heads; a bare JinaBertModel without the

@@ -17,6 +17,11 @@ Needs Debian's python3-sentencepiece (and python3-protobuf).  Writes:
   tests/fixtures/unigram-bytes/tokenizer.json  a byte_fallback Unigram with
       NFKD + StripAccents + Lowercase, Metaspace prepend_scheme "first" and
       a Replace/ByteFallback/Fuse/Strip decoder, T5-style A </s> template.
+  tests/fixtures/deberta-v3/tokenizer.json     a Unigram trained by SentencePiece
+      on the corpus with DeBERTa-v3's pieces [PAD] [CLS] [SEP] [UNK] at ids
+      0 to 3, converted as transformers' DebertaV2Converter converts
+      deberta-v3's spm.model (see deberta_v3 below), [MASK] after the
+      vocabulary; with the tokenizer_config.json of such a checkpoint.
   tests/fixtures/bpe-bytelevel/tokenizer.json  a byte-level BPE trained here
       on the corpus (merges by pair frequency), RoBERTa's layout with
       add_prefix_space, and added tokens that are single_word, rstrip and
@@ -47,7 +52,7 @@ RULES = [([0xFF21 + i], [0x41 + i]) for i in range(26)] + [
 ]
 
 
-def train_unigram(tmp, name, vocab_size, byte_fallback, rules):
+def train_unigram(tmp, name, vocab_size, byte_fallback, rules, **pieces):
     text = os.path.join(tmp, "corpus.txt")
     with open(text, "w", encoding="utf-8") as f:
         for line in CORPUS:
@@ -60,7 +65,7 @@ def train_unigram(tmp, name, vocab_size, byte_fallback, rules):
     spm.SentencePieceTrainer.train(input=text, model_prefix=prefix, vocab_size=vocab_size, model_type="unigram",
                                    character_coverage=0.98, byte_fallback=byte_fallback,
                                    normalization_rule_tsv=tsv, hard_vocab_limit=False, seed_sentencepiece_size=20000,
-                                   num_threads=1, minloglevel=2)
+                                   num_threads=1, minloglevel=2, **pieces)
     m = model_pb2.ModelProto()
     m.ParseFromString(open(prefix + ".model", "rb").read())
     return m
@@ -144,6 +149,60 @@ def unigram_bytes(tmp):
     })
 
 
+# Spaces of other widths, which the charsmap turns into " " between the
+# converter's Strip and its Replace(" {2,}", " ").
+SPACE_RULES = [([0x0009], [0x20]), ([0x00A0], [0x20]), ([0x2003], [0x20]), ([0x3000], [0x20])]
+
+
+def deberta_v3(tmp):
+    """transformers' DebertaV2Converter (src/transformers/convert_slow_tokenizer.py
+    of huggingface/transformers, commit 00111b31e6624701fe598078e80d36127ac95241,
+    with SpmConverter's tokenizer(), vocab(), unk_id() and converted()), on a
+    model with deberta-v3's settings: do_lower_case false, split_by_punct
+    false (so the pre-tokenizer Sequence holds Metaspace alone),
+    add_prefix_space true and legacy true (prepend_scheme "always")."""
+    rules = [r for r in RULES if r[0] not in ([0x00A0], [0x3000])] + SPACE_RULES
+    m = train_unigram(tmp, "deberta", 3000, False, rules, pad_id=0, pad_piece="[PAD]", bos_id=1,
+                      bos_piece="[CLS]", eos_id=2, eos_piece="[SEP]", unk_id=3, unk_piece="[UNK]")
+    import base64
+    charsmap = base64.b64encode(m.normalizer_spec.precompiled_charsmap).decode()
+    vocab = [[p.piece, p.score] for p in m.pieces]
+    assert [v[0] for v in vocab[:4]] == ["[PAD]", "[CLS]", "[SEP]", "[UNK]"] and m.trainer_spec.unk_id == 3
+    # The control pieces become special added tokens (SpmConverter.tokenizer);
+    # [UNK] and [MASK] come from the tokenizer's special tokens, [MASK] after
+    # the vocabulary (128000 in deberta-v3-base's 128000 pieces).
+    added_tokens = [added(p.piece, i) for i, p in enumerate(m.pieces) if p.type in (3, 4)]
+    added_tokens += [added("[UNK]", 3), added("[MASK]", len(vocab))]
+    metaspace = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}
+    write("deberta-v3", {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": added_tokens,
+        "normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "Strip", "strip_left": True, "strip_right": True},
+            {"type": "Precompiled", "precompiled_charsmap": charsmap},
+            {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [metaspace]},
+        "post_processor": {"type": "TemplateProcessing",
+                           "single": [special("[CLS]", 0), seq("A"), special("[SEP]", 0)],
+                           "pair": [special("[CLS]", 0), seq("A"), special("[SEP]", 0), seq("B", 1),
+                                    special("[SEP]", 1)],
+                           "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [1], "tokens": ["[CLS]"]},
+                                              "[SEP]": {"id": "[SEP]", "ids": [2], "tokens": ["[SEP]"]}}},
+        "decoder": metaspace,
+        "model": {"type": "Unigram", "unk_id": 3, "vocab": vocab, "byte_fallback": False},
+    })
+    d = os.path.join(ROOT, "tests/fixtures/deberta-v3")
+    names = {"bos_token": "[CLS]", "eos_token": "[SEP]", "unk_token": "[UNK]", "sep_token": "[SEP]",
+             "pad_token": "[PAD]", "cls_token": "[CLS]", "mask_token": "[MASK]"}
+    with open(os.path.join(d, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+        json.dump(dict(names, do_lower_case=False, split_by_punct=False, vocab_type="spm", model_max_length=512,
+                       tokenizer_class="DebertaV2Tokenizer"), f, indent=2)
+        f.write("\n")
+    with open(os.path.join(d, "special_tokens_map.json"), "w", encoding="utf-8") as f:
+        json.dump(names, f, indent=2)
+        f.write("\n")
+
+
 def bytes_to_unicode():
     bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
     cs = bs[:]
@@ -219,6 +278,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         unigram_xlmr(tmp)
         unigram_bytes(tmp)
+        deberta_v3(tmp)
     bpe_bytelevel()
 
 

@@ -38,6 +38,7 @@ const TOKENIZERS = [
     ['bpe_bytelevel', 'tests/fixtures/bpe-bytelevel'],
     ['unigram_xlmr', 'tests/fixtures/unigram-xlmr'],
     ['unigram_bytes', 'tests/fixtures/unigram-bytes'],
+    ['deberta_v3', 'tests/fixtures/deberta-v3'],
     ['roberta_base', `${shared}/FacebookAI__roberta-base`],
     ['distilroberta', `${shared}/sentence-transformers__all-distilroberta-v1`],
     ['roberta_squad2', `${shared}/deepset__roberta-base-squad2`],

@@ -3,7 +3,9 @@
 // tokenizer corpus under the tokenizers of ../shared/models whose
 // post-processor is not BERT's or RoBERTa's: T5's TemplateProcessing
 // ($A </s>), XLNet's ($A <sep> <cls>, <cls> typed 2) and ModernBERT's (a BPE
-// with [CLS] $A [SEP]).  The files themselves stay in ../shared (their
+// with [CLS] $A [SEP]), and under the DeBERTa-v3-shaped Unigram that
+// tests/tokenizer/make_family_fixtures.py generates ([CLS] $A [SEP] $B
+// [SEP], typed 0 and 1).  The files of ../shared stay there (their
 // licences: ../shared/models/SOURCES.md); the tests skip them where it is
 // absent.
 //
@@ -31,6 +33,7 @@ const TOKENIZERS = [
     ['t5_small', `${shared}/google-t5__t5-small`],
     ['xlnet', `${shared}/xlnet__xlnet-base-cased`],
     ['modernbert_large', `${shared}/answerdotai__ModernBERT-large`],
+    ['deberta_v3', 'tests/fixtures/deberta-v3'],
 ];
 
 for (const [name, dir] of TOKENIZERS) {
