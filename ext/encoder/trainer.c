@@ -282,7 +282,11 @@ static tn_config net_config(const bert_model *m, const bert_train_settings *s)
     const int over = s->dropout >= 0;
     c.p_hidden = over ? s->dropout : mc->hidden_dropout;
     c.p_attention = over ? s->dropout : mc->attention_dropout;
-    c.p_head = over ? s->dropout
+    /* Of the QA heads only DistilBERT's drops its input (qa_dropout);
+     * the others have no dropout there for the option to set. */
+    const int qa_without_dropout = s->task == BERT_TRAIN_QA && mc->family != BERT_FAMILY_DISTILBERT;
+    c.p_head = qa_without_dropout ? 0
+             : over ? s->dropout
              : c.seq_head ? mc->classifier_dropout
              : s->task == BERT_TRAIN_TOKENS ? mc->token_dropout
              : s->task == BERT_TRAIN_QA ? mc->qa_dropout : 0;
