@@ -135,6 +135,8 @@ static void activate_span(treal *y, const treal *x, size_t n, bert_activation ac
             y[i] = (treal)0.5 * v * ((treal)1 + tanh((treal)SQRT_2_PI * (v + (treal)0.044715 * v * v * v)));
             break;
         case BERT_ACT_RELU: y[i] = v > 0 ? v : 0; break;
+        case BERT_ACT_SILU: y[i] = v / ((treal)1 + exp(-v)); break;
+        case BERT_ACT_SIGMOID: y[i] = (treal)1 / ((treal)1 + exp(-v)); break;
         }
     }
 }
@@ -154,6 +156,16 @@ static void activate_back_span(treal *dx, const treal *dy, const treal *x, size_
             break;
         }
         case BERT_ACT_RELU: d = v > 0 ? 1 : 0; break;
+        case BERT_ACT_SILU: {
+            treal sg = (treal)1 / ((treal)1 + exp(-v));
+            d = sg * ((treal)1 + v * ((treal)1 - sg));
+            break;
+        }
+        case BERT_ACT_SIGMOID: {
+            treal sg = (treal)1 / ((treal)1 + exp(-v));
+            d = sg * ((treal)1 - sg);
+            break;
+        }
         }
         dx[i] = dy[i] * d;
     }
