@@ -109,6 +109,43 @@ static void config_json(void)
         err = NULL;
     }
 
+    t_case("config: nomic-bert's GPT-2 names, padded vocabulary, gated MLP width and rotary settings; gte's rotary");
+    tm_write_text(dir, "config.json",
+                  "{\"model_type\": \"nomic_bert\", \"vocab_size\": 30522, \"pad_vocab_size_multiple\": 64, "
+                  "\"n_embd\": 96, \"n_head\": 6, \"n_layer\": 3, \"n_inner\": null, \"n_positions\": 8192, "
+                  "\"activation_function\": \"swiglu\", \"rotary_emb_fraction\": 0.5, \"rotary_emb_base\": 1000, "
+                  "\"rotary_emb_interleaved\": true, \"rotary_scaling_factor\": 2.0, \"layer_norm_epsilon\": 1e-12}");
+    if (T_CHECK(bert_config_load(t_dir(dir), &cfg, &err) == 0, "nomic_bert rejected: %s", err ? err : "?"))
+        /* n_inner null: int(8 * 96 / 3) = 256, already a multiple of 256; 30522 rows padded to 30528. */
+        T_CHECK(cfg.family == BERT_FAMILY_NOMIC_BERT && cfg.vocab_size == 30528 && cfg.hidden_size == 96 &&
+                    cfg.num_heads == 6 && cfg.num_layers == 3 && cfg.intermediate_size == 256 &&
+                    cfg.max_position_embeddings == 8192 && cfg.type_vocab_size == 2 && cfg.fam.rotary_dim == 8 &&
+                    cfg.fam.rotary_interleaved && cfg.fam.rope_theta == 1000 && cfg.fam.dynamic_ntk_factor == 2.0 &&
+                    cfg.fam.max_trained == 2048 && cfg.fam.glu_act == BERT_ACT_SILU && cfg.layer_norm_eps == 1e-12f,
+                "nomic_bert: vocab %d inner %d rotary_dim %d", cfg.vocab_size, cfg.intermediate_size,
+                cfg.fam.rotary_dim);
+    free(err);
+    err = NULL;
+    tm_write_text(dir, "config.json", "{\"model_type\": \"nomic_bert\", \"n_embd\": 64, \"n_head\": 4, "
+                                      "\"n_inner\": 300, \"activation_function\": \"glu\", \"rotary_emb_fraction\": 1}");
+    if (T_CHECK(bert_config_load(t_dir(dir), &cfg, &err) == 0, "nomic_bert rejected: %s", err ? err : "?"))
+        T_CHECK(cfg.intermediate_size == 512 && cfg.fam.glu_act == BERT_ACT_SIGMOID && cfg.fam.head_act == BERT_ACT_GELU &&
+                    cfg.fam.rotary_dim == 16 && cfg.layer_norm_eps == 1e-5f && cfg.fam.dynamic_ntk_factor == 0,
+                "nomic_bert: n_inner 300 rounds up to %d", cfg.intermediate_size);
+    free(err);
+    err = NULL;
+    tm_write_text(dir, "config.json", "{\"model_type\": \"new\", \"rope_theta\": 160000, "
+                                      "\"rope_scaling\": {\"type\": \"ntk\", \"factor\": 8.0}, \"hidden_act\": \"gelu_new\"}");
+    if (T_CHECK(bert_config_load(t_dir(dir), &cfg, &err) == 0, "new rejected: %s", err ? err : "?"))
+        T_CHECK(cfg.family == BERT_FAMILY_GTE_NEW && cfg.hidden_size == 768 && cfg.max_position_embeddings == 2048 &&
+                    cfg.type_vocab_size == 1 && cfg.fam.rotary_dim == 64 && cfg.fam.rope_theta == 160000 &&
+                    cfg.fam.ntk_factor == 8.0 && cfg.fam.glu_act == BERT_ACT_GELU_TANH,
+                "new: NewConfig's defaults and rope_scaling");
+    free(err);
+    err = NULL;
+    T_CHECK(strcmp(bert_family_name(BERT_FAMILY_NOMIC_BERT), "nomic_bert") == 0 &&
+                strcmp(bert_family_name(BERT_FAMILY_GTE_NEW), "new") == 0, "the rotary families' model_type");
+
     t_case("config: ELECTRA's and ModernBERT's own settings and defaults");
     tm_write_text(dir, "config.json", "{\"model_type\": \"electra\"}");
     if (T_CHECK(bert_config_load(t_dir(dir), &cfg, &err) == 0, "rejected: %s", err ? err : "?"))
@@ -154,7 +191,13 @@ static void config_json(void)
     static const struct { const char *json, *needle; } bad[] = {
         {"{\"model_type\": \"albert\"}", "albert\", which is not supported; the supported model types are "
                                           "\"bert\", \"distilbert\", \"roberta\", \"xlm-roberta\", \"mpnet\", "
-                                          "\"electra\", \"modernbert\" and \"deberta-v2\""},
+                                          "\"electra\", \"modernbert\", \"deberta-v2\", \"nomic_bert\" and \"new\""},
+        {"{\"model_type\": \"nomic_bert\", \"rotary_emb_fraction\": 1, \"activation_function\": \"swiglu\", "
+         "\"causal\": true}", "causal"},
+        {"{\"model_type\": \"nomic_bert\", \"rotary_emb_fraction\": 1, \"activation_function\": \"swiglu\", "
+         "\"num_heads_kv\": 4}", "num_heads_kv"},
+        {"{\"model_type\": \"new\", \"rope_scaling\": {\"type\": \"ntk\", \"factor\": 0.5}}", "rope_scaling"},
+        {"{\"model_type\": \"new\", \"type_vocab_size\": -1}", "type_vocab_size"},
         {"{\"model_type\": \"deberta-v2\", \"pooler_hidden_size\": 7}", "pooler_hidden_size"},
         {"{\"model_type\": \"electra\", \"position_embedding_type\": \"relative_key_query\"}",
          "position_embedding_type"},

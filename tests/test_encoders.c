@@ -1,5 +1,6 @@
 /*
- * test_encoders.c - ELECTRA, ModernBERT and DeBERTa-v2 through SQL and the encoder:
+ * test_encoders.c - ELECTRA, ModernBERT, DeBERTa-v2, JinaBERT, nomic-bert and gte's
+ * "new" architecture through SQL and the encoder:
  * every function on the generated checkpoints of each family and head
  * (tests/golden/make_encoder_models.py) against tests/golden/encoders.jsonl,
  * which tests/golden/make_encoder_goldens.py writes from the Rust
@@ -115,7 +116,7 @@ static void refusals(sqlite3 *db, int modern)
             "\"num_hidden_layers\": 2, \"num_attention_heads\": 2, \"intermediate_size\": 192, "
             "\"position_embedding_type\": \"relative_key\"}",
             "position_embedding_type", "relative_key");
-    refused(db, "electra-base", "{\"model_type\": \"deberta\"}", "\"modernbert\" and \"deberta-v2\"", "deberta");
+    refused(db, "electra-base", "{\"model_type\": \"deberta\"}", "\"deberta-v2\", \"nomic_bert\" and \"new\"", "deberta");
     refused(db, "electra-base", "{\"model_type\": \"deberta-v2\", \"relative_attention\": true, \"share_att_key\": false}",
             "share_att_key", NULL);
     refused(db, "electra-base", "{\"model_type\": \"deberta-v2\", \"conv_kernel_size\": 3}", "conv_kernel_size", NULL);
@@ -190,6 +191,108 @@ static void jina_checks(sqlite3 *db)
             "\"num_attention_heads\": 4, \"intermediate_size\": 96, \"max_position_embeddings\": 8192, "
             "\"position_embedding_type\": \"alibi\", \"feed_forward_type\": \"swiglu\"}",
             "feed_forward_type", "swiglu");
+}
+
+/* What both rotary families share with every other: bert_embed_each in a
+ * batch as bert_embed one by one, bert_similarity, bert_chunks, a text far
+ * past 512 tokens. */
+static void rotary_functions(sqlite3 *db, const char *model, int width)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM bert_embed_each(json_array('a river bank', 'the heavy rain', "
+                              "'search the archive'), '%s') AS e WHERE e.embedding = bert_embed(e.value, '%s')",
+             model, model);
+    t_expect(db, sql, NULL, "3");
+    snprintf(sql, sizeof sql, "SELECT bert_similarity('a dog barked', 'a dog barked', '%s') > 0.9999", model);
+    t_expect(db, sql, NULL, "1");
+    snprintf(sql, sizeof sql, "SELECT count(*) > 1 AND sum(tokens <= 8) = count(*) FROM bert_chunks("
+                              "'one two three four five six seven eight nine ten eleven twelve', 8, 0, '%s')", model);
+    t_expect(db, sql, NULL, "1");
+    char *text = malloc(16 * 1000 + 1);
+    if (!T_CHECK(text != NULL, "out of memory")) return;
+    text[0] = 0;
+    for (int i = 0; i < 1000; i++) strcat(text, "river bank ");
+    snprintf(sql, sizeof sql, "SELECT json_array_length(bert_token_ids(?1, '%s')) > 2000", model);
+    t_expect(db, sql, text, "1");
+    snprintf(sql, sizeof sql, "SELECT json_array_length(bert_vector_to_json(bert_embed(?1, '%s')))", model);
+    char want[16];
+    snprintf(want, sizeof want, "%d", width);
+    t_expect(db, sql, text, want);
+    free(text);
+}
+
+/* nomic-bert: reduced precisions, its family and tasks, what it shares
+ * with the other families, its prompts, and the config.json settings the
+ * encoder does not implement, refused by key. */
+static void nomic_checks(sqlite3 *db)
+{
+    t_case("nomic-bert at reduced precision, past 512 tokens, its prompts, family and tasks, refusals");
+    static const char *const names[] = {"nomic-embed", "nomic-cls"};
+    precisions(db, names, 2);
+    t_expect(db, "SELECT family || ' ' || coalesce(task, '-') FROM bert_models WHERE name = 'nomic-mlm'", NULL,
+             "nomic_bert fill_mask");
+    t_expect(db, "SELECT task FROM bert_models WHERE name = 'nomic-cls'", NULL, "sequence_classification");
+    t_expect(db, "SELECT bert_label('a fine day', 'nomic-cls') IN ('negative', 'neutral', 'positive')", NULL, "1");
+    rotary_functions(db, "nomic-embed", 96);
+    /* The search_query prompt is config_sentence_transformers.json's text, prepended. */
+    t_expect(db, "SELECT bert_embed('what is rope', 'nomic-embed-query') = "
+                 "bert_embed('search_query: what is rope', 'nomic-embed')", NULL, "1");
+    t_expect_error(db, "SELECT bert_load('nomic-x', ?1, '{\"prompt\": \"search\"}')", MODELS_DIR "nomic-embed",
+                   "search_query", "search_document", NULL);
+    static const char *const base =
+        "{\"model_type\": \"nomic_bert\", \"vocab_size\": 30528, \"n_embd\": 64, \"n_layer\": 2, "
+        "\"n_head\": 4, \"n_inner\": 256, \"n_positions\": 2048, ";
+/* What nomic-embed-text has, before the setting a case changes. */
+#define NOMIC_OK "\"activation_function\": \"swiglu\", \"rotary_emb_fraction\": 1.0, "
+    static const char *const bad[][3] = {
+        {NOMIC_OK "\"prenorm\": true}", "prenorm", NULL},
+        {NOMIC_OK "\"parallel_block\": true}", "parallel_block", NULL},
+        {NOMIC_OK "\"use_rms_norm\": true}", "use_rms_norm", NULL},
+        {NOMIC_OK "\"rotary_emb_scale_base\": 512}", "rotary_emb_scale_base", NULL},
+        {"\"activation_function\": \"swiglu\", \"rotary_emb_fraction\": 0.0}", "rotary_emb_fraction", "absolute"},
+        {"\"activation_function\": \"swiglu\", \"rotary_emb_fraction\": 0.3}", "rotary_emb_fraction", NULL},
+        {"\"rotary_emb_fraction\": 1.0, \"activation_function\": \"gelu\"}", "activation_function", "swiglu"},
+    };
+#undef NOMIC_OK
+    char config[1024];
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(config, sizeof config, "%s%s", base, bad[i][0]);
+        refused(db, "nomic-mlm", config, bad[i][1], bad[i][2]);
+    }
+}
+
+/* gte "new": reduced precisions, its family and tasks, what it shares
+ * with the other families, and the settings it refuses by key. */
+static void gte_checks(sqlite3 *db)
+{
+    t_case("gte's \"new\" architecture at reduced precision, past 512 tokens, its family and tasks, refusals");
+    static const char *const names[] = {"gte-embed", "gte-cls"};
+    precisions(db, names, 2);
+    t_expect(db, "SELECT family || ' ' || coalesce(task, '-') FROM bert_models WHERE name = 'gte-mlm'", NULL,
+             "new fill_mask");
+    t_expect(db, "SELECT group_concat(task, ' ') FROM (SELECT task FROM bert_models WHERE name IN ('gte-cls', "
+                 "'gte-ner', 'gte-qa') ORDER BY name)", NULL,
+             "sequence_classification token_classification question_answering");
+    t_expect(db, "SELECT bert_label('a fine day', 'gte-cls') IN ('negative', 'neutral', 'positive')", NULL, "1");
+    rotary_functions(db, "gte-embed", 96);
+    static const char *const base =
+        "{\"model_type\": \"new\", \"vocab_size\": 30528, \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+        "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"max_position_embeddings\": 8192, "
+        "\"type_vocab_size\": 0, ";
+    static const char *const bad[][3] = {
+        {"\"position_embedding_type\": \"absolute\"}", "position_embedding_type", "absolute"},
+        {"\"rope_scaling\": {\"type\": \"linear\", \"factor\": 2.0}}", "rope_scaling", "ntk"},
+        {"\"rope_scaling\": {\"type\": \"ntk\", \"factor\": 2.0, \"mixed_b\": 1.5}}", "rope_scaling", "mixed_b"},
+        {"\"layer_norm_type\": \"rms_norm\"}", "layer_norm_type", "rms_norm"},
+        {"\"pack_qkv\": false}", "pack_qkv", NULL},
+        {"\"logn_attention_scale\": true}", "logn_attention_scale", NULL},
+        {"\"hidden_act\": \"swish\"}", "hidden_act", "swish"},
+    };
+    char config[1024];
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(config, sizeof config, "%s%s", base, bad[i][0]);
+        refused(db, "gte-mlm", config, bad[i][1], bad[i][2]);
+    }
 }
 
 /* In a local layer no token attends to one more than local_attention / 2
@@ -272,6 +375,16 @@ void suite_encoders(void)
     if (golden_family(db, models, lines, "jina", "jina-mlm",
                       "../shared/models/jinaai__jina-embeddings-v2-base-en is absent: no JinaBERT test models"))
         jina_checks(db);
+    t_case("nomic-bert (nomic-embed-text, nomic-bert-2048): rotary, SwiGLU, within 1e-4 of the PyTorch reference "
+           "at 6 to 1100 tokens");
+    if (golden_family(db, models, lines, "nomic", "nomic-mlm",
+                      "build/models/nomic-* missing: make_test_models.sh needs /usr/bin/python3 with numpy"))
+        nomic_checks(db);
+    t_case("gte's \"new\" architecture (gte-*-en-v1.5, gte-multilingual-base): NTK-scaled rotary, gated MLP, within "
+           "1e-4 of the PyTorch reference at 6 to 1100 tokens");
+    if (golden_family(db, models, lines, "gte", "gte-mlm",
+                      "build/models/gte-* missing: make_test_models.sh needs /usr/bin/python3 with numpy"))
+        gte_checks(db);
     if (modern) {
         t_case("ModernBERT at reduced precision");
         static const char *const names[] = {"modernbert-mlm", "modernbert-cls"};

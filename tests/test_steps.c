@@ -20,6 +20,7 @@ static double act_ref(double x, bert_activation act)
     case BERT_ACT_GELU_TANH: return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
     case BERT_ACT_RELU: return x > 0 ? x : 0;
     case BERT_ACT_SILU: return x / (1.0 + exp(-x));
+    case BERT_ACT_SIGMOID: return 1.0 / (1.0 + exp(-x));
     }
     return NAN;
 }
@@ -53,7 +54,7 @@ static int close_to(double got, double want, double x)
 static void check_activations(void)
 {
     t_case("activations and gated MLPs (GELU, GELU-tanh, ReLU, SiLU) on every instruction set");
-    static const bert_activation acts[] = {BERT_ACT_GELU, BERT_ACT_GELU_TANH, BERT_ACT_RELU, BERT_ACT_SILU};
+    static const bert_activation acts[] = {BERT_ACT_GELU, BERT_ACT_GELU_TANH, BERT_ACT_RELU, BERT_ACT_SILU, BERT_ACT_SIGMOID};
     bert_isa isas[4];
     const int n_isas = isas_here(isas);
     enum { ROWS = 3, MAX_DIM = 67 };

@@ -877,8 +877,10 @@ static void test_errors(void)
     /* The newer encoders' layers are not the network's: refused by name. */
     static const char *const newer[][2] = {{"build/models/modernbert-cls", "ModernBERT"},
                                            {"build/models/deberta-cls", "DeBERTa"},
-                                           {"build/models/jina-cls", "JinaBERT"}};
-    for (int i = 0; i < 3; i++) {
+                                           {"build/models/jina-cls", "JinaBERT"},
+                                           {"build/models/nomic-cls", "nomic-bert"},
+                                           {"build/models/gte-cls", "gte"}};
+    for (int i = 0; i < 5; i++) {
         bert_model *other = load_model(newer[i][0], BERT_PRECISION_FLOAT32);
         if (!other) continue;
         T_CHECK_AFTER(!bert_trainer_new(other, &s, &err) && err && strstr(err, newer[i][1]) &&

@@ -682,7 +682,7 @@ static void attention_chunk(void *p, int chunk, int chunks)
 
 /* The row-wise steps of a layer (LayerNorm with its residual add, the
  * activation), shared out by rows over the plan's threads. */
-typedef enum { ROWS_ADD_LAYER_NORM, ROWS_ACTIVATE, ROWS_GEGLU, ROWS_ADD } rows_step;
+typedef enum { ROWS_ADD_LAYER_NORM, ROWS_ACTIVATE, ROWS_GEGLU, ROWS_ADD, ROWS_GATE } rows_step;
 
 typedef struct {
     rows_step step;
@@ -692,6 +692,10 @@ typedef struct {
     float eps;
     bert_activation act;           /* ROWS_ACTIVATE: out in place */
     int rows, dim;
+    /* ROWS_GATE: out = act(gate) * in, row by row, in and gate read with
+     * leading dimensions in_ld and gate_ld (gate may be out). */
+    const float *gate;
+    int in_ld, gate_ld;
 } rows_job;
 
 static void rows_chunk(void *p, int chunk, int chunks)
@@ -706,6 +710,17 @@ static void rows_chunk(void *p, int chunk, int chunks)
     }
     if (j->step == ROWS_GEGLU) {
         bert_step_gated(j->isa, j->out + at, j->in + 2 * at, r1 - r0, j->dim, j->act);
+        return;
+    }
+    if (j->step == ROWS_GATE) {
+        const size_t dim = (size_t)j->dim;
+        for (int r = r0; r < r1; r++) {
+            float *y = j->out + (size_t)r * dim;
+            const float *up = j->in + (size_t)r * j->in_ld, *gate = j->gate + (size_t)r * j->gate_ld;
+            if (y != gate) memcpy(y, gate, dim * sizeof(float));
+            activate(j->isa, y, dim, j->act);
+            for (size_t c = 0; c < dim; c++) y[c] *= up[c];
+        }
         return;
     }
     if (j->step == ROWS_ADD) {
@@ -738,27 +753,36 @@ static void run_rows(const bert_linear_plan *plan, const rows_job *job)
 static void layer_norm_rows(const bert_linear_plan *plan, float *out, const float *in, const float *res,
                             const float *w, const float *b, int n, int dim, float eps)
 {
-    rows_job job = {ROWS_ADD_LAYER_NORM, plan->isa, out, in, res, w, b, eps, BERT_ACT_GELU, n, dim};
+    rows_job job = {ROWS_ADD_LAYER_NORM, plan->isa, out, in, res, w, b, eps, BERT_ACT_GELU, n, dim, NULL, 0, 0};
     run_rows(plan, &job);
 }
 
 static void activate_rows(const bert_linear_plan *plan, float *x, int n, int dim, bert_activation act)
 {
-    rows_job job = {ROWS_ACTIVATE, plan->isa, x, NULL, NULL, NULL, NULL, 0.0f, act, n, dim};
+    rows_job job = {ROWS_ACTIVATE, plan->isa, x, NULL, NULL, NULL, NULL, 0.0f, act, n, dim, NULL, 0, 0};
     run_rows(plan, &job);
 }
 
 /* out[n x dim] = act(in's first halves) * in's second halves (in [n x 2 dim]). */
 static void geglu_rows(const bert_linear_plan *plan, float *out, const float *in, int n, int dim, bert_activation act)
 {
-    rows_job job = {ROWS_GEGLU, plan->isa, out, in, NULL, NULL, NULL, 0.0f, act, n, dim};
+    rows_job job = {ROWS_GEGLU, plan->isa, out, in, NULL, NULL, NULL, 0.0f, act, n, dim, NULL, 0, 0};
+    run_rows(plan, &job);
+}
+
+/* out[n x dim] = act(gate) * up, up and gate [n x dim] with leading
+ * dimensions up_ld and gate_ld; gate may be out. */
+static void gate_rows(const bert_linear_plan *plan, float *out, const float *up, int up_ld, const float *gate,
+                      int gate_ld, int n, int dim, bert_activation act)
+{
+    rows_job job = {ROWS_GATE, plan->isa, out, up, NULL, NULL, NULL, 0.0f, act, n, dim, gate, up_ld, gate_ld};
     run_rows(plan, &job);
 }
 
 /* x[n x dim] += y. */
 static void add_rows(const bert_linear_plan *plan, float *x, const float *y, int n, int dim)
 {
-    rows_job job = {ROWS_ADD, plan->isa, x, y, NULL, NULL, NULL, 0.0f, BERT_ACT_GELU, n, dim};
+    rows_job job = {ROWS_ADD, plan->isa, x, y, NULL, NULL, NULL, 0.0f, BERT_ACT_GELU, n, dim, NULL, 0, 0};
     run_rows(plan, &job);
 }
 
@@ -814,6 +838,61 @@ static void qkv_chunk(void *p, int chunk, int chunks)
         memcpy(j->v + (size_t)r * H, in + 2 * H, H * sizeof(float));
         bert_rotary_row_isa(j->isa, q, j->heads, j->dh, cos_p, sin_p);
         bert_rotary_row_isa(j->isa, k, j->heads, j->dh, cos_p, sin_p);
+    }
+}
+
+/* nomic-bert's and gte's fused projection [T x 3H] split into q, k and v,
+ * the first rot_dim values of each head of q and k turned by their row's
+ * own angles (rope_row_tables). */
+typedef struct {
+    const float *qkv;
+    float *q, *k, *v;
+    const float *cos_rows, *sin_rows;   /* [T x rot_dim / 2] */
+    int rows, H, heads, dh, rot_dim, interleaved;
+} rope_qkv_job;
+
+static void rope_qkv_chunk(void *p, int chunk, int chunks)
+{
+    const rope_qkv_job *j = p;
+    int r0 = (int)((long long)j->rows * chunk / chunks), r1 = (int)((long long)j->rows * (chunk + 1) / chunks);
+    const size_t H = (size_t)j->H, half = (size_t)j->rot_dim / 2;
+    for (int r = r0; r < r1; r++) {
+        const float *in = j->qkv + (size_t)r * 3 * H;
+        float *q = j->q + (size_t)r * H, *k = j->k + (size_t)r * H;
+        memcpy(q, in, H * sizeof(float));
+        memcpy(k, in + H, H * sizeof(float));
+        memcpy(j->v + (size_t)r * H, in + 2 * H, H * sizeof(float));
+        const float *cos_r = j->cos_rows + (size_t)r * half, *sin_r = j->sin_rows + (size_t)r * half;
+        bert_rotary_row_part(q, j->heads, j->dh, j->rot_dim, j->interleaved, cos_r, sin_r);
+        bert_rotary_row_part(k, j->heads, j->dh, j->rot_dim, j->interleaved, cos_r, sin_r);
+    }
+}
+
+/* Each row's rotary angles [T x rotary_dim / 2], sequence by sequence, from
+ * inverse frequencies of the family's base (inv: rotary_dim / 2 floats):
+ * gte's NTK scaling (NTKScalingRotaryEmbedding without mixed_b) at every
+ * length; nomic-bert's (NomicBertDynamicNTKRotaryEmbedding) for a sequence
+ * longer than max_trained_positions, its base raised for that length as a
+ * model would compute it on that sequence alone. */
+static void rope_row_tables(const bert_config *c, const int *lengths, int n_seqs, float *cos_rows, float *sin_rows,
+                            float *inv)
+{
+    const bert_family_settings *f = &c->fam;
+    const int rd = f->rotary_dim, half = rd / 2;
+    size_t t0 = 0;
+    for (int s = 0; s < n_seqs; t0 += (size_t)lengths[s], s++) {
+        double base = f->rope_theta;
+        if (f->ntk_factor > 0) base *= f->ntk_factor;
+        if (f->dynamic_ntk_factor > 0 && lengths[s] > f->max_trained)
+            base *= pow(f->dynamic_ntk_factor * lengths[s] / f->max_trained - (f->dynamic_ntk_factor - 1),
+                        (double)rd / (double)(rd - 2));
+        bert_rotary_inv_freq(inv, rd, base);
+        if (f->ntk_factor > 0) {
+            /* inv_freq / scaling_factor ** (2 / dim): a Python float, divided in float32. */
+            const float d = (float)pow(f->ntk_factor, 2.0 / rd);
+            for (int i = 0; i < half; i++) inv[i] /= d;
+        }
+        bert_rotary_tables_inv(cos_rows + t0 * (size_t)half, sin_rows + t0 * (size_t)half, lengths[s], half, inv);
     }
 }
 
@@ -1058,6 +1137,75 @@ static const float *modern_layers(const bert_model *m, const bert_linear_plan *p
     return x;
 }
 
+/* The activations of nomic-bert's and gte's layers (encode's buffers):
+ * f holds the fused projection [T x 3H] or the MLP's input projections,
+ * g the gated MLP's [T x I]; rotary each row's cos and sin [T x rotary_dim
+ * / 2], then one sequence's inverse frequencies. */
+typedef struct {
+    float *x, *q, *k, *v, *a, *f, *g;
+    float *rotary;
+    int att_chunks;
+} rope_buffers;
+
+/* nomic-bert's layers (modeling_hf_nomic_bert.py: NomicBertBlock with
+ * prenorm false) and gte's (modeling.py: NewLayer), on the embeddings in
+ * b->x: the fused Wqkv / qkv_proj, rotary queries and keys, attention over
+ * the whole sequence, out_proj / o_proj, LayerNorm(x + that) (norm1 /
+ * attn_ln); the gated MLP glu_act(gate) * up (nomic-bert: fc12 gates fc11;
+ * gte: up_gate_proj's second half gates its first), fc2 / down_proj,
+ * LayerNorm(x + that) (norm2 / mlp_ln).  Returns b->x, or NULL with *err. */
+static const float *rope_layers(const bert_model *m, const bert_linear_plan *plan, attention_job *att,
+                                const rope_buffers *b, const int *lengths, int n_seqs, int longest,
+                                observation *seen, bert_interrupt_fn interrupted, void *ctx, char **err)
+{
+    const bert_config *c = &m->cfg;
+    const int H = c->hidden_size, FF = c->intermediate_size, heads = c->num_heads, dh = H / heads;
+    int T = 0;
+    for (int i = 0; i < n_seqs; i++) T += lengths[i];
+    const size_t half = (size_t)c->fam.rotary_dim / 2;
+    float *cos_rows = b->rotary, *sin_rows = cos_rows + (size_t)T * half, *inv = sin_rows + (size_t)T * half;
+    rope_row_tables(c, lengths, n_seqs, cos_rows, sin_rows, inv);
+    const int nomic = c->family == BERT_FAMILY_NOMIC_BERT;
+    float *x = b->x;
+    att->window = -1;
+    for (int l = 0; l < c->num_layers; l++) {
+        if (interrupted && interrupted(ctx)) {
+            *err = bert_errorf("interrupted");
+            return NULL;
+        }
+        const bert_layer_weights *w = &m->layers[l];
+        if (bert_linear_matrix(plan, b->f, x, &w->q_w, w->q_b, T, 3 * H, H)) return projection_out_of_memory(m, T, err);
+        rope_qkv_job split = {b->f, b->q, b->k, b->v, cos_rows, sin_rows, T, H, heads, dh, c->fam.rotary_dim,
+                              c->fam.rotary_interleaved};
+        int chunks = plan->threads > 1 && (long long)T * H >= 2 * ROWS_MIN_WORK ? 4 * plan->threads : 1;
+        if (chunks > T) chunks = T;
+        if (chunks > 1) bert_workers_run(plan->workers, plan->threads, chunks, rope_qkv_chunk, &split);
+        else rope_qkv_chunk(&split, 0, 1);
+        if (seen && observe_attention(m, seen, l, b->q, b->k, lengths, n_seqs, NULL, longest, -1, err) != 0)
+            return NULL;
+        if (b->att_chunks > 1) bert_workers_run(plan->workers, plan->threads, b->att_chunks, attention_chunk, att);
+        else attention_chunk(att, 0, 1);
+        if (bert_linear_matrix(plan, b->q, b->a, &w->out_w, w->out_b, T, H, H))
+            return projection_out_of_memory(m, T, err);
+        layer_norm_rows(plan, x, b->q, x, w->attn_ln_w, w->attn_ln_b, T, H, c->layer_norm_eps);
+        if (nomic) {
+            if (bert_linear_matrix(plan, b->f, x, &w->ff_in_w, w->ff_in_b, T, FF, H) ||
+                bert_linear_matrix(plan, b->g, x, &w->ff_gate_w, w->ff_gate_b, T, FF, H))
+                return projection_out_of_memory(m, T, err);
+            gate_rows(plan, b->g, b->f, FF, b->g, FF, T, FF, c->fam.glu_act);
+        } else {
+            if (bert_linear_matrix(plan, b->f, x, &w->ff_in_w, w->ff_in_b, T, 2 * FF, H))
+                return projection_out_of_memory(m, T, err);
+            gate_rows(plan, b->g, b->f, 2 * FF, b->f + FF, 2 * FF, T, FF, c->fam.glu_act);
+        }
+        if (bert_linear_matrix(plan, b->q, b->g, &w->ff_out_w, w->ff_out_b, T, H, FF))
+            return projection_out_of_memory(m, T, err);
+        layer_norm_rows(plan, x, b->q, x, w->ff_ln_w, w->ff_ln_b, T, H, c->layer_norm_eps);
+        if (seen && observe_hidden_states(seen, l + 1, x, T, H, err) != 0) return NULL;
+    }
+    return x;
+}
+
 static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *ids, const int32_t *type_ids,
                            const int *lengths, const int *keys, int n_seqs, observation *seen,
                            bert_interrupt_fn interrupted, void *ctx, char **err)
@@ -1073,7 +1221,7 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
      * ELECTRA's are BERT's. */
     if (!m->type_emb ||
         (c->family != BERT_FAMILY_BERT && c->family != BERT_FAMILY_ELECTRA && c->family != BERT_FAMILY_DEBERTA_V2 &&
-         c->family != BERT_FAMILY_JINA_BERT))
+         c->family != BERT_FAMILY_JINA_BERT && !bert_family_rotary(c->family)))
         type_ids = NULL;
     if (check_inputs(m, ids, type_ids, lengths, keys, n_seqs, &total, &longest, err) != 0) return NULL;
     const int T = (int)total;
@@ -1107,12 +1255,14 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
     /* ModernBERT: f holds the fused Wqkv's [T x 3H] or Wi's [T x 2I], g
      * the GeGLU's [T x I]; the rotary tables of both bases; each row's
      * position.  ELECTRA: the embeddings before embeddings_project. */
-    const int modern = c->family == BERT_FAMILY_MODERNBERT;
-    const size_t f_cols = modern ? (3 * (size_t)H > 2 * (size_t)FF ? 3 * (size_t)H : 2 * (size_t)FF)
+    const int modern = c->family == BERT_FAMILY_MODERNBERT, rope = bert_family_rotary(c->family);
+    const size_t f_cols = modern || rope ? (3 * (size_t)H > 2 * (size_t)FF ? 3 * (size_t)H : 2 * (size_t)FF)
                           : jina ? 2 * (size_t)FF : (size_t)FF;
-    /* ModernBERT's and JinaBERT's gated MLP: g holds its [T x I]. */
-    const size_t g_floats = modern || jina ? total * (size_t)FF : 0;
-    const size_t rotary_floats = modern ? 2 * (size_t)longest * (size_t)dh + total : 0;
+    /* The gated MLPs (ModernBERT, JinaBERT, nomic-bert, gte): g holds their [T x I]. */
+    const size_t g_floats = modern || jina || rope ? total * (size_t)FF : 0;
+    /* nomic-bert and gte: each row's cos and sin, one sequence's inverse frequencies. */
+    const size_t rotary_floats = modern ? 2 * (size_t)longest * (size_t)dh + total
+                                 : rope ? (total + 1) * (size_t)c->fam.rotary_dim : 0;
     const size_t emb_floats = m->emb_proj_w ? total * (size_t)c->fam.embedding_size : 0;
     /* DeBERTa: the rows of the relative embeddings the lengths reach
      * (normalised, then each layer's keys and queries of them), their
@@ -1186,6 +1336,10 @@ static const float *encode(const bert_model *m, bert_scratch *s, const int32_t *
     if (modern) {
         modern_buffers buf = {x, q, k, v, a, f, g, rotary, att_chunks};
         return modern_layers(m, plan, &att, &buf, lengths, n_seqs, longest, seen, interrupted, ctx, err);
+    }
+    if (rope) {
+        rope_buffers buf = {x, q, k, v, a, f, g, rotary, att_chunks};
+        return rope_layers(m, plan, &att, &buf, lengths, n_seqs, longest, seen, interrupted, ctx, err);
     }
 
     for (int l = 0; l < c->num_layers; l++) {
@@ -1369,7 +1523,8 @@ int bert_classifier_logits(const bert_model *m, bert_scratch *s, const float *hi
     /* On the first token: BertForSequenceClassification's pooler, tanh;
      * DistilBertForSequenceClassification's pre_classifier, ReLU;
      * RobertaClassificationHead's and MPNetClassificationHead's dense, tanh;
-     * ElectraClassificationHead's dense, gelu.  ModernBERT's on the first
+     * ElectraClassificationHead's dense, gelu; nomic-bert's and gte's as
+     * BERT's.  ModernBERT's on the first
      * token or the mean of all (classifier_pooling): head.dense, its
      * classifier_activation, head.norm. */
     const float *first = hidden;
@@ -1381,7 +1536,7 @@ int bert_classifier_logits(const bert_model *m, bert_scratch *s, const float *hi
         for (int j = 0; j < H; j++) mean[j] /= (float)len;
         first = mean;
     }
-    const int bert = f == BERT_FAMILY_BERT || f == BERT_FAMILY_JINA_BERT;
+    const int bert = bert_family_pooled_classifier(f);
     memcpy(pooled, bert ? m->pooler_b : m->pre_cls_b, (size_t)H * sizeof *pooled);
     cblas_sgemv(CblasRowMajor, CblasNoTrans, H, H, 1.0f, bert ? m->pooler_w : m->pre_cls_w, H, first, 1, 1.0f,
                 pooled, 1);

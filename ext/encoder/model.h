@@ -6,7 +6,9 @@
  * behind narrower embeddings, and ModernBERT, a pre-LayerNorm encoder with
  * rotary positions, GeGLU and local attention, and DeBERTa-v2, whose
  * attention adds terms of relative positions, and JinaBERT, BERT with
- * ALiBi in place of position embeddings and a gated MLP
+ * ALiBi in place of position embeddings and a gated MLP, and nomic-bert and
+ * Alibaba's gte "new" architecture, BERT's post-LayerNorm layers with rotary
+ * positions, a fused query-key-value projection and a gated MLP
  * (bert_family_settings).
  *
  * float32 tensors are used in place inside the read-only mapping of
@@ -23,7 +25,9 @@
 
 #include <stddef.h>
 
-typedef enum { BERT_ACT_GELU, BERT_ACT_GELU_TANH, BERT_ACT_RELU, BERT_ACT_SILU } bert_activation;
+/* SiLU and the sigmoid gate nomic-bert's gated MLPs (swiglu, glu) and its
+ * masked-LM head take. */
+typedef enum { BERT_ACT_GELU, BERT_ACT_GELU_TANH, BERT_ACT_RELU, BERT_ACT_SILU, BERT_ACT_SIGMOID } bert_activation;
 
 /* config.json's model_type. */
 typedef enum {
@@ -35,7 +39,9 @@ typedef enum {
     BERT_FAMILY_ELECTRA,        /* BERT's encoder, embeddings of embedding_size projected to hidden_size */
     BERT_FAMILY_MODERNBERT,     /* pre-LayerNorm, rotary, GeGLU, local attention, one prediction head */
     BERT_FAMILY_DEBERTA_V2,     /* disentangled attention over relative positions, ContextPooler */
-    BERT_FAMILY_JINA_BERT       /* model_type "bert" with ALiBi positions and a gated MLP (JinaBERT) */
+    BERT_FAMILY_JINA_BERT,      /* model_type "bert" with ALiBi positions and a gated MLP (JinaBERT) */
+    BERT_FAMILY_NOMIC_BERT,     /* nomic-bert: rotary, fused Wqkv, SwiGLU (fc11, fc12, fc2), GPT-2's config names */
+    BERT_FAMILY_GTE_NEW         /* Alibaba's gte "new": rotary with NTK scaling, fused qkv_proj, gated up_gate_proj */
 } bert_family;
 
 /* Separators between the two texts of a pair: BERT's [CLS] a [SEP] b [SEP]
@@ -77,6 +83,20 @@ typedef struct {
      * columns of mlp.gated_layers, times the second.  Its attention adds
      * -slope(head) |i - j| (ALiBi, symmetric) to the scaled scores. */
     bert_activation glu_act;
+    /* nomic-bert and gte "new" (bert_family_rotary): queries and keys turn
+     * by rotary angles over their first rotary_dim values of each head
+     * (nomic-bert: rotary_emb_fraction of the head; gte: all of it), in
+     * halves, or in pairs of neighbours when rotary_interleaved
+     * (rotary_emb_interleaved); the inverse frequencies are 1 /
+     * rope_theta^(2i / rotary_dim).  gte's NTK scaling (rope_scaling
+     * {"type": "ntk"}) multiplies the base by ntk_factor and divides the
+     * frequencies by ntk_factor^(2 / rotary_dim) at every length;
+     * nomic-bert's (rotary_scaling_factor) raises the base of a sequence
+     * longer than max_trained (max_trained_positions) only.  0: none.  The
+     * gated MLP is glu_act(gate) * up: nomic-bert's mlp.fc12 gates fc11,
+     * gte's second half of up_gate_proj gates its first. */
+    int rotary_dim, rotary_interleaved, max_trained;
+    double rope_theta, ntk_factor, dynamic_ntk_factor;
 } bert_family_settings;
 
 typedef struct {
@@ -163,7 +183,10 @@ typedef struct {
  * attn_norm is the identity) and comes before attention, ff_in_w is the
  * GeGLU's Wi [2I x H], ff_out_w is mlp.Wo and ff_ln_* is mlp_norm, before
  * the MLP.  Biases it lacks (attention_bias, mlp_bias, norm_bias false)
- * point at zeros. */
+ * point at zeros.  nomic-bert's and gte's layers are BERT's post-LayerNorm
+ * ones with q_w the fused Wqkv / qkv_proj [3H x H]; gte's ff_in_w is
+ * up_gate_proj [2I x H], nomic-bert's is fc11 beside its gate fc12
+ * (ff_gate_w). */
 typedef struct {
     bert_matrix q_w, k_w, v_w;                          /* [H x H] */
     const float *q_b, *k_b, *v_b;                       /* [H] */
@@ -175,6 +198,10 @@ typedef struct {
     bert_matrix ff_out_w;                               /* [H x I] */
     const float *ff_out_b;                              /* [H] */
     const float *ff_ln_w, *ff_ln_b;                     /* LayerNorm after the FFN */
+    /* nomic-bert's second input projection, mlp.fc12 [I x H], the gate of
+     * fc11 (ff_in_w); NULL in every other family. */
+    bert_matrix ff_gate_w;
+    const float *ff_gate_b;
 } bert_layer_weights;
 
 typedef struct bert_model {
@@ -227,6 +254,18 @@ typedef struct bert_model {
     void *priv;                          /* mapping and owned buffers */
 } bert_model;
 
+/* nomic-bert and gte "new": BERT's post-LayerNorm layers on rotary positions. */
+static inline int bert_family_rotary(bert_family f)
+{
+    return f == BERT_FAMILY_NOMIC_BERT || f == BERT_FAMILY_GTE_NEW;
+}
+
+/* The families whose sequence classifier reads BERT's pooler (pooler.dense, tanh). */
+static inline int bert_family_pooled_classifier(bert_family f)
+{
+    return f == BERT_FAMILY_BERT || f == BERT_FAMILY_JINA_BERT || bert_family_rotary(f);
+}
+
 /* The width of the masked-LM head's transform: ELECTRA's generator and
  * DeBERTa's head predict from embedding_size values, every other family
  * from hidden_size. */
@@ -252,7 +291,7 @@ static inline int bert_model_has_nsp_head(const bert_model *m)
 static inline int bert_model_has_classifier(const bert_model *m)
 {
     return m->cls_w && m->cls_b &&
-           (m->cfg.family == BERT_FAMILY_BERT || m->cfg.family == BERT_FAMILY_JINA_BERT ? m->pooler_w && m->pooler_b : m->pre_cls_w && m->pre_cls_b);
+           (bert_family_pooled_classifier(m->cfg.family) ? m->pooler_w && m->pooler_b : m->pre_cls_w && m->pre_cls_b);
 }
 
 static inline int bert_model_has_token_head(const bert_model *m)

@@ -1,7 +1,9 @@
 /*
  * rotary.c - the angle tables and the turn of ModernBERT's rotary position
  * embeddings (modeling_modernbert.py: ModernBertRotaryEmbedding,
- * apply_rotary_pos_emb).
+ * apply_rotary_pos_emb), and those of nomic-bert (NomicBertRotaryEmbedding,
+ * apply_rotary_emb: a fraction of the head, halves or interleaved pairs)
+ * and gte "new" (RotaryEmbedding, NTKScalingRotaryEmbedding).
  */
 #include "rotary.h"
 
@@ -60,4 +62,34 @@ BERT_MULTIVERSION(rotary, (float *row, int heads, int dh, const float *cos_p, co
 void bert_rotary_row_isa(bert_isa isa, float *row, int heads, int dh, const float *cos_p, const float *sin_p)
 {
     rotary(isa, row, heads, dh, cos_p, sin_p);
+}
+
+void bert_rotary_inv_freq(float *inv, int dim, double base)
+{
+    for (int i = 0; i < dim / 2; i++) inv[i] = 1.0f / powf((float)base, (float)(2 * i) / (float)dim);
+}
+
+void bert_rotary_tables_inv(float *cos_tab, float *sin_tab, int positions, int half, const float *inv)
+{
+    for (int p = 0; p < positions; p++)
+        for (int i = 0; i < half; i++) {
+            float angle = (float)p * inv[i];
+            cos_tab[(long)p * half + i] = cosf(angle);
+            sin_tab[(long)p * half + i] = sinf(angle);
+        }
+}
+
+void bert_rotary_row_part(float *row, int heads, int dh, int rot_dim, int interleaved, const float *cos_p,
+                          const float *sin_p)
+{
+    const int half = rot_dim / 2;
+    for (int h = 0; h < heads; h++) {
+        float *x = row + (long)h * dh;
+        for (int i = 0; i < half; i++) {
+            float *a = interleaved ? x + 2 * i : x + i, *b = interleaved ? x + 2 * i + 1 : x + i + half;
+            float va = *a, vb = *b;
+            *a = va * cos_p[i] - vb * sin_p[i];
+            *b = vb * cos_p[i] + va * sin_p[i];
+        }
+    }
 }

@@ -29,6 +29,9 @@ BERT_INLINE float relu_1(float x) { return x > 0.0f ? x : 0.0f; }
  * negative x gives -0, not a NaN. */
 BERT_INLINE float silu_1(float x) { return x / (1.0f + exp_poly(-x)); }
 
+/* The sigmoid gate of nomic-bert's "glu" MLP, clamped as silu_1. */
+BERT_INLINE float sigmoid_1(float x) { return 1.0f / (1.0f + exp_poly(-x)); }
+
 /* One loop per activation, so that each vectorizes on its own. */
 #define EACH_ACTIVATION(act, LOOP)   \
     switch (act) {                   \
@@ -36,6 +39,7 @@ BERT_INLINE float silu_1(float x) { return x / (1.0f + exp_poly(-x)); }
     case BERT_ACT_GELU_TANH: LOOP(gelu_tanh_1); break; \
     case BERT_ACT_RELU: LOOP(relu_1); break;       \
     case BERT_ACT_SILU: LOOP(silu_1); break;       \
+    case BERT_ACT_SIGMOID: LOOP(sigmoid_1); break; \
     }
 
 /* GELU with erf's argument clamped a block at a time in a loop of its own

@@ -136,6 +136,7 @@ static void activate_span(treal *y, const treal *x, size_t n, bert_activation ac
             break;
         case BERT_ACT_RELU: y[i] = v > 0 ? v : 0; break;
         case BERT_ACT_SILU: y[i] = v / ((treal)1 + exp(-v)); break;
+        case BERT_ACT_SIGMOID: y[i] = (treal)1 / ((treal)1 + exp(-v)); break;
         }
     }
 }
@@ -156,8 +157,13 @@ static void activate_back_span(treal *dx, const treal *dy, const treal *x, size_
         }
         case BERT_ACT_RELU: d = v > 0 ? 1 : 0; break;
         case BERT_ACT_SILU: {
-            treal sig = (treal)1 / ((treal)1 + exp(-v));
-            d = sig * ((treal)1 + v * ((treal)1 - sig));
+            treal sg = (treal)1 / ((treal)1 + exp(-v));
+            d = sg * ((treal)1 + v * ((treal)1 - sg));
+            break;
+        }
+        case BERT_ACT_SIGMOID: {
+            treal sg = (treal)1 / ((treal)1 + exp(-v));
+            d = sg * ((treal)1 - sg);
             break;
         }
         }

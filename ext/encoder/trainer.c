@@ -217,11 +217,14 @@ static int check_base(const bert_model *m, char **err)
     /* The network (train_net.c) is BERT's post-LayerNorm encoder with its
      * families' embeddings and heads (ELECTRA's is BERT's, its embeddings
      * projected); the newer encoders differ in their layers themselves. */
-    if (f == BERT_FAMILY_MODERNBERT || f == BERT_FAMILY_DEBERTA_V2 || f == BERT_FAMILY_JINA_BERT) {
+    if (f == BERT_FAMILY_MODERNBERT || f == BERT_FAMILY_DEBERTA_V2 || f == BERT_FAMILY_JINA_BERT ||
+        bert_family_rotary(f)) {
         *err = bert_errorf("fine-tuning takes BERT, DistilBERT, RoBERTa, XLM-RoBERTa, MPNet and ELECTRA models; this "
                            "one is %s, which bert_train does not train yet: fine-tune it in PyTorch and load the result",
                            f == BERT_FAMILY_MODERNBERT   ? "ModernBERT"
                            : f == BERT_FAMILY_DEBERTA_V2 ? "DeBERTa-v2"
+                           : f == BERT_FAMILY_NOMIC_BERT ? "nomic-bert (rotary, SwiGLU)"
+                           : f == BERT_FAMILY_GTE_NEW    ? "gte's \"new\" architecture (rotary, gated MLP)"
                                                          : "JinaBERT (ALiBi, gated MLP)");
         return -1;
     }

@@ -63,10 +63,12 @@ int bert_model_load_precision(bert_model_files *files, bert_precision precision,
         *err = bert_errorf("out of memory loading %s", model_dir);
         goto fail;
     }
-    if (c->family == BERT_FAMILY_MODERNBERT || c->family == BERT_FAMILY_JINA_BERT) {
+    if (c->family == BERT_FAMILY_MODERNBERT || c->family == BERT_FAMILY_JINA_BERT || bert_family_rotary(c->family)) {
         /* The biases a ModernBERT checkpoint leaves out (attention_bias,
          * mlp_bias, norm_bias, classifier_bias, decoder_bias false) and
-         * JinaBERT's gated_layers are zeros, so that every product and
+         * JinaBERT's gated_layers, and those nomic-bert and gte leave out
+         * (qkv_proj_bias, mlp_fc1_bias, mlp_fc2_bias, up_gate_proj) are
+         * zeros, so that every product and
          * norm runs as with a bias. */
         size_t n = (size_t)c->vocab_size;
         if ((size_t)3 * (size_t)c->hidden_size > n) n = (size_t)3 * (size_t)c->hidden_size;
@@ -85,6 +87,8 @@ int bert_model_load_precision(bert_model_files *files, bert_precision precision,
            : c->family == BERT_FAMILY_ELECTRA ? bert_bind_electra(&b, m)
            : c->family == BERT_FAMILY_MODERNBERT ? bert_bind_modernbert(&b, m)
            : c->family == BERT_FAMILY_DEBERTA_V2 ? bert_bind_deberta(&b, m)
+           : c->family == BERT_FAMILY_NOMIC_BERT ? bert_bind_nomic(&b, m)
+           : c->family == BERT_FAMILY_GTE_NEW ? bert_bind_gte(&b, m)
            : bert_bind_bert(&b, m);
     if (rc != 0) goto fail;
     m->dtype = dtype_label(b.list[0].t->dtype);   /* the word embeddings' */

@@ -2,7 +2,8 @@
  * model_bind.h - binding the tensors of a mapped model.safetensors to a
  * bert_model: the binder every family's file uses (model_bind.c), one
  * binding per architecture (model_bert.c, model_roberta.c, model_mpnet.c,
- * model_electra.c, model_modernbert.c)
+ * model_electra.c, model_modernbert.c, model_deberta.c, model_nomic.c,
+ * model_gte.c)
  * and the conversion of what was bound (model_widen.c).  Internal to the
  * loader; model.h is the interface.
  */
@@ -19,7 +20,7 @@ typedef struct {
     float *dense;         /* the Dense module's weight and bias (model_dense.c), or NULL */
     void *reduced;        /* one block for every bfloat16 / int8 projection made at load,
                            * or at float32 for every projection packed at load */
-    float *zeros;         /* ModernBERT: the biases its checkpoint leaves out, or NULL */
+    float *zeros;         /* ModernBERT, JinaBERT, nomic-bert, gte: the biases a checkpoint leaves out, or NULL */
 } model_priv;
 
 /* A tensor and where it goes: a float32 pointer, or (the layers'
@@ -104,6 +105,8 @@ int bert_bind_mpnet(binder *b, bert_model *m);
 int bert_bind_electra(binder *b, bert_model *m);
 int bert_bind_modernbert(binder *b, bert_model *m);
 int bert_bind_deberta(binder *b, bert_model *m);
+int bert_bind_nomic(binder *b, bert_model *m);      /* nomic-bert (model_nomic.c) */
+int bert_bind_gte(binder *b, bert_model *m);        /* gte's "new" architecture (model_gte.c) */
 
 /* The heads RoBERTa and MPNet name alike (lm_head.*, classifier.dense and
  * classifier.out_proj, or classifier.* per token, qa_outputs.*) and the

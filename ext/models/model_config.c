@@ -35,6 +35,8 @@ static const struct {
     /* model_type "bert" reads as BERT (the first entry); JinaBERT is told
      * by its position_embedding_type (read_jina) and keeps the name. */
     {"bert", BERT_FAMILY_JINA_BERT},
+    {"nomic_bert", BERT_FAMILY_NOMIC_BERT},
+    {"new", BERT_FAMILY_GTE_NEW},
 };
 
 static int family_of(const char *model_type, bert_family *out)
@@ -368,6 +370,156 @@ static int read_jina(const json_doc *doc, const char *path, bert_config *cfg, ch
     return 0;
 }
 
+/* A boolean under `key`, `fallback` when absent or null. */
+static int read_flag(const json_doc *doc, const char *key, int fallback)
+{
+    int node = bert_json_member(doc, 0, key);
+    return node < 0 || doc->nodes[node].type == JSON_NULL ? fallback : bert_json_bool(doc, node, fallback);
+}
+
+/* A setting the encoder does not implement, refused by its key when set to
+ * anything but what every published checkpoint has. */
+static int refuse_flag(const json_doc *doc, const char *path, const char *key, int supported, const char *why,
+                       char **err)
+{
+    if (read_flag(doc, key, supported) == supported) return 0;
+    *err = bert_errorf("%s: %s %s is not supported (%s); only %s is", path, key, supported ? "false" : "true", why,
+                       supported ? "true" : "false");
+    return -1;
+}
+
+/* The rotary dimensions of a head, which must be even. */
+static int check_rotary_dim(const char *path, const char *key, bert_config *cfg, char **err)
+{
+    const int dh = cfg->hidden_size / cfg->num_heads, rd = cfg->fam.rotary_dim;
+    if (rd < 2 || rd > dh || rd % 2 != 0) {
+        *err = bert_errorf("%s: %s gives %d rotary dimensions of a head of %d; rotary positions need an even number "
+                           "from 2 to the head size", path, key, rd, dh);
+        return -1;
+    }
+    return 0;
+}
+
+/* NomicBertConfig (configuration_hf_nomic_bert.py, a GPT2Config): the
+ * sizes under GPT-2's names are read with the others; here the gated MLP
+ * (activation_function, n_inner rounded up to a multiple of 256 as
+ * NomciBertGatedMLP does), the vocabulary padded to pad_vocab_size_multiple
+ * (NomicBertModel), the rotary settings, and the variants of the block
+ * the encoder does not implement, refused by key. */
+static int read_nomic(const json_doc *doc, const char *path, bert_config *cfg, char **err)
+{
+    bert_family_settings *f = &cfg->fam;
+    int multiple = 1, inner = 0;
+    if (read_int(doc, path, "type_vocab_size", 2, 0, MAX_TYPE_VOCAB, &cfg->type_vocab_size, err) ||
+        read_int(doc, path, "pad_vocab_size_multiple", 1, 1, 65536, &multiple, err) ||
+        read_int(doc, path, "n_inner", 0, 0, MAX_INTERMEDIATE, &inner, err) ||
+        read_int(doc, path, "max_trained_positions", 2048, 1, BERT_MAX_POSITIONS, &f->max_trained, err))
+        return -1;
+    long long vocab = ((long long)cfg->vocab_size + multiple - 1) / multiple * multiple;
+    if (vocab > MAX_VOCAB) {
+        *err = bert_errorf("%s: vocab_size padded to pad_vocab_size_multiple is above %d", path, MAX_VOCAB);
+        return -1;
+    }
+    cfg->vocab_size = (int)vocab;
+    int node = bert_json_member(doc, 0, "activation_function");
+    const char *act = node < 0 ? "gelu_new" : bert_json_str(doc, node, "");
+    if (strcmp(act, "swiglu") == 0) {
+        f->glu_act = f->head_act = BERT_ACT_SILU;
+    } else if (strcmp(act, "geglu") == 0 || strcmp(act, "glu") == 0) {
+        /* F.gelu or the sigmoid of F.glu on the gate; the masked-LM head's nn.GELU(). */
+        f->glu_act = act[1] == 'e' ? BERT_ACT_GELU : BERT_ACT_SIGMOID;
+        f->head_act = BERT_ACT_GELU;
+    } else {
+        *err = bert_errorf("%s: activation_function \"%s\" is not supported for nomic_bert; its gated MLPs "
+                           "\"swiglu\" (nomic-embed-text, nomic-bert-2048), \"geglu\" and \"glu\" are", path, act);
+        return -1;
+    }
+    cfg->hidden_act = f->head_act;
+    if (!inner) inner = 8 * cfg->hidden_size / 3;
+    cfg->intermediate_size = (inner + 255) / 256 * 256;
+    if (refuse_flag(doc, path, "prenorm", 0, "pre-LayerNorm blocks", err) ||
+        refuse_flag(doc, path, "parallel_block", 0, "parallel attention and MLP", err) ||
+        refuse_flag(doc, path, "use_rms_norm", 0, "RMSNorm", err) ||
+        refuse_flag(doc, path, "causal", 0, "causal attention", err))
+        return -1;
+    node = bert_json_member(doc, 0, "rotary_emb_scale_base");
+    if (node >= 0 && doc->nodes[node].type != JSON_NULL) {
+        *err = bert_errorf("%s: rotary_emb_scale_base (xPos scaling) is not supported; it must be null", path);
+        return -1;
+    }
+    node = bert_json_member(doc, 0, "num_heads_kv");
+    if (node >= 0 && doc->nodes[node].type != JSON_NULL && bert_json_int(doc, node, -1) != cfg->num_heads) {
+        *err = bert_errorf("%s: num_heads_kv (grouped keys and values) is not supported; it must be null or n_head",
+                           path);
+        return -1;
+    }
+    double fraction = 0;
+    node = bert_json_member(doc, 0, "rotary_emb_fraction");
+    if (node >= 0) fraction = bert_json_real(doc, node, -1);
+    const double rd = fraction * (cfg->hidden_size / cfg->num_heads);
+    if (!(fraction > 0 && fraction <= 1) || rd != (int)rd) {
+        *err = bert_errorf("%s: rotary_emb_fraction must be above 0 and at most 1, a whole number of a head's "
+                           "dimensions (nomic-bert uses 1.0); absolute position embeddings are not supported", path);
+        return -1;
+    }
+    f->rotary_dim = (int)rd;
+    f->rotary_interleaved = read_flag(doc, "rotary_emb_interleaved", 0);
+    if (check_rotary_dim(path, "rotary_emb_fraction", cfg, err) ||
+        read_positive(doc, path, "rotary_emb_base", 10000.0, &f->rope_theta, err))
+        return -1;
+    node = bert_json_member(doc, 0, "rotary_scaling_factor");
+    if (node >= 0 && doc->nodes[node].type != JSON_NULL &&
+        read_positive(doc, path, "rotary_scaling_factor", 1.0, &f->dynamic_ntk_factor, err))
+        return -1;
+    return 0;
+}
+
+/* NewConfig (Alibaba-NLP/new-impl, configuration.py): rotary positions
+ * (position_embedding_type "rope", rope_theta, rope_scaling of type "ntk"
+ * without mixed_b), the fused qkv_proj (pack_qkv), LayerNorm
+ * (layer_norm_type); the gated MLP's activation is hidden_act.
+ * unpad_inputs and use_memory_efficient_attention change how it is computed,
+ * not what. */
+static int read_gte(const json_doc *doc, const char *path, bert_config *cfg, char **err)
+{
+    bert_family_settings *f = &cfg->fam;
+    if (read_int(doc, path, "type_vocab_size", 1, 0, MAX_TYPE_VOCAB, &cfg->type_vocab_size, err) ||
+        read_positive(doc, path, "rope_theta", 10000.0, &f->rope_theta, err))
+        return -1;
+    int node = bert_json_member(doc, 0, "position_embedding_type");
+    const char *type = node < 0 || doc->nodes[node].type == JSON_NULL ? "rope" : bert_json_str(doc, node, "");
+    if (strcmp(type, "rope") != 0) {
+        *err = bert_errorf("%s: position_embedding_type \"%s\" is not supported for model_type \"new\"; only \"rope\" "
+                           "is", path, type);
+        return -1;
+    }
+    node = bert_json_member(doc, 0, "layer_norm_type");
+    type = node < 0 || doc->nodes[node].type == JSON_NULL ? "layer_norm" : bert_json_str(doc, node, "");
+    if (strcmp(type, "layer_norm") != 0) {
+        *err = bert_errorf("%s: layer_norm_type \"%s\" is not supported; only \"layer_norm\" is", path, type);
+        return -1;
+    }
+    if (refuse_flag(doc, path, "pack_qkv", 1, "separate q_proj, k_proj and v_proj", err) ||
+        refuse_flag(doc, path, "logn_attention_scale", 0, "attention scaled by the log of the length", err))
+        return -1;
+    node = bert_json_member(doc, 0, "rope_scaling");
+    if (node >= 0 && doc->nodes[node].type != JSON_NULL) {
+        const char *kind = bert_json_str(doc, bert_json_member(doc, node, "type"), "");
+        int factor = bert_json_member(doc, node, "factor"), mixed = bert_json_member(doc, node, "mixed_b");
+        f->ntk_factor = factor < 0 ? 0 : bert_json_real(doc, factor, -1);
+        if (doc->nodes[node].type != JSON_OBJECT || strcmp(kind, "ntk") != 0 || !(f->ntk_factor >= 1) ||
+            f->ntk_factor > 1e6 || (mixed >= 0 && doc->nodes[mixed].type != JSON_NULL)) {
+            *err = bert_errorf("%s: rope_scaling must be null or {\"type\": \"ntk\", \"factor\": F} with F at least "
+                               "1 (and no mixed_b); other scalings are not supported", path);
+            return -1;
+        }
+    }
+    f->rotary_dim = cfg->hidden_size / cfg->num_heads;
+    f->glu_act = cfg->hidden_act;
+    f->head_act = cfg->hidden_act;
+    return check_rotary_dim(path, "hidden_size / num_attention_heads", cfg, err);
+}
+
 typedef struct {
     const char *key;
     long long bert_default;   /* BertConfig's default, used when model_type says "bert" */
@@ -397,7 +549,7 @@ int bert_config_load(bert_model_files *files, bert_config *cfg, char **err)
     if (type_node >= 0 && (!type || family_of(type, &cfg->family) != 0)) {
         *err = bert_errorf("%s: model_type is \"%s\", which is not supported; the supported model types are "
                            "\"bert\", \"distilbert\", \"roberta\", \"xlm-roberta\", \"mpnet\", \"electra\", "
-                           "\"modernbert\" and \"deberta-v2\"", path,
+                           "\"modernbert\", \"deberta-v2\", \"nomic_bert\" and \"new\"", path,
                            type ? type : "(not a string)");
         goto done;
     }
@@ -453,17 +605,40 @@ int bert_config_load(bert_model_files *files, bert_config *cfg, char **err)
         {"intermediate_size", 6144, MAX_INTERMEDIATE, &cfg->intermediate_size},
         {"max_position_embeddings", 512, BERT_MAX_POSITIONS, &cfg->max_position_embeddings},
     };
+    /* NomicBertConfig's sizes under GPT2Config's names and defaults;
+     * n_inner and type_vocab_size are read in read_nomic. */
+    size_field nomic_sizes[] = {
+        {"vocab_size", 50257, MAX_VOCAB, &cfg->vocab_size},
+        {"n_embd", 768, MAX_HIDDEN, &cfg->hidden_size},
+        {"n_layer", 12, MAX_LAYERS, &cfg->num_layers},
+        {"n_head", 12, MAX_HIDDEN, &cfg->num_heads},
+        {"n_positions", 1024, BERT_MAX_POSITIONS, &cfg->max_position_embeddings},
+    };
+    /* NewConfig's defaults; type_vocab_size (0 in gte-*-en-v1.5) is read in read_gte. */
+    size_field gte_sizes[] = {
+        {"vocab_size", 30528, MAX_VOCAB, &cfg->vocab_size},
+        {"hidden_size", 768, MAX_HIDDEN, &cfg->hidden_size},
+        {"num_hidden_layers", 12, MAX_LAYERS, &cfg->num_layers},
+        {"num_attention_heads", 12, MAX_HIDDEN, &cfg->num_heads},
+        {"intermediate_size", 3072, MAX_INTERMEDIATE, &cfg->intermediate_size},
+        {"max_position_embeddings", 2048, BERT_MAX_POSITIONS, &cfg->max_position_embeddings},
+    };
     const int electra = cfg->family == BERT_FAMILY_ELECTRA, modern = cfg->family == BERT_FAMILY_MODERNBERT;
-    const int deberta = cfg->family == BERT_FAMILY_DEBERTA_V2;
+    const int deberta = cfg->family == BERT_FAMILY_DEBERTA_V2, nomic = cfg->family == BERT_FAMILY_NOMIC_BERT;
+    const int gte = cfg->family == BERT_FAMILY_GTE_NEW;
     size_field *sizes = distil    ? distil_sizes
                         : electra ? electra_sizes
                         : modern  ? modern_sizes
                         : deberta ? deberta_sizes
+                        : nomic   ? nomic_sizes
+                        : gte     ? gte_sizes
                                   : bert_sizes;
     size_t n_sizes = distil    ? sizeof distil_sizes / sizeof *distil_sizes
                      : electra ? sizeof electra_sizes / sizeof *electra_sizes
                      : modern  ? sizeof modern_sizes / sizeof *modern_sizes
                      : deberta ? sizeof deberta_sizes / sizeof *deberta_sizes
+                     : nomic   ? sizeof nomic_sizes / sizeof *nomic_sizes
+                     : gte     ? sizeof gte_sizes / sizeof *gte_sizes
                                : sizeof bert_sizes / sizeof *bert_sizes;
     /* MPNet has no segment embeddings, so no type_vocab_size (bert_sizes' last). */
     if (cfg->family == BERT_FAMILY_MPNET) n_sizes--;
@@ -493,8 +668,9 @@ int bert_config_load(bert_model_files *files, bert_config *cfg, char **err)
     /* DistilBERT's LayerNorms use eps 1e-12, fixed in its code; its
      * activation is under "activation".  ModernBERT's norms take norm_eps
      * (1e-5 by default), its MLP hidden_activation. */
-    int eps_node = distil ? -1 : bert_json_member(doc, 0, modern ? "norm_eps" : "layer_norm_eps");
-    double eps = eps_node < 0 ? (modern ? 1e-5 : deberta ? 1e-7 : 1e-12) : bert_json_real(doc, eps_node, -1);
+    int eps_node = distil ? -1
+                   : bert_json_member(doc, 0, modern ? "norm_eps" : nomic ? "layer_norm_epsilon" : "layer_norm_eps");
+    double eps = eps_node < 0 ? (modern || nomic ? 1e-5 : deberta ? 1e-7 : 1e-12) : bert_json_real(doc, eps_node, -1);
     /* The encoder adds eps in float32, where a value below about 1e-45
      * becomes 0 and a constant row would divide by zero. */
     if (!(eps > 0 && eps < 1 && (float)eps > 0)) {
@@ -503,13 +679,15 @@ int bert_config_load(bert_model_files *files, bert_config *cfg, char **err)
     }
     cfg->layer_norm_eps = (float)eps;
 
-    if (read_activation(doc, path, distil ? "activation" : modern ? "hidden_activation" : "hidden_act",
-                        &cfg->hidden_act, err) != 0)
+    if (!nomic && read_activation(doc, path, distil ? "activation" : modern ? "hidden_activation" : "hidden_act",
+                                  &cfg->hidden_act, err) != 0)
         goto done;
     if (electra && read_absolute_positions(doc, path, err) != 0) goto done;
     if (cfg->family == BERT_FAMILY_BERT && read_jina(doc, path, cfg, err) != 0) goto done;
     if (modern && read_modernbert(doc, path, cfg, err) != 0) goto done;
     if (deberta && read_deberta(doc, path, cfg, err) != 0) goto done;
+    if (nomic && read_nomic(doc, path, cfg, err) != 0) goto done;
+    if (gte && read_gte(doc, path, cfg, err) != 0) goto done;
     if (read_positions(doc, path, cfg, err) != 0) goto done;
     if (read_training(doc, path, cfg, err) != 0) goto done;
     rc = 0;

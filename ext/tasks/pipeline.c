@@ -284,8 +284,8 @@ int bert_pipeline_fill_mask(bert_entry *e, const char *text, size_t len, int top
         *err = bert_errorf("model '%s' has no masked-language-model head (cls.predictions.*, lm_head.*, "
                            "vocab_projector.*, generator_lm_head.* or head.* and decoder.*): fill-mask needs a "
                            "checkpoint saved as BertForMaskedLM, BertForPreTraining, DistilBertForMaskedLM, "
-                           "RobertaForMaskedLM, MPNetForMaskedLM, ElectraForMaskedLM (a generator) or "
-                           "ModernBertForMaskedLM, "
+                           "RobertaForMaskedLM, MPNetForMaskedLM, ElectraForMaskedLM (a generator), "
+                           "ModernBertForMaskedLM, NomicBertForPreTraining or NewForMaskedLM, "
                            "such as bert-base-uncased or roberta-base; "
                            "this model's task is %s",
                            e->name, bert_pipeline_task_phrase(e));
@@ -470,8 +470,9 @@ int bert_pipeline_need_classifier(bert_entry *e, const char *fn, char **err)
     *err = bert_errorf("model '%s' has no sequence-classification head (classifier.*): %s needs a "
                        "checkpoint saved as BertForSequenceClassification, DistilBertForSequenceClassification, "
                        "RobertaForSequenceClassification, XLMRobertaForSequenceClassification, "
-                       "MPNetForSequenceClassification, ElectraForSequenceClassification or "
-                       "ModernBertForSequenceClassification (a fine-tuned classifier or cross-encoder); "
+                       "MPNetForSequenceClassification, ElectraForSequenceClassification, "
+                       "ModernBertForSequenceClassification, NomicBertForSequenceClassification or "
+                       "NewForSequenceClassification (a fine-tuned classifier or cross-encoder); "
                        "this model's task is %s", e->name, fn, bert_pipeline_task_phrase(e));
     return -1;
 }

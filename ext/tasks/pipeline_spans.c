@@ -208,7 +208,8 @@ int bert_pipeline_ner(bert_entry *e, const char *text, size_t len, ner_entities 
                            "bert_ner needs a checkpoint saved as BertForTokenClassification, "
                            "DistilBertForTokenClassification, RobertaForTokenClassification, "
                            "XLMRobertaForTokenClassification, MPNetForTokenClassification, "
-                           "ElectraForTokenClassification or ModernBertForTokenClassification (a NER model such as "
+                           "ElectraForTokenClassification, ModernBertForTokenClassification or NewForTokenClassification "
+                           "(a NER model such as "
                            "dslim/bert-base-NER); "
                            "this model's task is %s", e->name, bert_pipeline_task_phrase(e));
         return -1;
@@ -313,8 +314,8 @@ static int answer_run(bert_entry *e, const char *question, size_t qlen, const ch
         *err = bert_errorf("model '%s' has no question-answering head (qa_outputs.*): bert_answer needs a "
                            "checkpoint saved as BertForQuestionAnswering, DistilBertForQuestionAnswering, "
                            "RobertaForQuestionAnswering, XLMRobertaForQuestionAnswering, "
-                           "MPNetForQuestionAnswering, ElectraForQuestionAnswering or "
-                           "ModernBertForQuestionAnswering (a SQuAD model such as distilbert-base-cased-distilled-squad "
+                           "MPNetForQuestionAnswering, ElectraForQuestionAnswering, "
+                           "ModernBertForQuestionAnswering or NewForQuestionAnswering (a SQuAD model such as distilbert-base-cased-distilled-squad "
                            "or deepset/roberta-base-squad2); this model's task "
                            "is %s", e->name, bert_pipeline_task_phrase(e));
         return -1;

@@ -1,21 +1,23 @@
 #!/usr/bin/python3
 """make_encoder_goldens.py MODELS_DIR OUT_DIR BERT_TOKENIZER_JSON - the golden
-data of the ELECTRA, ModernBERT and DeBERTa-v2 test models (tests/test_encoders.c), from
+data of the ELECTRA, ModernBERT, DeBERTa-v2, JinaBERT, nomic-bert and gte "new" test models (tests/test_encoders.c), from
 independent references only:
 
   token ids   Hugging Face's Rust tokenizer (hf_tokenizer.js and
               hf_offsets.js, npm `tokenizers`): BERT_TOKENIZER_JSON,
-              bert-base-uncased's tokenizer.json, for the ELECTRA and DeBERTa
-              models, which carry its vocab.txt (as google/electra-* do;
+              bert-base-uncased's tokenizer.json, for the ELECTRA, DeBERTa,
+              nomic-bert and gte models, which carry its vocab.txt (as google/electra-* do;
               DeBERTa's are tests of the encoder, whichever tokenizer the
               directory has); each
               ModernBERT model's own tokenizer.json (ModernBERT-large's), and
               deberta-v3-spm's (the DeBERTa-v3-shaped SentencePiece Unigram of
               tests/fixtures/deberta-v3, which it carries).
   numbers     tests/reference/encoder_reference.py (PyTorch, float64),
-              transcribed from modeling_electra.py, modeling_modernbert.py and
-              modeling_deberta_v2.py
-              (files and commits cited there)
+              transcribed from modeling_electra.py, modeling_modernbert.py,
+              modeling_deberta_v2.py, JinaBERT's, nomic-bert's and gte's
+              trust_remote_code modeling files (files and commits cited there)
+  prompts     SentenceTransformer.encode's: the registration's prompt name
+              looked up in config_sentence_transformers.json, prepended
   hidden      transformers' output_hidden_states, through bert_hidden_states
   results     the pipelines' post-processing as make_family_goldens.py
               assembles it (fill-mask, text classification, token
@@ -41,7 +43,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "reference"))
 sys.path.insert(0, HERE)
 import bert_reference as bref  # noqa: E402
 import encoder_reference as ref  # noqa: E402
-from make_family_goldens import pipeline_tokenizer  # noqa: E402
+from make_family_goldens import pipeline_tokenizer, prompt_of  # noqa: E402
 from make_goldens import HF, checksum, r7  # noqa: E402
 from make_heads_goldens import pipeline_function, sigmoid, softmax  # noqa: E402
 from make_ner_qa_goldens import hf_run, ner_text, qa_answers, rounded, same_structure  # noqa: E402
@@ -69,13 +71,28 @@ REGISTRATIONS = {
     "jina-mlm": ("jina-mlm", None),
     "jina-embed": ("jina-embed", None),
     "jina-cls": ("jina-cls", None),
+    "nomic-mlm": ("nomic-mlm", None),
+    "nomic-embed": ("nomic-embed", None),
+    "nomic-embed-query": ("nomic-embed", {"prompt": "search_query"}),
+    "nomic-embed-doc": ("nomic-embed", {"prompt": "search_document"}),
+    "nomic-cls": ("nomic-cls", None),
+    "gte-mlm": ("gte-mlm", None),
+    "gte-embed": ("gte-embed", None),
+    "gte-cls": ("gte-cls", None),
+    "gte-ner": ("gte-ner", None),
+    "gte-ner-none": ("gte-ner", {"aggregation": "none"}),
+    "gte-qa": ("gte-qa", None),
 }
 EMBED = ["electra-disc", "electra-base", "modernbert-mlm", "modernbert-cls", "deberta-cls", "deberta-v3-spm",
-         "jina-embed", "jina-mlm"]
-MLM = ["electra-mlm", "modernbert-mlm", "deberta-mlm", "deberta-mlm-legacy", "deberta-v3-spm", "jina-mlm"]
-CLASSIFY = ["electra-cls-f16", "modernbert-cls", "modernbert-cls-first", "deberta-cls", "jina-cls"]
-NER = ["electra-ner", "electra-ner-none", "modernbert-ner", "modernbert-ner-none", "deberta-ner"]
-QA = ["electra-qa", "modernbert-qa", "deberta-qa"]
+         "jina-embed", "jina-mlm", "nomic-embed", "nomic-embed-query", "nomic-embed-doc", "nomic-mlm", "gte-embed",
+         "gte-mlm"]
+MLM = ["electra-mlm", "modernbert-mlm", "deberta-mlm", "deberta-mlm-legacy", "deberta-v3-spm", "jina-mlm", "nomic-mlm",
+       "gte-mlm"]
+CLASSIFY = ["electra-cls-f16", "modernbert-cls", "modernbert-cls-first", "deberta-cls", "jina-cls", "nomic-cls",
+            "gte-cls"]
+NER = ["electra-ner", "electra-ner-none", "modernbert-ner", "modernbert-ner-none", "deberta-ner", "gte-ner",
+       "gte-ner-none"]
+QA = ["electra-qa", "modernbert-qa", "deberta-qa", "gte-qa"]
 # Raw token ids for the encoder: (model, length); the ModernBERT lengths pass
 # the local windows (16 and 64 tokens) and 512.
 ENCODE = [("electra-mlm", 6), ("electra-mlm", 600), ("electra-base", 40), ("electra-disc", 300),
@@ -83,7 +100,12 @@ ENCODE = [("electra-mlm", 6), ("electra-mlm", 600), ("electra-base", 40), ("elec
           ("modernbert-cls", 300), ("modernbert-cls-first", 530), ("modernbert-qa", 100),
           ("deberta-cls", 6), ("deberta-cls", 300), ("deberta-ner", 40), ("deberta-qa", 512),
           # JinaBERT: ALiBi at short lengths and past 512 (its 8192 positions need no table).
-          ("jina-mlm", 6), ("jina-mlm", 300), ("jina-embed", 40), ("jina-embed", 1100), ("jina-cls", 700)]
+          ("jina-mlm", 6), ("jina-mlm", 300), ("jina-embed", 40), ("jina-embed", 1100), ("jina-cls", 700),
+          # nomic-bert and gte: rotary at short lengths and past 512; nomic-cls's
+          # dynamic NTK scaling past its 256 trained positions.
+          ("nomic-mlm", 6), ("nomic-mlm", 600), ("nomic-embed", 40), ("nomic-embed", 1100), ("nomic-cls", 200),
+          ("nomic-cls", 700), ("gte-mlm", 6), ("gte-mlm", 700), ("gte-embed", 40), ("gte-embed", 1100),
+          ("gte-cls", 530), ("gte-ner", 100), ("gte-qa", 300)]
 TOL_ORDER = 2e-4
 # About 700 word pieces: past 512 (ModernBERT reads all of it, up to its
 # 1024 positions; ELECTRA's 512 cut it) and past every local window.
@@ -127,7 +149,7 @@ def main():
     # ---- hidden states as bert_hidden_states shows them: transformers'
     # output_hidden_states (ELECTRA's first after embeddings_project,
     # ModernBERT's last before final_norm), one position's vectors -------------------------
-    for name in ("electra-mlm", "modernbert-mlm"):
+    for name in ("electra-mlm", "modernbert-mlm", "nomic-mlm", "gte-mlm"):
         m = models[name]
         for text in ("hello world", "Rotary positions turn queries and keys by where they stand."):
             ids = encodings(name, [{"a": text, "b": None, "max_length": m.max_length}])[0]["ids"]
@@ -141,16 +163,21 @@ def main():
                           "WHERE position = 1 ORDER BY layer)", "args": [text],
                           "expected": [[r7(x) for x in h[0, 1].tolist()] for h in trace["hidden_states"]]})
 
-    # ---- embeddings (mean pooling, the default without sentence-transformers files) -----
+    # ---- embeddings (mean pooling, the default without sentence-transformers files,
+    # else theirs), with the registration's prompt --------------------------------------
     # The first texts only: the goldens stay small.
     texts = (list(inputs["sentences"]) + [p for pair in inputs["similarity"] for p in pair])[:EMBED_TEXTS]
     texts.append(LONG_TEXT)
     for name in EMBED:
         m = models[name]
-        for text, enc in zip(texts, encodings(name, [{"a": t, "b": None, "max_length": m.max_length} for t in texts])):
+        prefix, mode = prompt_of(m, REGISTRATIONS[name][1]), m.st["pooling"] if m.st["present"] else "mean"
+        requests = [{"a": prefix + t, "b": None, "max_length": m.max_length} for t in texts]
+        for text, enc in zip(texts, encodings(name, requests)):
             ids = enc["ids"]
-            v64 = bref.pool(m, ref.encode(m, [ids])[0], None, "mean")
-            v32 = bref.pool(m, ref.encode(m, [ids], compute=torch.float32)[0], None, "mean")
+            v64 = bref.pool(m, ref.encode(m, [ids])[0], None, mode)
+            v32 = bref.pool(m, ref.encode(m, [ids], compute=torch.float32)[0], None, mode)
+            if m.st["normalize"]:
+                v64, v32 = bref.normalize(v64), bref.normalize(v32)
             note("embedding", v64, v32.double())
             lines.append({"model": name, "sql": "SELECT bert_token_ids(?1, ?2)", "args": [text], "expected": ids})
             lines.append({"model": name, "sql": "SELECT bert_vector_to_json(bert_embed(?1, ?2))", "args": [text],

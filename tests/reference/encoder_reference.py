@@ -62,7 +62,42 @@ from transformers (huggingface/transformers):
     (gated_layers without bias, act(first intermediate_size columns) *
     the rest, act nn.GELU() for "geglu" and ReLU for "reglu", wo,
     layernorm(out + residual)), BERT's pooler and heads
-    (cls.predictions, classifier on the pooler).
+    (cls.predictions, classifier on the pooler);
+  * nomic-bert, the trust_remote_code of nomic-ai/nomic-bert-2048 and
+    nomic-embed-text-v1/v1.5 (configuration_hf_nomic_bert.py and
+    modeling_hf_nomic_bert.py), from the copies in nomic-ai/contrastors,
+    src/contrastors/models/huggingface/ (modeling_hf_nomic_bert.py at commit
+    1e27692238fd259025c56b56926893d21f691d84, configuration_hf_nomic_bert.py
+    at 4ed6743d3f724660db25e3fa9f6bfe5c8bcc61c3; the hub's own files were not
+    in the index): NomicBertEmbeddings (word + token type, no position table
+    when rotary_emb_fraction > 0), emb_ln; NomicBertBlock with prenorm false
+    (attn: Wqkv viewed as (three h d), apply_rotary_emb on the first
+    head_dim * rotary_emb_fraction values, halves or interleaved pairs,
+    scores / sqrt(head_dim) + mask, out_proj; norm1(attn + x);
+    NomciBertGatedMLP: fc11(x) * act(fc12(x)), act F.silu (swiglu), F.gelu
+    (geglu) or the sigmoid of F.glu (glu), hidden_features n_inner or
+    int(8 n_embd / 3) rounded up to a multiple of 256, fc2; norm2(mlp + x));
+    NomicBertRotaryEmbedding (inv_freq = 1 / base^(arange(0, dim, 2) / dim)
+    in float32, cos/sin of torch.outer(t, inv_freq)) and
+    NomicBertDynamicNTKRotaryEmbedding (base * (factor seqlen /
+    max_trained_positions - (factor - 1))^(dim / (dim - 2)) past
+    max_trained_positions, as a fresh module computes it for one sequence);
+    NomicBertPredictionHeadTransform (dense, F.silu for swiglu else GELU,
+    layer_norm), the decoder tied to the word embeddings; NomicBertPooler
+    and NomicBertForSequenceClassification's classifier;
+  * gte's "new" architecture, Alibaba-NLP/new-impl's modeling.py (the
+    trust_remote_code of Alibaba-NLP/gte-*-v1.5 and gte-multilingual-base;
+    transcribed from the copy the index holds, whose repository it does not
+    name): NewEmbeddings (word + token type where type_vocab_size > 0,
+    LayerNorm), RotaryEmbedding and NTKScalingRotaryEmbedding (base * factor,
+    inv_freq / factor^(2 / dim), the cache built past max_position_embeddings
+    so that the scaling holds at every length), apply_rotary_pos_emb with
+    rotate_half, NewAttention (qkv_proj split in three, o_proj), NewLayer
+    (attn_ln(x + attention), NewGatedMLP: up_gate_proj split into up and
+    gate, act(gate) * up, down_proj; mlp_ln(x + mlp)), NewPooler,
+    NewLMPredictionHead (dense, hidden_act, norm, decoder),
+    NewForSequenceClassification (classifier on the pooler),
+    NewForTokenClassification and NewForQuestionAnswering.
 
 Runs in float64 by default on the exact stored weights (compute=torch.float32
 for the float32 run).  Reuses bert_reference.py's safetensors reader,
@@ -78,7 +113,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bert_reference as bref  # noqa: E402
 
-FAMILIES = ("electra", "modernbert", "deberta-v2", "jina")
+FAMILIES = ("electra", "modernbert", "deberta-v2", "jina", "nomic_bert", "new")
 
 
 class Model(bref.Model):
@@ -95,18 +130,30 @@ class Model(bref.Model):
         self.jina = jina
         self.modern = self.family == "modernbert"
         self.deberta = self.family == "deberta-v2"
+        self.nomic = self.family == "nomic_bert"
+        self.gte = self.family == "new"
         self.mpnet = self.distilbert = False
         raw, self.header = bref.read_safetensors(os.path.join(model_dir, "model.safetensors"))
         self.dtype = {v["dtype"] for k, v in self.header.items() if k != "__metadata__" and v["dtype"] != "I64"}.pop()
-        prefix = "model." if self.modern else "deberta." if self.deberta else "bert." if jina else "electra."
+        prefix = ("model." if self.modern else "deberta." if self.deberta else "bert." if jina or self.nomic
+                  else "new." if self.gte else "electra.")
         self.w = {}
         for name, arr in raw.items():
             if name.startswith(prefix):
                 name = name[len(prefix):]
             self.w[name] = torch.from_numpy(np.ascontiguousarray(arr))
-        self.hidden, self.heads = c["hidden_size"], c["num_attention_heads"]
-        self.layers, self.intermediate = c["num_hidden_layers"], c["intermediate_size"]
-        if self.modern:
+        if self.nomic:
+            self.hidden, self.heads, self.layers = c["n_embd"], c["n_head"], c["n_layer"]
+            inner = c.get("n_inner") or int(8 * self.hidden / 3)
+            self.intermediate = (inner + 255) // 256 * 256
+        else:
+            self.hidden, self.heads = c["hidden_size"], c["num_attention_heads"]
+            self.layers, self.intermediate = c["num_hidden_layers"], c["intermediate_size"]
+        if self.nomic:
+            self.eps = c.get("layer_norm_epsilon", 1e-5)
+            self.act = c.get("activation_function")
+            self.embedding_size = self.hidden
+        elif self.modern:
             self.eps = c.get("norm_eps", 1e-5)
             self.act = c.get("hidden_activation", "gelu")
             self.head_act = c.get("classifier_activation", "gelu")
@@ -129,6 +176,12 @@ class Model(bref.Model):
             self.has_qa = arch.endswith("ForQuestionAnswering")
             self.token_classification = arch.endswith("ForTokenClassification")
             self.has_classifier = arch.endswith("ForSequenceClassification")
+        elif self.nomic or self.gte:
+            self.has_mlm = ("cls.predictions.transform.dense.weight" in self.w or "lm_head.dense.weight" in self.w)
+            self.has_qa = "qa_outputs.weight" in self.w
+            self.has_pooler = "pooler.dense.weight" in self.w
+            self.token_classification = "classifier.weight" in self.w and not self.has_pooler
+            self.has_classifier = "classifier.weight" in self.w and self.has_pooler
         elif jina:
             self.has_mlm = "cls.predictions.bias" in self.w
             self.has_qa = "qa_outputs.weight" in self.w
@@ -155,9 +208,13 @@ class Model(bref.Model):
         tok = bref.read_json(os.path.join(model_dir, "tokenizer_config.json"), {})
         mml = tok.get("model_max_length") or 0
         mml = mml if 0 < mml < 1e29 else 0
-        positions = c["max_position_embeddings"]
+        positions = c["n_positions"] if self.nomic else c["max_position_embeddings"]
         self.max_length = min(mml, positions) if mml else positions
-        self.prompts, self.default_prompt_name = {}, None
+        if self.st["max_seq_length"]:
+            self.max_length = self.st["max_seq_length"]
+        st_cfg = bref.read_json(os.path.join(model_dir, "config_sentence_transformers.json"), {})
+        self.prompts = st_cfg.get("prompts") or {}
+        self.default_prompt_name = st_cfg.get("default_prompt_name")
 
     def bias(self, name, compute):
         """A bias, or None where the checkpoint has none (ModernBERT's *_bias false)."""
@@ -407,6 +464,128 @@ def head(m, hidden, compute):
     return norm(bref.activation(m.head_act)(linear(hidden, m, "head.dense", compute)), m, "head.norm", compute)
 
 
+# ---- nomic-bert -------------------------------------------------------------------------------
+
+def nomic_rotary(m, seq):
+    """NomicBertRotaryEmbedding's (or, with rotary_scaling_factor,
+    NomicBertDynamicNTKRotaryEmbedding's) cos and sin [seq x rotary_dim / 2]
+    as a fresh module computes them for one sequence of seq tokens, in float32."""
+    c = m.config
+    dim = (m.hidden // m.heads) * c.get("rotary_emb_fraction", 0.0)
+    base = float(c.get("rotary_emb_base", 10000))
+    factor, trained = c.get("rotary_scaling_factor"), c.get("max_trained_positions", 2048)
+    if factor and seq > trained:
+        base = base * ((factor * seq / trained) - (factor - 1)) ** (dim / (dim - 2))
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
+    freqs = torch.outer(torch.arange(seq, dtype=torch.float32), inv_freq)
+    return torch.cos(freqs), torch.sin(freqs)
+
+
+def nomic_rotate_half(x, interleaved):
+    if not interleaved:
+        x1, x2 = x.chunk(2, dim=-1)
+        return torch.cat((-x2, x1), dim=-1)
+    x1, x2 = x[..., ::2], x[..., 1::2]
+    return torch.stack((-x2, x1), dim=-1).flatten(-2)
+
+
+def nomic_apply_rotary(x, cos, sin, interleaved):
+    """apply_rotary_emb: x [batch x seq x heads x head_dim], cos/sin [seq x rotary_dim / 2]."""
+    ro = cos.shape[-1] * 2
+    if interleaved:
+        cos, sin = cos.repeat_interleave(2, dim=-1), sin.repeat_interleave(2, dim=-1)
+    else:
+        cos, sin = torch.cat((cos, cos), dim=-1), torch.cat((sin, sin), dim=-1)
+    cos, sin = cos[:, None, :], sin[:, None, :]
+    return torch.cat([x[..., :ro] * cos + nomic_rotate_half(x[..., :ro], interleaved) * sin, x[..., ro:]], dim=-1)
+
+
+def nomic_glu(name):
+    """NomicBertBlock's activation of the gate: F.sigmoid (glu), F.silu (swiglu), else F.gelu."""
+    return {"glu": torch.sigmoid, "swiglu": torch.nn.functional.silu}.get(name, torch.nn.functional.gelu)
+
+
+def nomic_encode(m, ids, types, mask, compute, trace):
+    c = m.config
+    batch, seq = ids.shape
+    x = m.t("embeddings.word_embeddings.weight", compute)[ids]
+    if c.get("type_vocab_size", 2) > 0:
+        x = x + m.t("embeddings.token_type_embeddings.weight", compute)[types]
+    x = norm(x, m, "emb_ln", compute)
+    if trace is not None:
+        trace["hidden_states"].append(x)
+    additive = (1.0 - mask[:, None, None, :].to(compute)) * torch.finfo(compute).min
+    heads, hd = m.heads, m.hidden // m.heads
+    cos, sin = (t.to(compute) for t in nomic_rotary(m, seq))
+    interleaved = c.get("rotary_emb_interleaved", False)
+    act = nomic_glu(c.get("activation_function"))
+    norm_factor = torch.sqrt(torch.tensor(hd, dtype=torch.float32))
+    for i in range(m.layers):
+        p = f"encoder.layers.{i}."
+        qkv = linear(x, m, p + "attn.Wqkv", compute).view(batch, seq, 3, heads, hd)
+        q = nomic_apply_rotary(qkv[:, :, 0], cos, sin, interleaved).permute(0, 2, 1, 3)
+        k = nomic_apply_rotary(qkv[:, :, 1], cos, sin, interleaved).permute(0, 2, 1, 3)
+        v = qkv[:, :, 2].permute(0, 2, 1, 3)
+        probs = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) / norm_factor.to(compute) + additive, dim=-1)
+        ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).reshape(batch, seq, m.hidden)
+        x = norm(linear(ctx, m, p + "attn.out_proj", compute) + x, m, p + "norm1", compute)
+        y = linear(x, m, p + "mlp.fc11", compute) * act(linear(x, m, p + "mlp.fc12", compute))
+        x = norm(linear(y, m, p + "mlp.fc2", compute) + x, m, p + "norm2", compute)
+        bref.observe(trace, probs, x)
+    return x
+
+
+# ---- gte "new" --------------------------------------------------------------------------------
+
+def gte_rotary(m, seq):
+    """RotaryEmbedding / NTKScalingRotaryEmbedding (mixed_b None): cos and
+    sin [seq x head_dim], float32."""
+    c = m.config
+    dim = int(m.hidden / m.heads)
+    base = c.get("rope_theta", 10000.0)
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+    scaling = c.get("rope_scaling")
+    if scaling is not None and scaling["factor"] > 1:
+        # __init__ builds the cache for max_position_embeddings * factor,
+        # past max_position_embeddings: the scaled frequencies at every length.
+        factor = scaling["factor"]
+        base = base * factor
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+        inv_freq = inv_freq / factor ** (2 / dim)
+    freqs = torch.einsum("i,j->ij", torch.arange(seq, dtype=torch.float32), inv_freq)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos(), emb.sin()
+
+
+def gte_encode(m, ids, types, mask, compute, trace):
+    c = m.config
+    batch, seq = ids.shape
+    x = m.t("embeddings.word_embeddings.weight", compute)[ids]
+    if c.get("type_vocab_size", 1) > 0:
+        x = x + m.t("embeddings.token_type_embeddings.weight", compute)[types]
+    x = norm(x, m, "embeddings.LayerNorm", compute)
+    if trace is not None:
+        trace["hidden_states"].append(x)
+    additive = (1.0 - mask[:, None, None, :].to(compute)) * torch.finfo(compute).min
+    heads, hd, I = m.heads, m.hidden // m.heads, m.intermediate
+    cos, sin = (t.to(compute)[None, :, None, :] for t in gte_rotary(m, seq))
+    act = bref.activation(m.act)
+    for i in range(m.layers):
+        p = f"encoder.layer.{i}."
+        q, k, v = (t.view(batch, seq, heads, hd)
+                   for t in linear(x, m, p + "attention.qkv_proj", compute).split(m.hidden, dim=-1))
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        probs = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) / np.sqrt(hd) + additive, dim=-1)
+        ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).reshape(batch, seq, m.hidden)
+        x = norm(x + linear(ctx, m, p + "attention.o_proj", compute), m, p + "attn_ln", compute)
+        up, gate = torch.nn.functional.linear(x, m.t(p + "mlp.up_gate_proj.weight", compute)).split(I, dim=-1)
+        x = norm(x + linear(act(gate) * up, m, p + "mlp.down_proj", compute), m, p + "mlp_ln", compute)
+        bref.observe(trace, probs, x)
+    return x
+
+
 # ---- the interface of family_reference.py ------------------------------------------------------
 
 def encode(m, ids, attention_mask=None, compute=torch.float64, trace=None, types=None):
@@ -423,6 +602,10 @@ def encode(m, ids, attention_mask=None, compute=torch.float64, trace=None, types
         return deberta_encode(m, ids, types, mask, compute, trace), None
     if m.jina:
         return jina_encode(m, ids, types, mask, compute, trace), None
+    if m.nomic:
+        return nomic_encode(m, ids, types, mask, compute, trace), None
+    if m.gte:
+        return gte_encode(m, ids, types, mask, compute, trace), None
     return electra_encode(m, ids, types, mask, compute, trace), None
 
 
@@ -444,6 +627,20 @@ def lm_logits(m, hidden, compute=torch.float64):
         h = norm(h, m, "cls.predictions.transform.LayerNorm", compute)
         return torch.nn.functional.linear(h, m.t("embeddings.word_embeddings.weight", compute),
                                           m.t("cls.predictions.bias", compute))
+    if m.nomic:
+        # NomicBertLMPredictionHead: transform (dense, F.silu for swiglu else nn.GELU(), layer_norm),
+        # the decoder tied to the word embeddings, its bias where mlp_fc1_bias.
+        act = torch.nn.functional.silu if m.act == "swiglu" else torch.nn.functional.gelu
+        h = act(linear(hidden, m, "cls.predictions.transform.dense", compute))
+        h = norm(h, m, "cls.predictions.transform.layer_norm", compute)
+        decoder = ("cls.predictions.decoder.weight" if "cls.predictions.decoder.weight" in m.w
+                   else "embeddings.word_embeddings.weight")
+        return torch.nn.functional.linear(h, m.t(decoder, compute), m.bias("cls.predictions.decoder.bias", compute))
+    if m.gte:
+        # NewLMPredictionHead: dense, hidden_act, norm, decoder (tied) with its bias.
+        h = norm(bref.activation(m.act)(linear(hidden, m, "lm_head.dense", compute)), m, "lm_head.norm", compute)
+        decoder = "lm_head.decoder.weight" if "lm_head.decoder.weight" in m.w else "embeddings.word_embeddings.weight"
+        return torch.nn.functional.linear(h, m.t(decoder, compute), m.t("lm_head.decoder.bias", compute))
     if m.modern:
         return torch.nn.functional.linear(head(m, hidden, compute), m.t("embeddings.tok_embeddings.weight", compute),
                                           m.bias("decoder.bias", compute))
@@ -459,7 +656,7 @@ def classifier_logits(m, ids, compute=torch.float64, types=None):
     if m.modern:
         pooled = hidden.mean(dim=1) if m.config.get("classifier_pooling", "cls") == "mean" else hidden[:, 0]
         return linear(head(m, pooled, compute), m, "classifier", compute)
-    if m.jina:
+    if m.jina or m.nomic or m.gte:
         pooled = torch.tanh(linear(hidden[:, 0], m, "pooler.dense", compute))
         return linear(pooled, m, "classifier", compute)
     if m.deberta:
