@@ -26,20 +26,7 @@ void bert_rotary_tables(float *cos_tab, float *sin_tab, int positions, int dh, d
     }
 }
 
-void bert_rotary_row(float *row, int heads, int dh, const float *cos_p, const float *sin_p)
-{
-    const int half = dh / 2;
-    for (int h = 0; h < heads; h++) {
-        float *x1 = row + (long)h * dh, *x2 = x1 + half;
-        for (int i = 0; i < half; i++) {
-            float a = x1[i], b = x2[i];
-            x1[i] = a * cos_p[i] - b * sin_p[i];
-            x2[i] = b * cos_p[i] + a * sin_p[i];
-        }
-    }
-}
-
-/* In place, as the portable turn: writing the turned rows straight from the
+/* In place: writing the turned rows straight from the
  * fused projection into cold query and key rows stalled on those stores,
  * several times the time of copying them first (memcpy) and turning them
  * where they lie.  restrict: the tables are apart from the row. */

@@ -18,11 +18,9 @@ void bert_rotary_tables(float *cos_tab, float *sin_tab, int positions, int dh, d
 /* Turns `heads` heads of dh values each, from `row` on (one token's queries
  * or keys), by the angles of position p: each head's first half x1 and
  * second half x2 become x1 cos - x2 sin and x2 cos + x1 sin
- * (apply_rotary_pos_emb with rotate_half), in place. */
-void bert_rotary_row(float *row, int heads, int dh, const float *cos_p, const float *sin_p);
-
-/* bert_rotary_row compiled for the instruction set `isa` (bert_cpu_isa()),
- * so that its loop is vectorised for it; the same results. */
+ * (apply_rotary_pos_emb with rotate_half), in place; compiled for the
+ * instruction set `isa` (bert_cpu_isa()), so that its loop is vectorised
+ * for it, with the same results on each. */
 void bert_rotary_row_isa(bert_isa isa, float *row, int heads, int dh, const float *cos_p, const float *sin_p);
 
 /* inv[i] = 1 / base^(2i / dim) for i < dim / 2: the exponent, the power
@@ -36,7 +34,7 @@ void bert_rotary_tables_inv(float *cos_tab, float *sin_tab, int positions, int h
 
 /* Turns the first rot_dim values of each of `heads` heads of dh values, in
  * place, by the angles of one position (rot_dim / 2 of them): as
- * bert_rotary_row over the halves of those values, or, interleaved, each
+ * bert_rotary_row_isa over the halves of those values, or, interleaved, each
  * pair (x[2i], x[2i+1]) by angle i (rotate_half with interleaved=True);
  * the values past rot_dim are left as they are. */
 void bert_rotary_row_part(float *row, int heads, int dh, int rot_dim, int interleaved, const float *cos_p,
