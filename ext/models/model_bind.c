@@ -71,6 +71,13 @@ int bert_bind(binder *b, const float **dst, const char *name, int in_model, int 
     return 0;
 }
 
+int bert_bind_bias_or_zeros(binder *b, const float **dst, const char *name, int in_model, int d0, const char *why)
+{
+    int rc = bert_bind(b, dst, name, in_model, 0, d0, 0, why);
+    if (rc == 1) *dst = b->zeros;
+    return rc < 0 ? -1 : 0;
+}
+
 int bert_bind_matrix(binder *b, bert_matrix *dst, const char *name, int d0, int d1, const char *why)
 {
     const float *unused = NULL;

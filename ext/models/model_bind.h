@@ -53,6 +53,10 @@ const st_tensor *bert_bind_lookup(binder *b, const char *name, int in_model);
 int bert_bind(binder *b, const float **dst, const char *name, int in_model, int required, int d0, int d1,
               const char *why);
 
+/* Binds a bias [d0], or points *dst at the binder's zeros where the
+ * checkpoint has none (families whose config turns biases off).  0 or -1. */
+int bert_bind_bias_or_zeros(binder *b, const float **dst, const char *name, int in_model, int d0, const char *why);
+
 /* Binds a required projection weight [d0 x d1], held at the model's precision. */
 int bert_bind_matrix(binder *b, bert_matrix *dst, const char *name, int d0, int d1, const char *why);
 

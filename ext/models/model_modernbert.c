@@ -18,14 +18,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A bias, or zeros where the checkpoint has none. */
-static int bind_bias(binder *b, const float **dst, const char *name, int in_model, int d0, const char *why)
-{
-    int rc = bert_bind(b, dst, name, in_model, 0, d0, 0, why);
-    if (rc == 1) *dst = b->zeros;
-    return rc < 0 ? -1 : 0;
-}
-
 /* A LayerNorm `base` (".weight", ".bias") of hidden_size. */
 static int bind_norm(binder *b, const float **w, const float **bias, const char *base, int in_model, int H)
 {
@@ -33,7 +25,7 @@ static int bind_norm(binder *b, const float **w, const float **bias, const char 
     snprintf(name, sizeof name, "%s.weight", base);
     if (bert_bind(b, w, name, in_model, 1, H, 0, "hidden_size") != 0) return -1;
     snprintf(name, sizeof name, "%s.bias", base);
-    return bind_bias(b, bias, name, in_model, H, "hidden_size");
+    return bert_bind_bias_or_zeros(b, bias, name, in_model, H, "hidden_size");
 }
 
 static int bind_layer(binder *b, bert_layer_weights *w, int l, const bert_config *c)
@@ -62,7 +54,7 @@ static int bind_layer(binder *b, bert_layer_weights *w, int l, const bert_config
         snprintf(name, sizeof name, "layers.%d.%s.weight", l, t[k].name);
         if (bert_bind_matrix(b, t[k].w, name, t[k].rows, t[k].cols, t[k].why) != 0) return -1;
         snprintf(name, sizeof name, "layers.%d.%s.bias", l, t[k].name);
-        if (bind_bias(b, t[k].bias, name, 1, t[k].rows, t[k].bias_why) != 0) return -1;
+        if (bert_bind_bias_or_zeros(b, t[k].bias, name, 1, t[k].rows, t[k].bias_why) != 0) return -1;
     }
     return 0;
 }
@@ -73,9 +65,9 @@ static int bind_mlm(binder *b, bert_model *m)
 {
     const int H = m->cfg.hidden_size, V = m->cfg.vocab_size;
     if (bert_bind(b, &m->mlm_dense_w, "head.dense.weight", 0, 1, H, H, "hidden_size x hidden_size") ||
-        bind_bias(b, &m->mlm_dense_b, "head.dense.bias", 0, H, "hidden_size") ||
+        bert_bind_bias_or_zeros(b, &m->mlm_dense_b, "head.dense.bias", 0, H, "hidden_size") ||
         bind_norm(b, &m->mlm_ln_w, &m->mlm_ln_b, "head.norm", 0, H) ||
-        bind_bias(b, &m->mlm_bias, "decoder.bias", 0, V, "vocab_size") ||
+        bert_bind_bias_or_zeros(b, &m->mlm_bias, "decoder.bias", 0, V, "vocab_size") ||
         bert_bind(b, &m->mlm_decoder_w, "decoder.weight", 0, 0, V, H, "vocab_size x hidden_size") < 0)
         return -1;
     /* Tied when absent: the loader points the decoder at the embeddings. */
@@ -89,7 +81,7 @@ static int bind_classifier(binder *b, bert_model *m)
 {
     const int H = m->cfg.hidden_size;
     if (bert_bind(b, &m->pre_cls_w, "head.dense.weight", 0, 1, H, H, "hidden_size x hidden_size") ||
-        bind_bias(b, &m->pre_cls_b, "head.dense.bias", 0, H, "hidden_size") ||
+        bert_bind_bias_or_zeros(b, &m->pre_cls_b, "head.dense.bias", 0, H, "hidden_size") ||
         bind_norm(b, &m->head_norm_w, &m->head_norm_b, "head.norm", 0, H))
         return -1;
     const char *arch = m->head.architecture_task;

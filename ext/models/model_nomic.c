@@ -14,14 +14,6 @@
 
 #include <stdio.h>
 
-/* A bias, or zeros where the checkpoint has none. */
-static int bind_bias(binder *b, const float **dst, const char *name, int in_model, int d0, const char *why)
-{
-    int rc = bert_bind(b, dst, name, in_model, 0, d0, 0, why);
-    if (rc == 1) *dst = b->zeros;
-    return rc < 0 ? -1 : 0;
-}
-
 static int bind_layer(binder *b, bert_layer_weights *w, int l, const bert_config *c)
 {
     const int H = c->hidden_size, I = c->intermediate_size;
@@ -43,7 +35,7 @@ static int bind_layer(binder *b, bert_layer_weights *w, int l, const bert_config
         snprintf(name, sizeof name, "encoder.layers.%d.%s.weight", l, t[k].name);
         if (bert_bind_matrix(b, t[k].w, name, t[k].rows, t[k].cols, t[k].why) != 0) return -1;
         snprintf(name, sizeof name, "encoder.layers.%d.%s.bias", l, t[k].name);
-        if (bind_bias(b, t[k].bias, name, 1, t[k].rows, t[k].bias_why) != 0) return -1;
+        if (bert_bind_bias_or_zeros(b, t[k].bias, name, 1, t[k].rows, t[k].bias_why) != 0) return -1;
     }
     const struct {
         const float **dst;
@@ -65,10 +57,10 @@ static int bind_mlm(binder *b, bert_model *m)
 {
     const int H = m->cfg.hidden_size, V = m->cfg.vocab_size;
     if (bert_bind(b, &m->mlm_dense_w, "cls.predictions.transform.dense.weight", 0, 1, H, H, "n_embd x n_embd") ||
-        bind_bias(b, &m->mlm_dense_b, "cls.predictions.transform.dense.bias", 0, H, "n_embd") ||
+        bert_bind_bias_or_zeros(b, &m->mlm_dense_b, "cls.predictions.transform.dense.bias", 0, H, "n_embd") ||
         bert_bind(b, &m->mlm_ln_w, "cls.predictions.transform.layer_norm.weight", 0, 1, H, 0, "n_embd") ||
         bert_bind(b, &m->mlm_ln_b, "cls.predictions.transform.layer_norm.bias", 0, 1, H, 0, "n_embd") ||
-        bind_bias(b, &m->mlm_bias, "cls.predictions.decoder.bias", 0, V, "vocab_size") ||
+        bert_bind_bias_or_zeros(b, &m->mlm_bias, "cls.predictions.decoder.bias", 0, V, "vocab_size") ||
         bert_bind(b, &m->mlm_decoder_w, "cls.predictions.decoder.weight", 0, 0, V, H, "vocab_size x n_embd") < 0)
         return -1;
     m->mlm_act = m->cfg.fam.head_act;
